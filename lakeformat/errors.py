@@ -1,0 +1,41 @@
+"""Errors a user of lakeformat can catch. Each names the thing that is wrong."""
+
+
+class LakeformatError(Exception):
+    """Base class of every error lakeformat raises on purpose."""
+
+
+class SchemaError(LakeformatError):
+    """A type, schema or schema change that Paimon's format cannot express or allow."""
+
+
+class DataError(LakeformatError):
+    """Data that does not fit the table: missing or extra columns, wrong types, nulls in NOT NULL."""
+
+
+class InvalidNameError(LakeformatError):
+    """A database, table, tag or consumer name that is empty or could escape its directory."""
+
+
+class OptionError(LakeformatError):
+    """An unknown table option or an invalid value for a known one."""
+
+
+class NotFoundError(LakeformatError):
+    """A database, table, snapshot or schema that does not exist."""
+
+
+class AlreadyExistsError(LakeformatError):
+    """A database or table that exists already."""
+
+
+class CorruptFileError(LakeformatError):
+    """A metadata or data file that is missing or cannot be parsed."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+
+
+class CommitError(LakeformatError):
+    """A commit that cannot be applied."""
