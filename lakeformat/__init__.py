@@ -1,0 +1,17 @@
+"""lakeformat: Apache Paimon's table format in Python (file store, merge tree, committer)."""
+from lakeformat.catalog import Catalog
+from lakeformat.commit import FileStoreCommit, Overwrite
+from lakeformat.write import CommitMessage
+from lakeformat.errors import (AlreadyExistsError, CommitError, CorruptFileError, DataError,
+                               InvalidNameError, LakeformatError, NotFoundError, OptionError,
+                               SchemaError)
+from lakeformat.predicate import col
+from lakeformat.schema import AddColumn, DropColumn, RemoveOption, RenameColumn, SetOption, UpdateColumnType
+from lakeformat.table import Table
+
+__all__ = [
+    "Catalog", "Table", "col", "CommitMessage", "FileStoreCommit", "Overwrite",
+    "AddColumn", "DropColumn", "RenameColumn", "UpdateColumnType", "SetOption", "RemoveOption",
+    "LakeformatError", "SchemaError", "DataError", "InvalidNameError", "OptionError", "NotFoundError",
+    "AlreadyExistsError", "CorruptFileError", "CommitError",
+]

@@ -1,0 +1,153 @@
+"""The ``lakeformat`` command: inspect tables. Readable tables by default, ``--json`` for machines."""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+from decimal import Decimal
+from typing import Any, Sequence
+
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from lakeformat.catalog import Catalog
+from lakeformat.errors import LakeformatError
+from lakeformat.types import type_to_json
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, (dt.date, dt.datetime, dt.time)):
+        return v.isoformat()
+    if isinstance(v, Decimal):
+        return str(v)
+    if isinstance(v, bytes):
+        return v.hex()
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
+
+
+def _emit(args, title: str, rows: list[dict], columns: Sequence[str]) -> None:
+    if args.json:
+        print(json.dumps([_plain(r) for r in rows], indent=2))
+        return
+    t = RichTable(title=title)
+    for c in columns:
+        t.add_column(c)
+    for r in rows:
+        t.add_row(*(str(_plain(r.get(c, ""))) for c in columns))
+    Console().print(t)
+
+
+def cmd_databases(cat: Catalog, args) -> None:
+    _emit(args, "databases", [{"database": d} for d in cat.list_databases()], ["database"])
+
+
+def cmd_tables(cat: Catalog, args) -> None:
+    dbs = [args.database] if args.database else cat.list_databases()
+    rows = [{"table": f"{db}.{t}"} for db in dbs for t in cat.list_tables(db)]
+    _emit(args, "tables", rows, ["table"])
+
+
+def cmd_show(cat: Catalog, args) -> None:
+    t = cat.get_table(args.table)
+    s, snap = t.schema, t.latest_snapshot()
+    info = {
+        "table": t.name, "path": t.path, "schema_id": s.id,
+        "columns": [{"id": f.id, "name": f.name, "type": type_to_json(f.type)} for f in s.fields],
+        "partition_keys": list(s.partition_keys), "primary_keys": list(s.primary_keys),
+        "options": dict(s.options),
+        "latest_snapshot": None if snap is None else {
+            "id": snap.id, "kind": snap.commit_kind, "total_record_count": snap.total_record_count,
+            "time": dt.datetime.fromtimestamp(snap.time_millis / 1000).isoformat(timespec="seconds")},
+    }
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return
+    c = Console()
+    c.print(f"[bold]{t.name}[/]  {t.path}  (schema {s.id})")
+    _emit(args, "columns", info["columns"], ["id", "name", "type"])
+    c.print(f"partition keys: {list(s.partition_keys) or '-'}   primary keys: {list(s.primary_keys) or '-'}")
+    c.print(f"options: {dict(s.options) or '-'}")
+    c.print("latest snapshot: " + ("none" if snap is None else
+            f"{snap.id} ({snap.commit_kind}, {snap.total_record_count:,} rows, {info['latest_snapshot']['time']})"))
+
+
+def cmd_snapshots(cat: Catalog, args) -> None:
+    rows = [{"id": s.id, "kind": s.commit_kind, "schema_id": s.schema_id,
+             "time": dt.datetime.fromtimestamp(s.time_millis / 1000).isoformat(timespec="seconds"),
+             "delta_records": s.delta_record_count, "total_records": s.total_record_count,
+             "commit_user": s.commit_user, "commit_identifier": s.commit_identifier}
+            for s in cat.get_table(args.table).snapshots()]
+    _emit(args, f"snapshots of {args.table}", rows,
+          ["id", "kind", "schema_id", "time", "delta_records", "total_records"])
+
+
+def cmd_files(cat: Catalog, args) -> None:
+    rows = cat.get_table(args.table).files(args.snapshot)
+    _emit(args, f"files of {args.table}", rows,
+          ["partition", "bucket", "file_name", "level", "row_count", "file_size"])
+
+
+def cmd_read(cat: Catalog, args) -> None:
+    t = cat.get_table(args.table)
+    rows, need = [], args.limit
+    for batch in t.to_batches(snapshot_id=args.snapshot):
+        rows += batch.slice(0, need - len(rows)).to_pylist() if need else batch.to_pylist()
+        if need and len(rows) >= need:
+            break
+    _emit(args, f"{args.table} ({len(rows)} rows)", rows, t.schema.names)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="lakeformat", description="Inspect lakeformat (Apache Paimon) tables.")
+    p.add_argument("--warehouse", default=os.environ.get("LAKEFORMAT_WAREHOUSE", "warehouse"),
+                   help="warehouse path or URI (default: $LAKEFORMAT_WAREHOUSE or ./warehouse)")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="catalog option, e.g. s3.endpoint=http://localhost:9000 (repeatable)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("databases", help="list databases").set_defaults(fn=cmd_databases)
+    t = sub.add_parser("tables", help="list tables")
+    t.add_argument("database", nargs="?")
+    t.set_defaults(fn=cmd_tables)
+    for name, fn, helptext in (("show", cmd_show, "schema, options and latest snapshot"),
+                               ("snapshots", cmd_snapshots, "list snapshots")):
+        s = sub.add_parser(name, help=helptext)
+        s.add_argument("table", help="database.table")
+        s.set_defaults(fn=fn)
+    f = sub.add_parser("files", help="live data files of a snapshot")
+    f.add_argument("table")
+    f.add_argument("--snapshot", type=int)
+    f.set_defaults(fn=cmd_files)
+    r = sub.add_parser("read", help="print rows")
+    r.add_argument("table")
+    r.add_argument("--limit", type=int, default=20, help="rows to print (0 = all; default 20)")
+    r.add_argument("--snapshot", type=int)
+    r.set_defaults(fn=cmd_read)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    options = {}
+    for kv in args.option:
+        k, sep, v = kv.partition("=")
+        if not sep:
+            print(f"error: --option needs KEY=VALUE, got {kv!r}", file=sys.stderr)
+            return 2
+        options[k] = v
+    try:
+        args.fn(Catalog(args.warehouse, **options), args)
+    except LakeformatError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+"""Snapshots (``snapshot/snapshot-N`` JSON, version 3) and the LATEST / EARLIEST hints.
+
+The hints are an optimisation only: a missing, stale or garbled hint falls back to listing the
+directory, which is the truth.
+"""
+from __future__ import annotations
+
+import json
+import uuid as uuid_module
+from dataclasses import asdict, dataclass, field
+from typing import Iterator, Optional
+
+from lakeformat.errors import CorruptFileError, NotFoundError
+from lakeformat.fileio import FileIO, join
+
+SNAPSHOT_VERSION = 3
+APPEND, COMPACT, OVERWRITE, ANALYZE = "APPEND", "COMPACT", "OVERWRITE", "ANALYZE"
+
+# JSON key for each field, in the order Paimon writes them.
+_JSON_KEYS = {
+    "version": "version", "id": "id", "schema_id": "schemaId",
+    "base_manifest_list": "baseManifestList", "delta_manifest_list": "deltaManifestList",
+    "changelog_manifest_list": "changelogManifestList", "index_manifest": "indexManifest",
+    "commit_user": "commitUser", "commit_identifier": "commitIdentifier", "commit_kind": "commitKind",
+    "time_millis": "timeMillis", "log_offsets": "logOffsets", "total_record_count": "totalRecordCount",
+    "delta_record_count": "deltaRecordCount", "changelog_record_count": "changelogRecordCount",
+    "watermark": "watermark", "statistics": "statistics", "properties": "properties",
+    "next_row_id": "nextRowId", "base_manifest_list_size": "baseManifestListSize",
+    "delta_manifest_list_size": "deltaManifestListSize",
+    "changelog_manifest_list_size": "changelogManifestListSize", "uuid": "uuid",
+}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    id: int
+    schema_id: int
+    base_manifest_list: str
+    delta_manifest_list: str
+    commit_user: str
+    commit_identifier: int
+    commit_kind: str
+    time_millis: int
+    total_record_count: int
+    delta_record_count: int
+    changelog_manifest_list: Optional[str] = None
+    changelog_record_count: Optional[int] = None
+    index_manifest: Optional[str] = None
+    log_offsets: Optional[dict] = None
+    watermark: Optional[int] = None
+    statistics: Optional[str] = None
+    properties: Optional[dict] = None
+    next_row_id: Optional[int] = None
+    base_manifest_list_size: Optional[int] = None
+    delta_manifest_list_size: Optional[int] = None
+    changelog_manifest_list_size: Optional[int] = None
+    uuid: str = field(default_factory=lambda: str(uuid_module.uuid4()))
+    version: int = SNAPSHOT_VERSION
+
+    def to_json(self) -> str:
+        d = asdict(self)
+        out = {_JSON_KEYS[k]: d[k] for k in _JSON_KEYS if d.get(k) is not None}
+        return json.dumps(out, indent=2)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Snapshot":
+        d = json.loads(text)
+        reverse = {v: k for k, v in _JSON_KEYS.items()}
+        return cls(**{reverse[k]: v for k, v in d.items() if k in reverse})
+
+    def manifest_lists(self) -> list[str]:
+        return [n for n in (self.base_manifest_list, self.delta_manifest_list,
+                            self.changelog_manifest_list) if n]
+
+
+class SnapshotManager:
+    """Finds, reads and creates snapshots of one table."""
+
+    LATEST, EARLIEST = "LATEST", "EARLIEST"
+
+    def __init__(self, io: FileIO, table_path: str):
+        self.io = io
+        self.dir = join(table_path, "snapshot")
+        self._cache: dict[int, Snapshot] = {}
+
+    def path(self, snapshot_id: int) -> str:
+        return join(self.dir, f"snapshot-{snapshot_id}")
+
+    def list_ids(self) -> list[int]:
+        return sorted(int(n[9:]) for n in self.io.list_names(self.dir)
+                      if n.startswith("snapshot-") and n[9:].isdigit())
+
+    def exists(self, snapshot_id: int) -> bool:
+        return snapshot_id in self._cache or self.io.exists(self.path(snapshot_id))
+
+    def get(self, snapshot_id: int) -> Snapshot:
+        if snapshot_id not in self._cache:
+            path = self.path(snapshot_id)
+            try:
+                text = self.io.read_bytes(path)
+            except FileNotFoundError:
+                raise NotFoundError(f"snapshot {snapshot_id} does not exist ({path})") from None
+            try:
+                self._cache[snapshot_id] = Snapshot.from_json(text.decode())
+            except (ValueError, TypeError, KeyError, UnicodeDecodeError) as e:
+                raise CorruptFileError(path, f"cannot parse snapshot: {e}") from None
+        return self._cache[snapshot_id]
+
+    def _read_hint(self, name: str) -> Optional[int]:
+        try:
+            text = self.io.read_bytes(join(self.dir, name)).decode().strip()
+            return int(text)
+        except (FileNotFoundError, ValueError, UnicodeDecodeError, OSError):
+            return None
+
+    def latest_id(self) -> Optional[int]:
+        hint = self._read_hint(self.LATEST)
+        if hint is not None and self.exists(hint) and not self.exists(hint + 1):
+            return hint
+        ids = self.list_ids()
+        return ids[-1] if ids else None
+
+    def earliest_id(self) -> Optional[int]:
+        hint = self._read_hint(self.EARLIEST)
+        if hint is not None and self.exists(hint) and not self.exists(hint - 1):
+            return hint
+        ids = self.list_ids()
+        return ids[0] if ids else None
+
+    def latest(self) -> Optional[Snapshot]:
+        sid = self.latest_id()
+        return self.get(sid) if sid is not None else None
+
+    def snapshots(self) -> Iterator[Snapshot]:
+        for sid in self.list_ids():
+            yield self.get(sid)
+
+    def at_or_before(self, time_millis: int) -> Optional[Snapshot]:
+        """The newest snapshot committed at or before ``time_millis`` (binary search: ids are
+        ordered by commit time)."""
+        ids = self.list_ids()
+        lo, hi, found = 0, len(ids) - 1, None
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            s = self.get(ids[mid])
+            if s.time_millis <= time_millis:
+                found, lo = s, mid + 1
+            else:
+                hi = mid - 1
+        return found
+
+    def try_create(self, snapshot: Snapshot) -> bool:
+        """Atomically create ``snapshot-<id>``; False if another committer took that id."""
+        created = self.io.try_create(self.path(snapshot.id), snapshot.to_json().encode())
+        if created:
+            self._cache[snapshot.id] = snapshot
+        return created
+
+    def write_hint(self, name: str, snapshot_id: int) -> None:
+        """Best effort: a failed hint write never fails a commit."""
+        try:
+            self.io.write_bytes(join(self.dir, name), str(snapshot_id).encode())
+        except OSError:
+            pass

@@ -1,0 +1,222 @@
+"""A Paimon table: its schema, snapshots, writes, commits and reads, tied together."""
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterator, Optional, Sequence, Union
+
+import pyarrow as pa
+
+from lakeformat import predicate as P
+from lakeformat.binary_row import deserialize_row
+from lakeformat.commit import BATCH_IDENTIFIER, FileStoreCommit, Overwrite
+from lakeformat.errors import LakeformatError, NotFoundError
+from lakeformat.fileio import FileIO, join
+from lakeformat.manifest import ManifestEntry
+from lakeformat.options import Options, target_file_size
+from lakeformat.read import SplitRead
+from lakeformat.scan import FileScan, Split
+from lakeformat.schema import SchemaManager, TableSchema, apply_changes
+from lakeformat.snapshot import Snapshot, SnapshotManager
+from lakeformat.write import Data, TableWrite, partition_path
+
+
+@dataclass
+class TableScan:
+    """A planned read: which snapshot, which files, which columns."""
+
+    table: "Table"
+    snapshot: Optional[Snapshot]
+    filter: Optional[P.Predicate] = None
+    columns: Optional[Sequence[str]] = None
+
+    def plan(self) -> list[Split]:
+        if self.snapshot is None:
+            return []
+        return FileScan(self.table, self.filter).plan(self.snapshot)
+
+
+class Table:
+    def __init__(self, io: FileIO, path: str, name: str, schema: Optional[TableSchema] = None):
+        self.io, self.path, self.name = io, path, name
+        self.schema_manager = SchemaManager(io, path)
+        self.snapshot_manager = SnapshotManager(io, path)
+        self.schema = schema or self.schema_manager.latest()
+        if self.schema is None:
+            raise NotFoundError(f"table {name} has no schema at {path}")
+
+    # -- metadata ----------------------------------------------------------------------
+    @property
+    def options(self) -> dict[str, str]:
+        return dict(self.schema.options)
+
+    @property
+    def typed_options(self) -> Options:
+        return Options(self.schema.options)
+
+    @property
+    def target_file_size(self) -> int:
+        return target_file_size(self.typed_options, bool(self.schema.primary_keys))
+
+    @property
+    def partition_keys(self) -> list[str]:
+        return list(self.schema.partition_keys)
+
+    @property
+    def primary_keys(self) -> list[str]:
+        return list(self.schema.primary_keys)
+
+    def arrow_schema(self) -> pa.Schema:
+        return self.schema.arrow_schema()
+
+    def refresh(self) -> "Table":
+        self.schema = self.schema_manager.latest()
+        return self
+
+    def alter(self, *changes) -> TableSchema:
+        """Apply schema changes as a new ``schema-N``; fails if another alter got there first."""
+        from lakeformat.options import validate
+        new = apply_changes(self.schema, changes)
+        validate(new.options)
+        if not self.schema_manager.create(new):
+            raise LakeformatError(f"schema {new.id} of {self.name} was created concurrently; reload and retry")
+        self.schema = new
+        return new
+
+    # -- paths -------------------------------------------------------------------------
+    def partition_values(self, partition: bytes) -> tuple:
+        return _decode(partition, tuple(f.type for f in self.schema.partition_fields))
+
+    def bucket_dir(self, values: Sequence, bucket: int) -> str:
+        fields = self.schema.partition_fields
+        if not fields:
+            return join(self.path, f"bucket-{bucket}")
+        default = self.schema.options.get("partition.default-name", "__DEFAULT_PARTITION__")
+        return join(self.path, partition_path(list(values), fields, default), f"bucket-{bucket}")
+
+    def bucket_dir_of(self, partition: bytes, bucket: int) -> str:
+        return self.bucket_dir(self.partition_values(partition), bucket)
+
+    def partition_matcher(self, static: dict):
+        """Predicate over serialized partitions for a static partition spec like {"dt": "x"}."""
+        names = [f.name for f in self.schema.partition_fields]
+        unknown = [k for k in static if k not in names]
+        if unknown:
+            raise LakeformatError(f"{unknown} are not partition keys of {self.name} (partition keys: {names})")
+        idx = {k: names.index(k) for k in static}
+
+        def matches(partition: bytes) -> bool:
+            values = self.partition_values(partition)
+            return all(str(values[i]) == str(static[k]) for k, i in idx.items())
+        return matches
+
+    # -- snapshots ---------------------------------------------------------------------
+    def snapshots(self) -> list[Snapshot]:
+        return list(self.snapshot_manager.snapshots())
+
+    def latest_snapshot(self) -> Optional[Snapshot]:
+        return self.snapshot_manager.latest()
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        return self.snapshot_manager.get(snapshot_id)
+
+    def snapshot_as_of(self, as_of: Union[int, dt.datetime]) -> Snapshot:
+        millis = int(as_of.timestamp() * 1000) if isinstance(as_of, dt.datetime) else int(as_of)
+        s = self.snapshot_manager.at_or_before(millis)
+        if s is None:
+            raise NotFoundError(f"{self.name} has no snapshot at or before {as_of}")
+        return s
+
+    def live_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
+        return FileScan(self).live_entries(snapshot)
+
+    # -- writing -----------------------------------------------------------------------
+    def new_write(self, commit_user: Optional[str] = None) -> TableWrite:
+        return TableWrite(self, commit_user)
+
+    def new_commit(self, commit_user: Optional[str] = None) -> FileStoreCommit:
+        return FileStoreCommit(self, commit_user)
+
+    def write(self, data: Data, overwrite: Union[bool, dict] = False,
+              identifier: int = BATCH_IDENTIFIER) -> Optional[Snapshot]:
+        """Write and commit in one call. ``overwrite=True`` replaces the partitions present in
+        the data (dynamic); ``overwrite={"dt": "x"}`` replaces that partition (static);
+        ``overwrite={}`` replaces the whole table."""
+        user = str(uuid.uuid4())
+        ow = None
+        if overwrite is True:
+            ow = Overwrite() if self.schema.partition_keys else Overwrite({})
+        elif isinstance(overwrite, dict):
+            ow = Overwrite(overwrite)
+            self.partition_matcher(overwrite)  # fail early on unknown keys
+        w = self.new_write(user)
+        with w:
+            w.write(data)
+            messages = w.prepare_commit()
+        commit = self.new_commit(user)
+        try:
+            return commit.commit(messages, identifier, overwrite=ow)
+        except BaseException:
+            commit.abort(messages)
+            raise
+
+    # -- reading -----------------------------------------------------------------------
+    def _snapshot_for(self, snapshot_id: Optional[int], as_of) -> Optional[Snapshot]:
+        if snapshot_id is not None and as_of is not None:
+            raise LakeformatError("give snapshot_id or as_of, not both")
+        if snapshot_id is not None:
+            return self.snapshot(snapshot_id)
+        if as_of is not None:
+            return self.snapshot_as_of(as_of)
+        return self.latest_snapshot()
+
+    def scan(self, filter: Optional[P.Predicate] = None, columns: Optional[Sequence[str]] = None,
+             snapshot_id: Optional[int] = None, as_of=None) -> TableScan:
+        return TableScan(self, self._snapshot_for(snapshot_id, as_of), filter, columns)
+
+    def read_splits(self, splits: Sequence[Split], columns: Optional[Sequence[str]] = None,
+                    filter: Optional[P.Predicate] = None) -> pa.Table:
+        return SplitRead(self, columns, filter).read(splits)
+
+    def read(self, columns: Optional[Sequence[str]] = None, filter: Optional[P.Predicate] = None,
+             snapshot_id: Optional[int] = None, as_of=None) -> pa.Table:
+        scan = self.scan(filter, columns, snapshot_id, as_of)
+        return self.read_splits(scan.plan(), columns, filter)
+
+    def to_batches(self, columns: Optional[Sequence[str]] = None, filter: Optional[P.Predicate] = None,
+                   snapshot_id: Optional[int] = None, as_of=None) -> Iterator[pa.RecordBatch]:
+        scan = self.scan(filter, columns, snapshot_id, as_of)
+        return SplitRead(self, columns, filter).to_batches(scan.plan())
+
+    def read_incremental(self, start_snapshot: int, end_snapshot: Optional[int] = None,
+                         columns: Optional[Sequence[str]] = None,
+                         filter: Optional[P.Predicate] = None) -> pa.Table:
+        """Rows appended after ``start_snapshot`` up to and including ``end_snapshot``."""
+        end = end_snapshot if end_snapshot is not None else self.snapshot_manager.latest_id()
+        if end is None or end <= start_snapshot:
+            return SplitRead(self, columns, filter).out_schema.empty_table()
+        snaps = [self.snapshot(i) for i in range(start_snapshot + 1, end + 1)]
+        splits = FileScan(self, filter).plan_incremental(snaps)
+        return self.read_splits(splits, columns, filter)
+
+    def files(self, snapshot_id: Optional[int] = None) -> list[dict]:
+        """Live data files of a snapshot, one dict per file (for listings and the CLI)."""
+        snap = self._snapshot_for(snapshot_id, None)
+        if snap is None:
+            return []
+        out = []
+        for e in FileScan(self).live_entries(snap):
+            out.append({"partition": dict(zip(self.partition_keys, self.partition_values(e.partition))),
+                        "bucket": e.bucket, "file_name": e.file.file_name, "level": e.file.level,
+                        "row_count": e.file.row_count, "file_size": e.file.file_size,
+                        "schema_id": e.file.schema_id,
+                        "path": join(self.bucket_dir_of(e.partition, e.bucket), e.file.file_name)})
+        return sorted(out, key=lambda d: (str(d["partition"]), d["bucket"], d["file_name"]))
+
+
+@lru_cache(maxsize=65536)
+def _decode(partition: bytes, types: tuple) -> tuple:
+    return tuple(deserialize_row(partition, list(types)))
+

@@ -1,0 +1,357 @@
+"""Writing: conform input to the table schema, route rows to (partition, bucket), write files.
+
+A ``TableWrite`` never touches ``snapshot/``: it produces ``CommitMessage``s that one committer
+turns into a snapshot (the two-phase shape that lets many Spark tasks write and one driver commit).
+"""
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Iterable, Optional, Union
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from lakeformat import types as T
+from lakeformat.binary_row import serialize_row
+from lakeformat.bucket import bucket_ids
+from lakeformat.errors import DataError
+from lakeformat.fileio import join
+from lakeformat.manifest import DataFileMeta, SimpleStats
+from lakeformat.schema import TableSchema
+
+Data = Union[pa.Table, pa.RecordBatch, pa.RecordBatchReader]
+STATS_TRUNCATE = 16
+_PATH_ESCAPE = set("\"#%'*/:=?\\{}[]^")
+
+
+@dataclass(frozen=True)
+class CommitMessage:
+    """The files one writer produced for one (partition, bucket)."""
+
+    partition: bytes          # serialized BinaryRow of the partition values
+    bucket: int
+    total_buckets: int
+    new_files: tuple[DataFileMeta, ...] = ()
+    deleted_files: tuple[DataFileMeta, ...] = ()
+    changelog_files: tuple[DataFileMeta, ...] = ()
+    compact_before: tuple[DataFileMeta, ...] = ()
+    compact_after: tuple[DataFileMeta, ...] = ()
+    compact_changelog: tuple[DataFileMeta, ...] = ()
+
+    def is_empty(self) -> bool:
+        return not (self.new_files or self.deleted_files or self.changelog_files
+                    or self.compact_before or self.compact_after or self.compact_changelog)
+
+    def all_files(self) -> list[DataFileMeta]:
+        return [*self.new_files, *self.changelog_files, *self.compact_after, *self.compact_changelog]
+
+
+# ---------------------------------------------------------------- input conformance
+
+def _compatible(src: pa.DataType, dst: T.DataType) -> bool:
+    if pa.types.is_dictionary(src):
+        src = src.value_type
+    try:
+        s = T.from_arrow(src, True)
+    except Exception:
+        return False
+    d = T.with_nullable(dst, True)
+    if s == d or T.can_widen(s, d):
+        return True
+    if isinstance(s, T.AtomicType) and isinstance(d, T.AtomicType):
+        same_family = [("CHAR", "VARCHAR"), ("BINARY", "VARBINARY"), ("TIMESTAMP",), ("TIMESTAMP_LTZ",),
+                       ("TIME",), ("DECIMAL",)]
+        return any(s.root in fam and d.root in fam for fam in same_family)
+    return T.to_arrow(d).equals(src) or _nested_castable(src, d)
+
+
+def _nested_castable(src: pa.DataType, dst: T.DataType) -> bool:
+    if isinstance(dst, T.ArrayType) and (pa.types.is_list(src) or pa.types.is_large_list(src)):
+        return _compatible(src.value_type, dst.element)
+    if isinstance(dst, T.MapType) and pa.types.is_map(src):
+        return _compatible(src.key_type, dst.key) and _compatible(src.item_type, dst.value)
+    if isinstance(dst, T.RowType) and pa.types.is_struct(src):
+        names = [src.field(i).name for i in range(src.num_fields)]
+        return names == dst.names and all(
+            _compatible(src.field(i).type, f.type) for i, f in enumerate(dst.fields))
+    return False
+
+
+def conform(data: Union[pa.Table, pa.RecordBatch], schema: TableSchema) -> pa.Table:
+    """Return ``data`` with exactly the table's columns, order and Arrow types, or raise
+    ``DataError`` naming the offending column. Nothing is written before this passes."""
+    table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
+    expected = schema.names
+    missing = [n for n in expected if n not in table.column_names]
+    extra = [n for n in table.column_names if n not in expected]
+    if missing or extra:
+        raise DataError(f"data does not match the table's columns: missing {missing}, unexpected {extra}")
+    cols = []
+    for f in schema.fields:
+        arr = table.column(f.name)
+        target = T.to_arrow(f.type)
+        if not arr.type.equals(target):
+            if not _compatible(arr.type, f.type):
+                raise DataError(f"column {f.name!r}: expected {T.type_to_json(f.type)}, got Arrow type {arr.type}")
+            try:
+                arr = pc.cast(arr, target, safe=True)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                raise DataError(f"column {f.name!r}: cannot convert {arr.type} to {T.type_to_json(f.type)}: {e}") from None
+        if not f.type.nullable and arr.null_count:
+            raise DataError(f"column {f.name!r} is NOT NULL but the data has {arr.null_count} null value(s)")
+        cols.append(arr)
+    return pa.Table.from_arrays(cols, schema=schema.arrow_schema())
+
+
+# ---------------------------------------------------------------- statistics
+
+def _truncate_max(v):
+    """Smallest value > every string/bytes starting with the truncated prefix, or None."""
+    if isinstance(v, str):
+        head = v[:STATS_TRUNCATE]
+        for i in range(len(head) - 1, -1, -1):
+            if ord(head[i]) < 0x10FFFF:
+                return head[:i] + chr(ord(head[i]) + 1)
+        return None
+    head = v[:STATS_TRUNCATE]
+    for i in range(len(head) - 1, -1, -1):
+        if head[i] < 255:
+            return head[:i] + bytes([head[i] + 1])
+    return None
+
+
+def column_stats(arr: pa.ChunkedArray, t: T.DataType):
+    """(min, max, null_count) of a column, Paimon's default ``truncate(16)`` for strings and
+    bytes; min/max None for nested types."""
+    nulls = arr.null_count
+    if not isinstance(t, T.AtomicType) or nulls == len(arr):
+        return None, None, nulls
+    mm = pc.min_max(arr)
+    lo, hi = mm["min"], mm["max"]
+    if t.root in ("CHAR", "VARCHAR", "BINARY", "VARBINARY"):
+        lo, hi = lo.as_py(), hi.as_py()
+        if len(lo) > STATS_TRUNCATE:
+            lo = lo[:STATS_TRUNCATE]
+        if len(hi) > STATS_TRUNCATE:
+            hi = _truncate_max(hi)
+    elif t.root in ("FLOAT", "DOUBLE"):
+        lo, hi = lo.as_py(), hi.as_py()
+    return lo, hi, nulls
+
+
+class StatsCollector:
+    """Accumulates per-column min/max/null counts over the batches of one file."""
+
+    def __init__(self, fields: Iterable[T.DataField]):
+        self.fields = list(fields)
+        self.mins: list = [None] * len(self.fields)
+        self.maxs: list = [None] * len(self.fields)
+        self.nulls = [0] * len(self.fields)
+
+    def add(self, table: pa.Table) -> None:
+        for i, f in enumerate(self.fields):
+            lo, hi, n = column_stats(table.column(i), f.type)
+            self.nulls[i] += n
+            self.mins[i] = _pick(self.mins[i], lo, min)
+            self.maxs[i] = _pick(self.maxs[i], hi, max)
+
+    def result(self) -> SimpleStats:
+        types = [f.type for f in self.fields]
+        return SimpleStats(serialize_row(self.mins, types), serialize_row(self.maxs, types), tuple(self.nulls))
+
+
+def _key(v):
+    return v.as_py() if isinstance(v, pa.Scalar) and not pa.types.is_timestamp(v.type) else (
+        v.value if isinstance(v, pa.Scalar) else v)
+
+
+def _pick(a, b, fn):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a if fn(_key(a), _key(b)) == _key(a) else b
+
+
+# ---------------------------------------------------------------- files
+
+def partition_path(values: list, fields: list[T.DataField], default_name: str) -> str:
+    """``k1=v1/k2=v2`` with Hive/Paimon escaping; null values use ``partition.default-name``."""
+    parts = []
+    for v, f in zip(values, fields):
+        text = default_name if v is None or v == "" else _partition_text(v)
+        parts.append(f"{_escape(f.name)}={_escape(text)}")
+    return "/".join(parts)
+
+
+def _partition_text(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if hasattr(v, "isoformat"):
+        return v.isoformat()
+    return str(v)
+
+
+def _escape(s: str) -> str:
+    return "".join(f"%{ord(c):02X}" if ord(c) < 32 or ord(c) == 127 or c in _PATH_ESCAPE else c for c in s)
+
+
+class RollingFileWriter:
+    """Appends Arrow tables to Parquet files of one bucket, starting a new file at ``target_size``."""
+
+    def __init__(self, table, bucket_dir: str, schema: TableSchema, seq_start: int = 0):
+        self.table, self.dir, self.schema = table, bucket_dir, schema
+        self.arrow_schema = _with_field_ids(schema)
+        self.files: list[DataFileMeta] = []
+        self.seq = seq_start
+        self._writer = self._stream = None
+        self._prefix = f"data-{uuid.uuid4()}-"
+        self._count = 0
+
+    def write(self, data: pa.Table) -> None:
+        if data.num_rows == 0:
+            return
+        if self._writer is None:
+            self._open()
+        self._writer.write_table(data.cast(self.arrow_schema), row_group_size=1 << 20)
+        self._stats.add(data)
+        self._rows += data.num_rows
+        if self._stream.tell() >= self.table.target_file_size:
+            self._close_file()
+
+    def _open(self) -> None:
+        opts = self.table.options
+        self._name = f"{self._prefix}{self._count}.{opts.get('file.format', 'parquet')}"
+        self._count += 1
+        self._stream = self.table.io.open_output(join(self.dir, self._name))
+        compression = opts.get("file.compression", "zstd")
+        level = int(opts.get("file.compression.zstd-level", "1")) if compression == "zstd" else None
+        self._writer = pq.ParquetWriter(self._stream, self.arrow_schema, compression=compression,
+                                        compression_level=level, write_statistics=False)
+        self._stats, self._rows = StatsCollector(self.schema.fields), 0
+
+    def _close_file(self) -> None:
+        self._writer.close()
+        size = self._stream.tell()
+        self._stream.close()
+        self.files.append(DataFileMeta(
+            file_name=self._name, file_size=size, row_count=self._rows,
+            value_stats=self._stats.result(), min_sequence_number=self.seq,
+            max_sequence_number=self.seq + self._rows - 1, schema_id=self.schema.id, level=0,
+            creation_time_millis=int(time.time() * 1000)))
+        self.seq += self._rows
+        self._writer = self._stream = None
+
+    def close(self) -> list[DataFileMeta]:
+        if self._writer is not None:
+            self._close_file()
+        return self.files
+
+    def abort(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._stream.close()
+            self.files.append(DataFileMeta(self._name, 0, 0))
+            self._writer = None
+        for f in self.files:
+            self.table.io.delete(join(self.dir, f.file_name))
+        self.files = []
+
+
+def _with_field_ids(schema: TableSchema) -> pa.Schema:
+    """The Parquet schema carries Paimon field ids, as Paimon's own writers do."""
+    fields = []
+    for f, af in zip(schema.fields, schema.arrow_schema()):
+        fields.append(af.with_metadata({b"PARQUET:field_id": str(f.id).encode()}))
+    return pa.schema(fields)
+
+
+# ---------------------------------------------------------------- routing
+
+def group_rows(table: pa.Table, schema: TableSchema) -> list[tuple[list, int, pa.Table]]:
+    """Split ``table`` into (partition values, bucket, rows) groups, vectorised: one combined
+    integer code per row, one stable argsort, one take."""
+    n = table.num_rows
+    codes = np.zeros(n, dtype=np.int64)
+    for name in schema.partition_keys:
+        enc = pc.dictionary_encode(table.column(name)).combine_chunks()
+        idx = enc.indices.fill_null(len(enc.dictionary)).to_numpy(zero_copy_only=False)
+        codes = codes * (len(enc.dictionary) + 1) + idx
+    num_buckets = schema.num_buckets
+    if num_buckets > 0:
+        key_fields = [schema.field(k) for k in schema.bucket_keys]
+        buckets = bucket_ids([table.column(f.name) for f in key_fields], [f.type for f in key_fields],
+                             num_buckets)
+        codes = codes * num_buckets + buckets
+    else:
+        buckets = None
+    if n and codes.min() == codes.max():
+        bounds, ordered = [0, n], table
+    else:
+        order = np.argsort(codes, kind="stable")
+        sorted_codes = codes[order]
+        bounds = [0, *(np.flatnonzero(np.diff(sorted_codes)) + 1).tolist(), n]
+        ordered = table.take(pa.array(order))
+        if buckets is not None:
+            buckets = buckets[order]
+    groups = []
+    part_cols = [ordered.column(k) for k in schema.partition_keys]
+    for start, end in zip(bounds[:-1], bounds[1:]):
+        if start == end:
+            continue
+        values = [c[start].as_py() for c in part_cols]
+        bucket = int(buckets[start]) if buckets is not None else 0
+        groups.append((values, bucket, ordered.slice(start, end - start)))
+    return groups
+
+
+class TableWrite:
+    """Writes data into new files of one table; ``prepare_commit`` hands over the messages."""
+
+    def __init__(self, table, commit_user: Optional[str] = None):
+        self.table = table
+        self.schema: TableSchema = table.schema
+        self.commit_user = commit_user or str(uuid.uuid4())
+        self._writers: dict[tuple[bytes, int], RollingFileWriter] = {}
+        self._part_types = [f.type for f in self.schema.partition_fields]
+
+    def write(self, data: Data) -> None:
+        batches = data if isinstance(data, pa.RecordBatchReader) else [data]
+        for batch in batches:
+            table = conform(batch, self.schema)
+            if table.num_rows:
+                for values, bucket, rows in group_rows(table, self.schema):
+                    self._writer(values, bucket).write(rows)
+
+    def _writer(self, values: list, bucket: int) -> RollingFileWriter:
+        key = (serialize_row(values, self._part_types), bucket)
+        w = self._writers.get(key)
+        if w is None:
+            d = self.table.bucket_dir(values, bucket)
+            w = self._writers[key] = RollingFileWriter(self.table, d, self.schema)
+        return w
+
+    def prepare_commit(self) -> list[CommitMessage]:
+        """Close every open file and return one message per (partition, bucket) written."""
+        total = self.schema.num_buckets
+        msgs = [CommitMessage(part, bucket, total, tuple(w.close()))
+                for (part, bucket), w in self._writers.items()]
+        self._writers = {}
+        return [m for m in msgs if not m.is_empty()]
+
+    def abort(self) -> None:
+        """Delete every file this writer produced that has not been handed over."""
+        for w in self._writers.values():
+            w.abort()
+        self._writers = {}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, *_):
+        if exc_type is not None:
+            self.abort()
