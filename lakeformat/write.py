@@ -211,17 +211,32 @@ class RollingFileWriter:
         self._writer = self._stream = None
         self._prefix = f"data-{uuid.uuid4()}-"
         self._count = 0
+        self._bytes_per_row = 0.0
 
     def write(self, data: pa.Table) -> None:
-        if data.num_rows == 0:
-            return
-        if self._writer is None:
-            self._open()
-        self._writer.write_table(data.cast(self.arrow_schema), row_group_size=1 << 20)
-        self._stats.add(data)
-        self._rows += data.num_rows
-        if self._stream.tell() >= self.table.target_file_size:
-            self._close_file()
+        """Append rows, rolling to a new file at the target size. Chunk sizes come from the
+        bytes per row seen so far, so a large input rolls close to the target."""
+        target = self.table.target_file_size
+        offset = 0
+        while offset < data.num_rows:
+            if self._writer is None:
+                self._open()
+            written = self._stream.tell()
+            chunk = data.num_rows - offset
+            if self._bytes_per_row:
+                chunk = min(chunk, max(256, int((target - written) / self._bytes_per_row)))
+            else:
+                chunk = min(chunk, 16384)   # learn the bytes per row on a first small chunk
+            part = data.slice(offset, chunk)
+            self._writer.write_table(part.cast(self.arrow_schema), row_group_size=1 << 20)
+            self._stats.add(part)
+            self._rows += part.num_rows
+            offset += part.num_rows
+            grown = self._stream.tell() - written
+            if grown:
+                self._bytes_per_row = grown / part.num_rows
+            if self._stream.tell() >= target:
+                self._close_file()
 
     def _open(self) -> None:
         opts = self.table.options
