@@ -5,8 +5,10 @@ turns into a snapshot (the two-phase shape that lets many Spark tasks write and 
 """
 from __future__ import annotations
 
+import os
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Iterable, Optional, Union
 
@@ -307,12 +309,17 @@ def group_rows(table: pa.Table, schema: TableSchema) -> list[tuple[list, int, pa
     if n and codes.min() == codes.max():
         bounds, ordered = [0, n], table
     else:
-        order = np.argsort(codes, kind="stable")
-        sorted_codes = codes[order]
-        bounds = [0, *(np.flatnonzero(np.diff(sorted_codes)) + 1).tolist(), n]
-        ordered = table.take(pa.array(order))
-        if buckets is not None:
-            buckets = buckets[order]
+        steps = np.diff(codes)
+        if (steps >= 0).all():   # already clustered (e.g. landing data sorted by day): no shuffle
+            ordered = table
+        else:
+            order = np.argsort(codes, kind="stable")
+            codes = codes[order]
+            steps = np.diff(codes)
+            ordered = table.take(pa.array(order))
+            if buckets is not None:
+                buckets = buckets[order]
+        bounds = [0, *(np.flatnonzero(steps) + 1).tolist(), n]
     groups = []
     part_cols = [ordered.column(k) for k in schema.partition_keys]
     for start, end in zip(bounds[:-1], bounds[1:]):
@@ -324,6 +331,11 @@ def group_rows(table: pa.Table, schema: TableSchema) -> list[tuple[list, int, pa
     return groups
 
 
+def _write_all(writer: RollingFileWriter, parts: list[pa.Table]) -> None:
+    for rows in parts:
+        writer.write(rows)
+
+
 class TableWrite:
     """Writes data into new files of one table; ``prepare_commit`` hands over the messages."""
 
@@ -333,14 +345,30 @@ class TableWrite:
         self.commit_user = commit_user or str(uuid.uuid4())
         self._writers: dict[tuple[bytes, int], RollingFileWriter] = {}
         self._part_types = [f.type for f in self.schema.partition_fields]
+        self._executor: Optional[ThreadPoolExecutor] = None
 
     def write(self, data: Data) -> None:
+        """Route and write rows. Different (partition, bucket) writers encode their Parquet
+        files in parallel threads: Arrow releases the GIL, so this uses every core."""
         batches = data if isinstance(data, pa.RecordBatchReader) else [data]
         for batch in batches:
             table = conform(batch, self.schema)
-            if table.num_rows:
-                for values, bucket, rows in group_rows(table, self.schema):
-                    self._writer(values, bucket).write(rows)
+            if not table.num_rows:
+                continue
+            jobs = [(self._writer(values, bucket), rows) for values, bucket, rows in group_rows(table, self.schema)]
+            if len(jobs) == 1:
+                jobs[0][0].write(jobs[0][1])
+                continue
+            by_writer: dict[int, list] = {}
+            for w, rows in jobs:
+                by_writer.setdefault(id(w), [w]).append(rows)
+            for f in [self._pool().submit(_write_all, group[0], group[1:]) for group in by_writer.values()]:
+                f.result()
+
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max(2, os.cpu_count() or 2), thread_name_prefix="lakeformat-write")
+        return self._executor
 
     def _writer(self, values: list, bucket: int) -> RollingFileWriter:
         key = (serialize_row(values, self._part_types), bucket)
@@ -356,6 +384,7 @@ class TableWrite:
         msgs = [CommitMessage(part, bucket, total, tuple(w.close()))
                 for (part, bucket), w in self._writers.items()]
         self._writers = {}
+        self._shutdown()
         return [m for m in msgs if not m.is_empty()]
 
     def abort(self) -> None:
@@ -363,6 +392,12 @@ class TableWrite:
         for w in self._writers.values():
             w.abort()
         self._writers = {}
+        self._shutdown()
+
+    def _shutdown(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown()
+            self._executor = None
 
     def __enter__(self):
         return self
