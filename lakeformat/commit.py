@@ -1,9 +1,14 @@
 """The committer: turns CommitMessages into manifests, manifest lists and ``snapshot-N``.
 
-Shape of one attempt (Paimon's FileStoreCommit): read the latest snapshot, derive the entries,
-write delta manifest(s), write the base and delta manifest lists, then create ``snapshot-N``
-only if absent. Losing that race (another committer took N) cleans up this attempt's manifest
-lists and tries again on the new latest.
+One attempt (Paimon's ``tryCommitOnce``): read the latest snapshot, check conflicts against it,
+write the delta manifest(s) (once; retries reuse them unless the entries depend on the latest
+snapshot, as an overwrite's do), merge the previous manifests into the new base list, write the
+base and delta manifest lists, then create ``snapshot-N`` only if absent. Losing that race
+deletes this attempt's lists and merged manifests and retries on the new latest, with
+exponential backoff and jitter, bounded by ``commit.max-retries`` and ``commit.timeout``.
+
+Exactly-once: a commit carries (commit_user, identifier); if a snapshot with that pair exists,
+committing again is a no-op that returns it.
 """
 from __future__ import annotations
 
@@ -14,15 +19,17 @@ import uuid
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
-from lakeformat.errors import CommitError
+from lakeformat import options as O
+from lakeformat.conflict import find_conflicts, needs_check
+from lakeformat.errors import CommitConflictError, CommitError
 from lakeformat.fileio import join
-from lakeformat.manifest import (ADD, DELETE, ManifestEntry, ManifestFile, ManifestFileMeta,
-                                 ManifestList)
-from lakeformat.snapshot import APPEND, OVERWRITE, Snapshot
+from lakeformat.manifest import ADD, DELETE, ManifestEntry, ManifestFile, ManifestFileMeta, ManifestList
+from lakeformat.manifest_merge import merge_manifests
+from lakeformat.snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
 from lakeformat.write import CommitMessage
 
 log = logging.getLogger(__name__)
-BATCH_IDENTIFIER = 2**63 - 1   # what Paimon uses for one-off batch commits
+BATCH_IDENTIFIER = 2**63 - 1   # Paimon's identifier of one-off batch commits (never deduplicated)
 
 
 @dataclass(frozen=True)
@@ -36,8 +43,8 @@ class Overwrite:
         return self.static is None
 
 
-def entries_of(messages: Iterable[CommitMessage]) -> list[ManifestEntry]:
-    """The data increment of the messages as manifest entries (pure)."""
+def data_entries(messages: Iterable[CommitMessage]) -> list[ManifestEntry]:
+    """The data increment (new and deleted files) of the messages as manifest entries."""
     out = []
     for m in messages:
         out += [ManifestEntry(ADD, m.partition, m.bucket, m.total_buckets, f) for f in m.new_files]
@@ -45,55 +52,162 @@ def entries_of(messages: Iterable[CommitMessage]) -> list[ManifestEntry]:
     return out
 
 
-def overwrite_deletes(live: Iterable[ManifestEntry], partitions: Optional[set[bytes]],
-                      matches=None) -> list[ManifestEntry]:
-    """DELETE entries for every live file in the partitions an overwrite replaces (pure).
-    ``partitions`` None with ``matches`` None means the whole table."""
+def compact_entries(messages: Iterable[CommitMessage]) -> list[ManifestEntry]:
+    """The compact increment (files a compaction replaced and produced)."""
     out = []
-    for e in live:
-        hit = (partitions is None or e.partition in partitions) and (matches is None or matches(e.partition))
-        if hit:
-            out.append(ManifestEntry(DELETE, e.partition, e.bucket, e.total_buckets, e.file))
+    for m in messages:
+        out += [ManifestEntry(DELETE, m.partition, m.bucket, m.total_buckets, f) for f in m.compact_before]
+        out += [ManifestEntry(ADD, m.partition, m.bucket, m.total_buckets, f) for f in m.compact_after]
     return out
 
 
+def overwrite_deletes(live: Iterable[ManifestEntry], partitions: Optional[set[bytes]],
+                      matches=None) -> list[ManifestEntry]:
+    """DELETE entries for every live file in the partitions an overwrite replaces.
+    ``partitions`` None with ``matches`` None means the whole table."""
+    return [ManifestEntry(DELETE, e.partition, e.bucket, e.total_buckets, e.file) for e in live
+            if (partitions is None or e.partition in partitions) and (matches is None or matches(e.partition))]
+
+
+def backoff(attempt: int, min_wait: float, max_wait: float) -> float:
+    """Exponential backoff with full jitter, in seconds."""
+    return random.uniform(0, min(max_wait, min_wait * (2 ** attempt))) + min_wait
+
+
 class FileStoreCommit:
-    """Commits for one ``commit_user``. Not thread-safe; one instance per committing process."""
+    """Commits for one ``commit_user``; one instance per committing process or task."""
 
     def __init__(self, table, commit_user: Optional[str] = None):
         self.table = table
         self.commit_user = commit_user or str(uuid.uuid4())
-        opts = table.options
-        self.max_retries = int(opts.get("commit.max-retries", "10"))
+        o = table.typed_options
+        self.max_retries = o.get(O.COMMIT_MAX_RETRIES)
+        timeout = o.get(O.COMMIT_TIMEOUT)
+        self.timeout = timeout.total_seconds() if timeout is not None else None
+        self.min_wait = o.get(O.COMMIT_MIN_RETRY_WAIT).total_seconds()
+        self.max_wait = o.get(O.COMMIT_MAX_RETRY_WAIT).total_seconds()
+        self.ignore_empty = o.get(O.IGNORE_EMPTY_COMMIT)
+        self.retries = 0   # lost races so far, for metrics and benchmarks
 
+    # -- exactly-once ------------------------------------------------------------------
+    def filter_committed(self, identifiers: Iterable[int]) -> list[int]:
+        """The identifiers among ``identifiers`` that are not committed yet by this user."""
+        wanted = set(identifiers)
+        found = self._committed(wanted)
+        return sorted(wanted - set(found))
+
+    def _committed(self, identifiers: set[int], stop_below: Optional[int] = None) -> dict[int, Snapshot]:
+        """Snapshots of this user carrying one of ``identifiers``, scanning back from the latest.
+        Identifiers of one user grow over time (as Paimon assumes), so the scan stops at this
+        user's first snapshot with a smaller identifier than any asked for."""
+        sm = self.table.snapshot_manager
+        latest, earliest = sm.latest_id(), sm.earliest_id()
+        found: dict[int, Snapshot] = {}
+        if latest is None or not identifiers:
+            return found
+        floor = min(identifiers)
+        for sid in range(latest, (earliest or 1) - 1, -1):
+            if stop_below is not None and sid <= stop_below:
+                break
+            try:
+                s = sm.get(sid)
+            except Exception:
+                break   # expired while we were scanning: nothing older can be ours
+            if s.commit_user != self.commit_user:
+                continue
+            if s.commit_identifier in identifiers:
+                found.setdefault(s.commit_identifier, s)
+            if s.commit_identifier < floor:
+                break
+        return found
+
+    # -- commit ------------------------------------------------------------------------
     def commit(self, messages: Sequence[CommitMessage], identifier: int = BATCH_IDENTIFIER,
                overwrite: Optional[Overwrite] = None) -> Optional[Snapshot]:
-        """Commit ``messages`` as one snapshot; returns it (or None for an ignored empty commit)."""
+        """Commit ``messages``: an APPEND (or OVERWRITE) snapshot for the data increment, then a
+        COMPACT snapshot for the compact increment. Returns the last snapshot made, the one
+        already made for this identifier, or None for an ignored empty commit."""
         self._check_messages(messages)
-        delta = entries_of(messages)
-        if not delta and overwrite is None and self.table.options.get("ignore-empty-commit", "true") == "true":
-            return None
-        kind = OVERWRITE if overwrite is not None else APPEND
-        for attempt in range(self.max_retries + 1):
-            latest = self.table.snapshot_manager.latest()
-            entries = list(delta)
-            if overwrite is not None:
-                entries = self._overwrite_entries(latest, overwrite, messages) + entries
-            snapshot = self._try_commit_once(latest, entries, kind, identifier)
-            if snapshot is not None:
-                return snapshot
-            wait = min(10.0, 0.01 * 2 ** attempt) * (1 + random.random())
-            log.info("snapshot %s was taken by another committer; retrying in %.0f ms",
-                     (latest.id + 1) if latest else 1, wait * 1000)
-            time.sleep(wait)
-        raise CommitError(f"gave up committing to {self.table.name} after {self.max_retries} retries")
+        if identifier != BATCH_IDENTIFIER:
+            done = self._committed({identifier})
+            if done:
+                log.info("identifier %d of %s is already committed as snapshot %d; nothing to do",
+                         identifier, self.commit_user, done[identifier].id)
+                return done[identifier]
+        data, compact = data_entries(messages), compact_entries(messages)
+        made = None
+        if data or overwrite is not None or (not compact and not self.ignore_empty):
+            made = self._commit_with_retry(data, OVERWRITE if overwrite else APPEND, identifier,
+                                           overwrite, messages)
+        if compact:
+            made = self._commit_with_retry(compact, COMPACT, identifier, None, messages)
+        return made
 
     def _check_messages(self, messages: Sequence[CommitMessage]) -> None:
+        part_types = [f.type for f in self.table.schema.partition_fields]
+        total = self.table.schema.num_buckets
         for m in messages:
+            try:
+                values = self.table.partition_values(m.partition)
+            except Exception:
+                raise CommitError(f"cannot commit: a message's partition {m.partition.hex()} does not "
+                                  f"decode as this table's partition ({[str(t) for t in part_types]})") from None
+            if len(values) != len(part_types):
+                raise CommitError(f"cannot commit: message partition {values} does not match the "
+                                  f"partition keys {self.table.partition_keys} of {self.table.name}")
+            if total > 0 and not 0 <= m.bucket < total:
+                raise CommitError(f"cannot commit: bucket {m.bucket} is outside 0..{total - 1} of {self.table.name}")
             for f in m.all_files():
                 path = join(self.table.bucket_dir_of(m.partition, m.bucket), f.file_name)
                 if not self.table.io.exists(path):
-                    raise CommitError(f"cannot commit: data file {path} does not exist")
+                    raise CommitError(f"cannot commit: data file {path} does not exist "
+                                      f"(messages of another table, or files already removed?)")
+
+    def _commit_with_retry(self, entries: list[ManifestEntry], kind: str, identifier: int,
+                           overwrite: Optional[Overwrite], messages) -> Snapshot:
+        t = self.table
+        started = time.monotonic()
+        mfile = self._manifest_file()
+        delta_metas: Optional[list[ManifestFileMeta]] = None
+        seen_latest: Optional[int] = None
+        try:
+            for attempt in range(self.max_retries + 1):
+                latest = t.snapshot_manager.latest()
+                if attempt and identifier != BATCH_IDENTIFIER:
+                    done = self._committed({identifier}, stop_below=seen_latest)
+                    if done:
+                        return done[identifier]
+                seen_latest = latest.id if latest else 0
+                attempt_entries = entries
+                if overwrite is not None:
+                    attempt_entries = self._overwrite_entries(latest, overwrite, messages) + entries
+                self._check_conflicts(latest, attempt_entries)
+                if delta_metas is None or overwrite is not None:
+                    if delta_metas:
+                        self._delete([m.file_name for m in delta_metas])
+                    delta_metas = mfile.write(attempt_entries)
+                snapshot = self._try_commit_once(latest, attempt_entries, delta_metas, kind, identifier)
+                if snapshot is not None:
+                    delta_metas = None   # now owned by the snapshot
+                    return snapshot
+                self.retries += 1
+                if self.timeout is not None and time.monotonic() - started > self.timeout:
+                    raise CommitError(f"commit to {t.name} timed out after {self.timeout:.0f} s "
+                                      f"({attempt + 1} attempts lost the race for a snapshot id)")
+                wait = backoff(attempt, self.min_wait, self.max_wait)
+                log.info("snapshot %d of %s was taken by another committer; retry %d in %.0f ms",
+                         seen_latest + 1, t.name, attempt + 1, wait * 1000)
+                time.sleep(wait)
+            raise CommitError(f"gave up committing to {t.name}: lost the race for a snapshot id "
+                              f"{self.max_retries + 1} times (commit.max-retries={self.max_retries})")
+        finally:
+            if delta_metas:
+                self._delete([m.file_name for m in delta_metas])
+
+    def _manifest_file(self) -> ManifestFile:
+        t, o = self.table, self.table.typed_options
+        return ManifestFile(t.io, t.path, [f.type for f in t.schema.partition_fields], t.schema.id,
+                            o.get(O.MANIFEST_COMPRESSION), o.get(O.MANIFEST_TARGET_FILE_SIZE))
 
     def _overwrite_entries(self, latest: Optional[Snapshot], ow: Overwrite,
                            messages: Sequence[CommitMessage]) -> list[ManifestEntry]:
@@ -106,22 +220,54 @@ class FileStoreCommit:
             return overwrite_deletes(live, None)
         return overwrite_deletes(live, None, self.table.partition_matcher(ow.static))
 
+    def _check_conflicts(self, latest: Optional[Snapshot], entries: list[ManifestEntry]) -> None:
+        if latest is None or not needs_check(entries):
+            return
+        touched = {(e.partition, e.bucket) for e in entries}
+        live = {e.identifier: e for e in self.table.live_entries(latest, partitions={p for p, _ in touched})
+                if (e.partition, e.bucket) in touched}
+        conflicts = find_conflicts(entries, live, self.table.key_decoder())
+        if conflicts:
+            c = conflicts[0]
+            culprit = self._who_removed(c.files, latest.id)
+            values = self.table.partition_values(c.partition)
+            raise CommitConflictError(
+                f"commit to {self.table.name} conflicts with snapshot {culprit}: it {c.reason}; "
+                f"partition {dict(zip(self.table.partition_keys, values))}, bucket {c.bucket}, "
+                f"files {list(c.files)}. Nothing was committed; abort this writer's files and retry "
+                "the work on the latest snapshot.",
+                snapshot_id=culprit, files=c.files, partition=values, bucket=c.bucket)
+
+    def _who_removed(self, files: Sequence[str], latest_id: int) -> int:
+        """The newest snapshot whose delta deleted one of ``files`` (the latest if none found)."""
+        names = set(files)
+        sm = self.table.snapshot_manager
+        for sid in range(latest_id, max(0, latest_id - 100), -1):
+            try:
+                s = sm.get(sid)
+                delta = self.table.delta_entries(s)
+            except Exception:
+                break
+            if any(e.kind == DELETE and e.file.file_name in names for e in delta) or \
+               any(e.kind == ADD and e.file.file_name in names for e in delta):
+                return sid
+        return latest_id
+
     def _try_commit_once(self, latest: Optional[Snapshot], entries: list[ManifestEntry],
-                         kind: str, identifier: int) -> Optional[Snapshot]:
-        t = self.table
-        schema = t.schema
-        mfile = ManifestFile(t.io, t.path, [f.type for f in schema.partition_fields], schema.id,
-                             t.options.get("manifest.compression", "zstd"))
-        mlist = ManifestList(t.io, t.path, t.options.get("manifest.compression", "zstd"))
+                         delta_metas: list[ManifestFileMeta], kind: str, identifier: int) -> Optional[Snapshot]:
+        t, o = self.table, self.table.typed_options
+        mlist = ManifestList(t.io, t.path, o.get(O.MANIFEST_COMPRESSION))
         written: list[str] = []
         try:
-            base_metas: list[ManifestFileMeta] = []
+            previous: list[ManifestFileMeta] = []
             prev_total = 0
             if latest is not None:
-                base_metas = mlist.read(latest.base_manifest_list) + mlist.read(latest.delta_manifest_list)
+                previous = mlist.read(latest.base_manifest_list) + mlist.read(latest.delta_manifest_list)
                 prev_total = latest.total_record_count
-            delta_metas = mfile.write(entries)
-            written += [m.file_name for m in delta_metas]
+            base_metas, merged = merge_manifests(
+                self._manifest_file(), previous, o.get(O.MANIFEST_TARGET_FILE_SIZE),
+                o.get(O.MANIFEST_MERGE_MIN_COUNT), o.get(O.MANIFEST_FULL_COMPACTION_SIZE))
+            written += merged
             base_name, base_size = mlist.write(base_metas)
             written.append(base_name)
             delta_name, delta_size = mlist.write(delta_metas)
@@ -129,17 +275,17 @@ class FileStoreCommit:
             added = sum(e.file.row_count for e in entries if e.kind == ADD)
             deleted = sum(e.file.row_count for e in entries if e.kind == DELETE)
             snapshot = Snapshot(
-                id=(latest.id + 1) if latest else 1, schema_id=schema.id,
+                id=(latest.id + 1) if latest else 1, schema_id=t.schema.id,
                 base_manifest_list=base_name, delta_manifest_list=delta_name,
                 commit_user=self.commit_user, commit_identifier=identifier, commit_kind=kind,
                 time_millis=int(time.time() * 1000), total_record_count=prev_total + added - deleted,
                 delta_record_count=added - deleted, base_manifest_list_size=base_size,
                 delta_manifest_list_size=delta_size)
             if not t.snapshot_manager.try_create(snapshot):
-                self._cleanup(written)
+                self._delete(written)
                 return None
         except BaseException:
-            self._cleanup(written)
+            self._delete(written)
             raise
         sm = t.snapshot_manager
         sm.write_hint(sm.LATEST, snapshot.id)
@@ -148,7 +294,7 @@ class FileStoreCommit:
         log.info("committed snapshot %d of %s (%s, %+d rows)", snapshot.id, t.name, kind, added - deleted)
         return snapshot
 
-    def _cleanup(self, names: list[str]) -> None:
+    def _delete(self, names: Sequence[str]) -> None:
         for n in names:
             self.table.io.delete(join(self.table.path, "manifest", n))
 

@@ -39,3 +39,12 @@ class CorruptFileError(LakeformatError):
 
 class CommitError(LakeformatError):
     """A commit that cannot be applied."""
+
+
+class CommitConflictError(CommitError):
+    """A commit that conflicts with one committed after its writer started; its data files are
+    left for the writer to ``abort``."""
+
+    def __init__(self, message: str, snapshot_id=None, files=(), partition=None, bucket=None):
+        super().__init__(message)
+        self.snapshot_id, self.files, self.partition, self.bucket = snapshot_id, tuple(files), partition, bucket

@@ -129,8 +129,33 @@ class Table:
             raise NotFoundError(f"{self.name} has no snapshot at or before {as_of}")
         return s
 
-    def live_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
-        return FileScan(self).live_entries(snapshot)
+    def live_entries(self, snapshot: Snapshot, partitions: Optional[set[bytes]] = None) -> list[ManifestEntry]:
+        """Live files of a snapshot; with ``partitions``, only manifests that may hold those
+        partitions are read (their partition statistics are checked)."""
+        scan = FileScan(self, self._partitions_predicate(partitions) if partitions else None)
+        entries = scan.live_entries(snapshot)
+        return [e for e in entries if e.partition in partitions] if partitions else entries
+
+    def delta_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
+        return FileScan(self).delta_entries(snapshot)
+
+    def _partitions_predicate(self, partitions: set[bytes]) -> Optional[P.Predicate]:
+        names = self.partition_keys
+        if not names:
+            return None
+        terms = []
+        for values in {self.partition_values(p) for p in partitions}:
+            parts = [P.col(n).is_null() if v is None else P.col(n) == v for n, v in zip(names, values)]
+            terms.append(parts[0] if len(parts) == 1 else P.And(tuple(parts)))
+        return terms[0] if len(terms) == 1 else P.Or(tuple(terms))
+
+    def key_decoder(self):
+        """Decodes min/max keys of this primary-key table into comparable tuples (None for
+        append tables, which have no keys)."""
+        if not self.schema.primary_keys:
+            return None
+        types = tuple(self.schema.field(k).type for k in self.schema.trimmed_primary_keys)
+        return lambda b: _decode(b, types)
 
     # -- writing -----------------------------------------------------------------------
     def new_write(self, commit_user: Optional[str] = None) -> TableWrite:
