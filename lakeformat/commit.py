@@ -147,14 +147,15 @@ class FileStoreCommit:
         part_types = [f.type for f in self.table.schema.partition_fields]
         total = self.table.schema.num_buckets
         for m in messages:
+            arity = int.from_bytes(m.partition[:4], "big") if len(m.partition) >= 4 else -1
             try:
-                values = self.table.partition_values(m.partition)
+                if arity != len(part_types):
+                    raise ValueError
+                self.table.partition_values(m.partition)
             except Exception:
-                raise CommitError(f"cannot commit: a message's partition {m.partition.hex()} does not "
-                                  f"decode as this table's partition ({[str(t) for t in part_types]})") from None
-            if len(values) != len(part_types):
-                raise CommitError(f"cannot commit: message partition {values} does not match the "
-                                  f"partition keys {self.table.partition_keys} of {self.table.name}")
+                raise CommitError(f"cannot commit: a message's partition ({m.partition.hex()}) is not a "
+                                  f"partition of {self.table.name} (partition keys "
+                                  f"{self.table.partition_keys})") from None
             if total > 0 and not 0 <= m.bucket < total:
                 raise CommitError(f"cannot commit: bucket {m.bucket} is outside 0..{total - 1} of {self.table.name}")
             for f in m.all_files():
