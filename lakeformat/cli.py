@@ -10,7 +10,9 @@ from decimal import Decimal
 from typing import Any, Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table as RichTable
+from rich.text import Text
 
 from lakeformat.catalog import Catalog
 from lakeformat.errors import LakeformatError
@@ -35,11 +37,11 @@ def _emit(args, title: str, rows: list[dict], columns: Sequence[str]) -> None:
     if args.json:
         print(json.dumps([_plain(r) for r in rows], indent=2))
         return
-    t = RichTable(title=title)
+    t = RichTable(title=Text(title))
     for c in columns:
-        t.add_column(c)
-    for r in rows:
-        t.add_row(*(str(_plain(r.get(c, ""))) for c in columns))
+        t.add_column(Text(c))
+    for r in rows:   # Text, not str: values are data, never rich markup ('[/x]' would raise)
+        t.add_row(*(Text(str(_plain(r.get(c, "")))) for c in columns))
     Console().print(t)
 
 
@@ -69,10 +71,10 @@ def cmd_show(cat: Catalog, args) -> None:
         print(json.dumps(info, indent=2))
         return
     c = Console()
-    c.print(f"[bold]{t.name}[/]  {t.path}  (schema {s.id})")
+    c.print(f"[bold]{escape(t.name)}[/]  {escape(t.path)}  (schema {s.id})")
     _emit(args, "columns", info["columns"], ["id", "name", "type"])
-    c.print(f"partition keys: {list(s.partition_keys) or '-'}   primary keys: {list(s.primary_keys) or '-'}")
-    c.print(f"options: {dict(s.options) or '-'}")
+    c.print(Text(f"partition keys: {list(s.partition_keys) or '-'}   primary keys: {list(s.primary_keys) or '-'}"))
+    c.print(Text(f"options: {dict(s.options) or '-'}"))
     c.print("latest snapshot: " + ("none" if snap is None else
             f"{snap.id} ({snap.commit_kind}, {snap.total_record_count:,} rows, {info['latest_snapshot']['time']})"))
 
@@ -103,13 +105,25 @@ def cmd_read(cat: Catalog, args) -> None:
     _emit(args, f"{args.table} ({len(rows)} rows)", rows, t.schema.names)
 
 
+def _global_flags(p: argparse.ArgumentParser, top: bool) -> None:
+    """``--warehouse``, ``--option`` and ``--json`` are accepted before and after the subcommand.
+    On the subparsers their defaults are SUPPRESS, so they never reset what was given before the
+    subcommand; ``--option`` after it collects into ``sub_option`` and ``main`` merges both."""
+    if top:
+        warehouse, options, flag = os.environ.get("LAKEFORMAT_WAREHOUSE", "warehouse"), [], False
+    else:
+        warehouse = options = flag = argparse.SUPPRESS
+    p.add_argument("--warehouse", default=warehouse,
+                   help="warehouse path or URI (default: $LAKEFORMAT_WAREHOUSE or ./warehouse)")
+    p.add_argument("--option", action="append", default=options, metavar="KEY=VALUE",
+                   dest="option" if top else "sub_option",
+                   help="catalog option, e.g. s3.endpoint=http://localhost:9000 (repeatable)")
+    p.add_argument("--json", action="store_true", default=flag, help="print JSON instead of tables")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="lakeformat", description="Inspect lakeformat (Apache Paimon) tables.")
-    p.add_argument("--warehouse", default=os.environ.get("LAKEFORMAT_WAREHOUSE", "warehouse"),
-                   help="warehouse path or URI (default: $LAKEFORMAT_WAREHOUSE or ./warehouse)")
-    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                   help="catalog option, e.g. s3.endpoint=http://localhost:9000 (repeatable)")
-    p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    _global_flags(p, top=True)
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("databases", help="list databases").set_defaults(fn=cmd_databases)
     t = sub.add_parser("tables", help="list tables")
@@ -129,13 +143,15 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--limit", type=int, default=20, help="rows to print (0 = all; default 20)")
     r.add_argument("--snapshot", type=int)
     r.set_defaults(fn=cmd_read)
+    for sp in sub.choices.values():
+        _global_flags(sp, top=False)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     options = {}
-    for kv in args.option:
+    for kv in args.option + getattr(args, "sub_option", []):
         k, sep, v = kv.partition("=")
         if not sep:
             print(f"error: --option needs KEY=VALUE, got {kv!r}", file=sys.stderr)
@@ -143,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         options[k] = v
     try:
         args.fn(Catalog(args.warehouse, **options), args)
-    except LakeformatError as e:
+    except (LakeformatError, OSError) as e:   # OSError: storage unreachable, a file gone
         print(f"error: {e}", file=sys.stderr)
         return 1
     return 0

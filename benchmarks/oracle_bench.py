@@ -1,0 +1,157 @@
+"""Benchmark worker for the oracle virtualenv (pypaimon 2.1.0 and pypaimon-rust 0.4.0).
+
+Started once by ``benchmarks/run.py`` as ``.venv-oracle/bin/python benchmarks/oracle_bench.py``;
+it never imports lakeformat (the two venvs pin different pyarrow versions). It speaks JSON lines:
+one command per line on stdin, one ``@@RESULT <json>`` line per command on stdout (anything else a
+library prints is ignored by the parent). Only the operation being measured is inside the timer:
+input Parquet files are loaded into memory by ``load`` before any timing, tables are created and
+opened before their timer starts.
+
+Commands:
+  {"cmd": "load", "files": [...]}                         load the batches into memory
+  {"cmd": "write", "impl": "pypaimon"|"rust", "warehouse": w, "partition_keys": [...]}
+                                                          create db.t, then time write+commit of
+                                                          every batch (one commit per batch)
+  {"cmd": "read", "impl": ..., "warehouse": w, "table": "db.t"}
+                                                          time plan + read of the whole table
+  {"cmd": "plan", "impl": ..., "warehouse": w, "table": ..., "partition": {"dt": v} | null,
+   "repeat": n}                                           time scan planning, n times
+  {"cmd": "quit"}
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+import traceback
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+BATCHES: list[pa.Table] = []
+RUST_BATCHES: list[list[pa.RecordBatch]] = []
+
+
+def _reply(obj) -> None:
+    sys.stdout.write("@@RESULT " + json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def cmd_load(files):
+    global BATCHES, RUST_BATCHES
+    BATCHES = [pq.read_table(f) for f in files]
+    # pypaimon-rust takes RecordBatches: split them up front, outside the timer
+    RUST_BATCHES = [t.to_batches() for t in BATCHES]
+    return {"rows": [t.num_rows for t in BATCHES], "pyarrow": pa.__version__}
+
+
+def _create(warehouse, partition_keys, options):
+    from pypaimon import CatalogFactory, Schema
+    cat = CatalogFactory.create({"warehouse": warehouse})
+    cat.create_database("db", True)
+    cat.create_table("db.t", Schema.from_pyarrow_schema(BATCHES[0].schema, partition_keys=partition_keys,
+                                                        options=options or {}), False)
+    return cat
+
+
+def cmd_write(impl, warehouse, partition_keys, options=None):
+    cat = _create(warehouse, partition_keys, options)   # table creation is not timed
+    per_batch = []
+    if impl == "pypaimon":
+        t = cat.get_table("db.t")
+        for tab in BATCHES:
+            start = time.perf_counter()
+            wb = t.new_batch_write_builder()
+            w = wb.new_write()
+            c = wb.new_commit()
+            w.write_arrow(tab)
+            c.commit(w.prepare_commit())
+            w.close()
+            c.close()
+            per_batch.append(time.perf_counter() - start)
+    elif impl == "rust":
+        from pypaimon_rust.datafusion import PaimonCatalog
+        t = PaimonCatalog({"warehouse": warehouse}).get_table("db.t")
+        for batches in RUST_BATCHES:
+            start = time.perf_counter()
+            wb = t.new_batch_write_builder()
+            w = wb.new_write()
+            c = wb.new_commit()
+            for b in batches:
+                w.write_arrow(b)
+            c.commit(w.prepare_commit())
+            w.close()
+            c.close()
+            per_batch.append(time.perf_counter() - start)
+    else:
+        raise ValueError(f"unknown impl {impl!r}")
+    return {"seconds": sum(per_batch), "per_batch": per_batch}
+
+
+def _open(impl, warehouse, table):
+    if impl == "pypaimon":
+        from pypaimon import CatalogFactory
+        return CatalogFactory.create({"warehouse": warehouse}).get_table(table)
+    from pypaimon_rust.datafusion import PaimonCatalog
+    return PaimonCatalog({"warehouse": warehouse}).get_table(table)
+
+
+def cmd_read(impl, warehouse, table):
+    t = _open(impl, warehouse, table)   # opening the catalog and table is not timed
+    start = time.perf_counter()
+    rb = t.new_read_builder()
+    if impl == "pypaimon":
+        out = rb.new_read().to_arrow(rb.new_scan().plan().splits())
+    else:
+        out = pa.Table.from_batches(rb.new_read().read(rb.new_scan().plan().splits()))
+    seconds = time.perf_counter() - start
+    checksum = int(pc.sum(out.column("user_id")).as_py()) if out.num_rows else 0
+    return {"seconds": seconds, "rows": out.num_rows, "user_id_sum": checksum}
+
+
+def _plan_once(impl, t, partition):
+    rb = t.new_read_builder()
+    if partition:
+        if impl == "pypaimon":
+            pb = rb.new_predicate_builder()
+            preds = [pb.equal(k, v) for k, v in partition.items()]
+            rb = rb.with_filter(preds[0] if len(preds) == 1 else pb.and_predicates(preds))
+        else:
+            (k, v), = partition.items()
+            rb = rb.with_filter({"method": "equal", "field": k, "literals": [v]})
+    splits = rb.new_scan().plan().splits()
+    if impl == "pypaimon":
+        return {"files": sum(len(s.files) for s in splits), "splits": len(splits)}
+    # pypaimon-rust splits do not expose their files: report splits and planned rows
+    return {"rows": sum(s.row_count() for s in splits), "splits": len(splits)}
+
+
+def cmd_plan(impl, warehouse, table, partition=None, repeat=5):
+    times = []
+    for _ in range(repeat):
+        t = _open(impl, warehouse, table)   # a fresh table object per run, as lakeformat gets
+        start = time.perf_counter()
+        found = _plan_once(impl, t, partition)
+        times.append(time.perf_counter() - start)
+    return {"runs": times, "found": found}
+
+
+def main() -> None:
+    handlers = {"load": cmd_load, "write": cmd_write, "read": cmd_read, "plan": cmd_plan}
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        req = json.loads(line)
+        cmd = req.pop("cmd")
+        if cmd == "quit":
+            _reply({"ok": True})
+            return
+        try:
+            _reply({"ok": True, **handlers[cmd](**req)})
+        except Exception as e:   # report, keep serving: one failing contender must not sink the run
+            _reply({"ok": False, "error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()[-3000:]})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,678 @@
+"""Side-by-side benchmarks: lakeformat vs pypaimon, pypaimon-rust and raw pyarrow (``make bench``).
+
+Everything runs in one invocation, on the same bytes: the data is generated once here, saved as
+Parquet files in a temp dir, and every contender (this process for lakeformat and raw pyarrow, a
+long-lived worker in ``.venv-oracle`` for pypaimon and pypaimon-rust, see ``oracle_bench.py``)
+loads those files into memory before any timer starts. See ``benchmarks/README.md``.
+
+    .venv/bin/python benchmarks/run.py                 # full run (~5 minutes)
+    .venv/bin/python benchmarks/run.py --quick         # small sizes, smoke test
+    .venv/bin/python benchmarks/run.py --only write,read --runs 5
+    .venv/bin/python benchmarks/run.py --profile       # also cProfile lakeformat's parts
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import datetime as dt
+import io
+import json
+import os
+import platform
+import pstats
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import uuid
+from pathlib import Path
+from typing import Callable, Optional
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+ORACLE_PY = ROOT / ".venv-oracle" / "bin" / "python"
+ORACLE_SCRIPT = Path(__file__).resolve().parent / "oracle_bench.py"
+RESULTS = Path(__file__).resolve().parent / "results"
+
+import pyarrow as pa  # noqa: E402
+import pyarrow.compute as pc  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.table import Table as RichTable  # noqa: E402
+
+
+def _import_lakeformat():
+    """lakeformat is edited concurrently; a half-written module is retried for a few minutes."""
+    for attempt in range(10):
+        try:
+            import lakeformat
+            return lakeformat
+        except (ModuleNotFoundError, ImportError) as e:
+            if attempt == 9:
+                raise
+            print(f"import lakeformat failed ({e}); retrying in 30 s", file=sys.stderr)
+            time.sleep(30)
+
+
+lf = _import_lakeformat()
+from lakeformat.demo_data import SCHEMA, user_behavior  # noqa: E402
+
+console = Console(width=160)
+DAYS = ["2024-01-01", "2024-01-02"]
+LF, PYPAIMON, RUST, RAW_ZSTD, RAW_SNAPPY = "lakeformat", "pypaimon", "pypaimon-rust", "raw pyarrow (zstd)", "raw pyarrow (snappy)"
+ORACLE_IMPL = {PYPAIMON: "pypaimon", RUST: "rust"}
+
+
+# ------------------------------------------------------------------------------- helpers
+
+def median(xs):
+    return statistics.median(xs) if xs else None
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+class OracleError(RuntimeError):
+    pass
+
+
+class Oracle:
+    """The worker in the oracle venv: one JSON command per line, one ``@@RESULT`` line back."""
+
+    def __init__(self, log_path: Path):
+        if not ORACLE_PY.exists():
+            raise OracleError(f"oracle venv missing at {ORACLE_PY}: run `make setup`")
+        self.log = open(log_path, "w")
+        self.proc = subprocess.Popen([str(ORACLE_PY), str(ORACLE_SCRIPT)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.log, text=True, bufsize=1,
+                                     cwd=str(ROOT))
+        self.log_path = log_path
+
+    def call(self, cmd: str, **kw) -> dict:
+        self.proc.stdin.write(json.dumps({"cmd": cmd, **kw}) + "\n")
+        self.proc.stdin.flush()
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                self.log.flush()
+                tail = self.log_path.read_text()[-3000:]
+                raise OracleError(f"oracle worker died during {cmd!r}; stderr tail:\n{tail}")
+            if line.startswith("@@RESULT "):
+                out = json.loads(line[len("@@RESULT "):])
+                if not out.pop("ok"):
+                    raise OracleError(f"{cmd} failed in oracle: {out['error']}\n{out.get('trace', '')}")
+                return out
+
+    def close(self) -> None:
+        try:
+            self.call("quit")
+        except Exception:
+            pass
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()   # our own child, by handle
+        self.log.close()
+
+
+def data_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.parquet") if p.is_file())
+
+
+def describe_files(root: Path) -> dict:
+    files = data_files(root)
+    codec = None
+    if files:
+        md = pq.ParquetFile(files[0]).metadata
+        if md.num_row_groups:
+            codec = md.row_group(0).column(0).compression
+    return {"files": len(files), "bytes": sum(f.stat().st_size for f in files), "codec": codec}
+
+
+def profiled(enabled: bool, name: str, fn: Callable, profiles: dict):
+    """Run ``fn``; with ``enabled``, under cProfile, keeping the top of the cumulative listing."""
+    if not enabled:
+        return fn()
+    prof = cProfile.Profile()
+    out = prof.runcall(fn)
+    s = io.StringIO()
+    pstats.Stats(prof, stream=s).sort_stats("cumulative").print_stats(45)
+    profiles.setdefault(name, s.getvalue())
+    return out
+
+
+# ------------------------------------------------------------------------------- data
+
+def make_data(tmp: Path, rows: int, batches: int) -> list[Path]:
+    d = tmp / "input"
+    d.mkdir()
+    paths = []
+    for seed in range(batches):
+        p = d / f"batch-{seed}.parquet"
+        pq.write_table(user_behavior(rows, DAYS, seed=seed), p, compression="zstd")
+        paths.append(p)
+    return paths
+
+
+# ------------------------------------------------------------------------------- 1 + 2: write, read
+
+def lf_write(wh: Path, batches: list[pa.Table]) -> list[float]:
+    cat = lf.Catalog(str(wh))
+    cat.create_database("db", ignore_if_exists=True)
+    t = cat.create_table("db.t", SCHEMA, partition_keys=["dt"])   # not timed
+    per = []
+    for tab in batches:
+        start = time.perf_counter()
+        t.write(tab)
+        per.append(time.perf_counter() - start)
+    return per
+
+
+def raw_write(out: Path, batches: list[pa.Table], **kw) -> list[float]:
+    out.mkdir(parents=True)
+    per = []
+    for i, tab in enumerate(batches):
+        start = time.perf_counter()
+        pq.write_table(tab, out / f"batch-{i}.parquet", **kw)
+        per.append(time.perf_counter() - start)
+    return per
+
+
+def lf_read(wh: Path) -> tuple[float, pa.Table]:
+    t = lf.Catalog(str(wh)).get_table("db.t")   # not timed (nor is the oracles' get_table)
+    start = time.perf_counter()
+    out = t.read()
+    return time.perf_counter() - start, out
+
+
+def raw_read(d: Path) -> tuple[float, pa.Table]:
+    start = time.perf_counter()
+    out = pq.read_table(d)
+    return time.perf_counter() - start, out
+
+
+def checksum(tab: pa.Table) -> int:
+    return int(pc.sum(tab.column("user_id")).as_py()) if tab.num_rows else 0
+
+
+def bench_write_read(tmp: Path, batches: list[pa.Table], oracle: Optional[Oracle], runs: int,
+                     profile: bool, profiles: dict) -> tuple[dict, dict]:
+    writers = [LF, PYPAIMON, RUST, RAW_ZSTD, RAW_SNAPPY]
+    readers = [LF, PYPAIMON, RUST, RAW_ZSTD]
+    write = {c: {"runs": [], "per_batch": [], "errors": []} for c in writers}
+    read = {c: {"runs": [], "errors": []} for c in readers}
+    expected_rows = sum(b.num_rows for b in batches)
+    expected_sum = sum(checksum(b) for b in batches)
+    for r in range(runs):
+        run_dir = tmp / f"run-{r}"
+        wh = {c: run_dir / c.replace(" ", "_").replace("(", "").replace(")", "") for c in writers}
+        # rotate the order each run so no contender always runs first (or last) on a noisy box
+        order = writers[r % len(writers):] + writers[:r % len(writers)]
+        for c in order:
+            try:
+                if c == LF:
+                    per = lf_write(wh[c], batches)
+                elif c == RAW_ZSTD:
+                    per = raw_write(wh[c], batches, compression="zstd", compression_level=1)
+                elif c == RAW_SNAPPY:
+                    per = raw_write(wh[c], batches)
+                else:
+                    if oracle is None:
+                        raise OracleError("oracle worker not available")
+                    per = oracle.call("write", impl=ORACLE_IMPL[c], warehouse=str(wh[c]),
+                                      partition_keys=["dt"])["per_batch"]
+                write[c]["runs"].append(sum(per))
+                write[c]["per_batch"].append(per)
+                write[c].update(describe_files(wh[c]))
+            except Exception as e:
+                write[c]["errors"].append(f"run {r}: {e}")
+                console.print(f"[red]write {c} run {r} failed: {e}")
+        console.print(f"  write run {r + 1}/{runs}: " + ", ".join(
+            f"{c} {write[c]['runs'][-1]:.2f}s" for c in order if len(write[c]["runs"]) > r))
+        # reads: lakeformat, pypaimon and pypaimon-rust all read the table lakeformat just wrote
+        # (identical files); raw pyarrow reads the raw zstd files of this run
+        rorder = readers[r % len(readers):] + readers[:r % len(readers)]
+        for c in rorder:
+            try:
+                if c == LF:
+                    secs, out = lf_read(wh[LF])
+                    rows, s = out.num_rows, checksum(out)
+                    del out
+                elif c == RAW_ZSTD:
+                    secs, out = raw_read(wh[RAW_ZSTD])
+                    rows, s = out.num_rows, checksum(out)
+                    del out
+                else:
+                    if oracle is None:
+                        raise OracleError("oracle worker not available")
+                    res = oracle.call("read", impl=ORACLE_IMPL[c], warehouse=str(wh[LF]), table="db.t")
+                    secs, rows, s = res["seconds"], res["rows"], res["user_id_sum"]
+                if rows != expected_rows or s != expected_sum:
+                    raise RuntimeError(f"read {rows} rows (sum {s}), expected {expected_rows} (sum {expected_sum})")
+                read[c]["runs"].append(secs)
+                read[c]["rows"] = rows
+            except Exception as e:
+                read[c]["errors"].append(f"run {r}: {e}")
+                console.print(f"[red]read {c} run {r} failed: {e}")
+        console.print(f"  read  run {r + 1}/{runs}: " + ", ".join(
+            f"{c} {read[c]['runs'][-1]:.2f}s" for c in rorder if len(read[c]["runs"]) > r))
+        shutil.rmtree(run_dir, ignore_errors=True)
+    if profile:   # an extra, untimed pass under cProfile (profiling would distort the timed runs)
+        prof_wh = tmp / "profile-write"
+        profiled(True, "write: lakeformat t.write x3", lambda: lf_write(prof_wh, batches), profiles)
+        profiled(True, "read: lakeformat t.read()", lambda: lf_read(prof_wh), profiles)
+        shutil.rmtree(prof_wh, ignore_errors=True)
+    for d in (write, read):
+        for v in d.values():
+            v["median"] = median(v["runs"])
+    return write, read
+
+
+# ------------------------------------------------------------------------------- 3: planning
+
+LF_NO_MERGE = "lakeformat, no manifest merges (reference)"
+NO_MERGE_OPTIONS = {"manifest.merge-min-count": "1000000"}
+
+
+def build_planning_table(wh: Path, partitions: int, files_per_partition: int, options: dict):
+    """``partitions`` commits, commit k writing ``files_per_partition`` one-row files into
+    partition k through the two-phase API (one TableWrite per file, one commit per partition):
+    the shape of a daily ingest. Not timed."""
+    cat = lf.Catalog(str(wh))
+    cat.create_database("db", ignore_if_exists=True)
+    t = cat.create_table("db.plan", SCHEMA, partition_keys=["dt"], options=options)
+    start = dt.date(2024, 1, 1)
+    days = [(start + dt.timedelta(days=i)).isoformat() for i in range(partitions)]
+    user = "bench-planning"
+    for k, day in enumerate(days):
+        rows = user_behavior(files_per_partition, [day], seed=1000 + k)
+        messages = []
+        for j in range(files_per_partition):
+            w = t.new_write(user)
+            w.write(rows.slice(j, 1))
+            messages += w.prepare_commit()
+        t.new_commit(user).commit(messages)
+    return days
+
+
+def manifest_layout(wh: Path) -> list[dict]:
+    """The manifests of the latest snapshot: entries and the partition range each covers."""
+    from lakeformat.manifest import ManifestList
+    from lakeformat.scan import decode_stats
+    t = lf.Catalog(str(wh)).get_table("db.plan")
+    snap = t.latest_snapshot()
+    ml = ManifestList(t.io, t.path)
+    types = [f.type for f in t.schema.partition_fields]
+    out = []
+    for m in ml.read(snap.base_manifest_list) + ml.read(snap.delta_manifest_list):
+        stats = decode_stats(m.partition_stats, types)
+        out.append({"entries": m.num_added_files + m.num_deleted_files, "bytes": m.file_size,
+                    "min_dt": stats[0][0] if stats else None, "max_dt": stats[1][0] if stats else None})
+    return out
+
+
+def lf_plan_once(wh: Path, flt) -> tuple[float, int]:
+    t = lf.Catalog(str(wh)).get_table("db.plan")   # a fresh table object per run; not timed
+    start = time.perf_counter()
+    splits = t.scan(filter=flt).plan()
+    secs = time.perf_counter() - start
+    return secs, sum(len(s.files) for s in splits)
+
+
+def bench_planning(tmp: Path, oracle: Optional[Oracle], partitions: int, files_per_partition: int,
+                   repeat: int, profile: bool, profiles: dict, reference_layout: bool = True) -> dict:
+    out = {"partitions": partitions, "files_per_partition": files_per_partition, "results": {}, "layouts": {}}
+    layouts = [(LF, {})] + ([(LF_NO_MERGE, NO_MERGE_OPTIONS)] if reference_layout else [])
+    whs = {}
+    for name, options in layouts:
+        wh = whs[name] = tmp / ("planning-" + str(len(whs)))
+        start = time.perf_counter()
+        days = build_planning_table(wh, partitions, files_per_partition, options)
+        build_secs = time.perf_counter() - start
+        layout = manifest_layout(wh)
+        out["layouts"][name] = {"options": options, "build_seconds": build_secs, "manifests": layout}
+        console.print(f"  {name}: planning table built in {build_secs:.1f}s ({partitions * files_per_partition} "
+                      f"files, {partitions} commits); latest snapshot has {len(layout)} manifests, the largest "
+                      f"{max(m['entries'] for m in layout)} entries covering dt "
+                      f"{max(layout, key=lambda m: m['entries'])['min_dt']} .. "
+                      f"{max(layout, key=lambda m: m['entries'])['max_dt']}")
+    one_day = days[len(days) // 2]
+    out["one_partition"] = one_day
+    flt = {"all": None, "one": lf.col("dt") == one_day}
+    for lname, _ in layouts:
+        wh = whs[lname]
+        res = {}
+        for name in ("all", "one"):
+            cold, count = lf_plan_once(wh, flt[name])
+            runs = []
+            for i in range(repeat):
+                secs, count = lf_plan_once(wh, flt[name])
+                runs.append(secs)
+            if profile:   # extra untimed pass
+                profiled(True, f"plan: {lname} scan().plan() [{name}]", lambda: lf_plan_once(wh, flt[name]),
+                         profiles)
+            res[name] = {"cold": cold, "runs": runs, "median": median(runs), "files": count}
+        res["ratio_all_over_one"] = ratio(res["all"]["median"], res["one"]["median"])
+        out["results"][lname] = res
+    wh = whs[LF]
+    for c in (PYPAIMON, RUST):
+        try:
+            if oracle is None:
+                raise OracleError("oracle worker not available")
+            r = {}
+            for name, part in (("all", None), ("one", {"dt": one_day})):
+                o = oracle.call("plan", impl=ORACLE_IMPL[c], warehouse=str(wh), table="db.plan",
+                                partition=part, repeat=repeat + 1)
+                r[name] = {"cold": o["runs"][0], "runs": o["runs"][1:], "median": median(o["runs"][1:]),
+                           **o["found"]}
+            r["ratio_all_over_one"] = ratio(r["all"]["median"], r["one"]["median"])
+            out["results"][c] = r
+        except Exception as e:
+            out["results"][c] = {"error": str(e)}
+            console.print(f"[red]planning {c} failed: {e}")
+    for wh in whs.values():
+        shutil.rmtree(wh, ignore_errors=True)
+    return out
+
+
+# ------------------------------------------------------------------------------- 4: commit latency
+
+def bench_commits(tmp: Path, commits: int, profile: bool, profiles: dict) -> dict:
+    wh = tmp / "commits"
+    cat = lf.Catalog(str(wh))
+    cat.create_database("db", ignore_if_exists=True)
+    t = cat.create_table("db.c", SCHEMA, partition_keys=["dt"])
+    user = str(uuid.uuid4())
+    commit_times, write_times = [], []
+    rows = user_behavior(commits + 10, DAYS[:1], seed=42)
+
+    def one_commit(i):
+        start = time.perf_counter()
+        w = t.new_write(user)
+        w.write(rows.slice(i, 1))
+        messages = w.prepare_commit()
+        mid = time.perf_counter()
+        t.new_commit(user).commit(messages)
+        return mid - start, time.perf_counter() - mid
+
+    for i in range(commits):
+        wsecs, csecs = one_commit(i)
+        write_times.append(wsecs)
+        commit_times.append(csecs)
+    snap = t.latest_snapshot()
+    from lakeformat.manifest import ManifestList
+    ml = ManifestList(t.io, t.path)
+    metas = ml.read(snap.base_manifest_list) + ml.read(snap.delta_manifest_list)
+    if profile:   # 10 extra commits under cProfile, after the timed ones
+        profiled(True, f"commit: commits {commits + 1}-{commits + 10} (write+prepare+commit)",
+                 lambda: [one_commit(commits + j) for j in range(10)], profiles)
+    first = median(commit_times[:10])
+    last = median(commit_times[-10:])
+    ordered = sorted(commit_times)
+    windows = {f"{i + 1}-{min(i + 50, commits)}": median(commit_times[i:i + 50]) for i in range(0, commits, 50)}
+    out = {"commits": commits, "median_first_10": first, "median_last_10": last,
+           "ratio_last_over_first": ratio(last, first), "median_all": median(commit_times),
+           "p90": ordered[int(0.9 * (len(ordered) - 1))], "max": ordered[-1],
+           "slowest_commit_index": commit_times.index(ordered[-1]) + 1,
+           "total_commit_seconds": sum(commit_times), "median_write_prepare": median(write_times),
+           "median_by_50": windows, "snapshots": snap.id, "manifests_in_latest_snapshot": len(metas),
+           "commit_seconds": commit_times, "write_prepare_seconds": write_times}
+    shutil.rmtree(wh, ignore_errors=True)
+    return out
+
+
+# ------------------------------------------------------------------------------- report
+
+def fmt_s(x, digits=3):
+    return "—" if x is None else f"{x:.{digits}f}"
+
+
+def fmt_x(x):
+    return "—" if x is None else f"{x:.2f}×"
+
+
+def fmt_ms(x):
+    return "—" if x is None else f"{x * 1000:.1f}"
+
+
+def print_write_read(write: dict, read: dict, rows_per_batch: int, batches: int) -> None:
+    raw = write[RAW_ZSTD]["median"]
+    base = write[LF]["median"]
+    t = RichTable(title=f"1. Append write + commit: {batches} batches × {rows_per_batch:,} rows, "
+                        "partitioned by dt, bucket-unaware (one commit per batch)", title_justify="left")
+    for col in ("contender", "median s", "runs s", "× raw zstd", "× lakeformat", "M rows/s", "files",
+                "MB on disk", "codec"):
+        t.add_column(col, justify="left" if col in ("contender", "runs s", "codec") else "right")
+    for c in (RAW_ZSTD, RAW_SNAPPY, LF, PYPAIMON, RUST):
+        v = write[c]
+        m = v["median"]
+        t.add_row(c, fmt_s(m), " ".join(f"{x:.2f}" for x in v["runs"]) or "; ".join(v["errors"])[:60],
+                  fmt_x(ratio(m, raw)), fmt_x(ratio(m, base)),
+                  "—" if not m else f"{rows_per_batch * batches / m / 1e6:.2f}", str(v.get("files", "—")),
+                  "—" if "bytes" not in v else f"{v['bytes'] / 1e6:.1f}", str(v.get("codec", "—")))
+    console.print(t)
+    raw = read[RAW_ZSTD]["median"]
+    base = read[LF]["median"]
+    t = RichTable(title="2. Full read of that table (lakeformat, pypaimon and pypaimon-rust read the same "
+                        "lakeformat-written table; raw reads the raw zstd files)", title_justify="left")
+    for col in ("contender", "median s", "runs s", "× raw zstd", "× lakeformat", "M rows/s", "rows"):
+        t.add_column(col, justify="left" if col in ("contender", "runs s") else "right")
+    for c in (RAW_ZSTD, LF, PYPAIMON, RUST):
+        v = read[c]
+        m = v["median"]
+        t.add_row(c, fmt_s(m), " ".join(f"{x:.2f}" for x in v["runs"]) or "; ".join(v["errors"])[:60],
+                  fmt_x(ratio(m, raw)), fmt_x(ratio(m, base)),
+                  "—" if not m else f"{v.get('rows', 0) / m / 1e6:.2f}", f"{v.get('rows', 0):,}")
+    console.print(t)
+
+
+def print_planning(p: dict) -> None:
+    lay = p["layouts"][LF]["manifests"]
+    t = RichTable(title=f"3. Scan planning: {p['partitions'] * p['files_per_partition']:,} files in "
+                        f"{p['partitions']} partitions ({p['partitions']} commits; {len(lay)} manifests in the latest "
+                        f"snapshot, largest {max(m['entries'] for m in lay):,} entries); all = no filter, "
+                        f"one = dt = '{p['one_partition']}'. pypaimon and pypaimon-rust plan the default "
+                        "lakeformat table.", title_justify="left")
+    for col in ("implementation", "all: median ms", "one: median ms", "all / one", "all: cold ms",
+                "one: cold ms", "found (all / one)", "runs all ms", "runs one ms"):
+        t.add_column(col, justify="left" if col in ("implementation", "runs all ms", "runs one ms") else "right")
+    for c, r in p["results"].items():
+        if "error" in r:
+            t.add_row(c, "error: " + r["error"][:80], "", "", "", "", "", "", "")
+            continue
+        key = "files" if "files" in r["all"] else "rows"
+        t.add_row(c, fmt_ms(r["all"]["median"]), fmt_ms(r["one"]["median"]), fmt_x(r["ratio_all_over_one"]),
+                  fmt_ms(r["all"]["cold"]), fmt_ms(r["one"]["cold"]),
+                  f"{r['all'][key]:,} / {r['one'][key]:,} {key}",
+                  " ".join(f"{x * 1000:.0f}" for x in r["all"]["runs"]),
+                  " ".join(f"{x * 1000:.0f}" for x in r["one"]["runs"]))
+    console.print(t)
+    for name, lay in p["layouts"].items():
+        big = max(lay["manifests"], key=lambda m: m["entries"])
+        console.print(f"  {name}: {len(lay['manifests'])} manifests; the largest holds {big['entries']:,} entries "
+                      f"for dt {big['min_dt']} .. {big['max_dt']}")
+
+
+def print_commits(c: dict) -> None:
+    t = RichTable(title=f"4. Commit latency: {c['commits']} commits of one 1-row file each into one table "
+                        f"(lakeformat; {c['manifests_in_latest_snapshot']} manifests in the last snapshot)",
+                  title_justify="left")
+    for col in ("commits 1–10 median ms", "last 10 median ms", "last / first", "median ms", "p90 ms",
+                "max ms (commit #)", "total s", "write+prepare median ms"):
+        t.add_column(col, justify="right")
+    t.add_row(fmt_ms(c["median_first_10"]), fmt_ms(c["median_last_10"]), fmt_x(c["ratio_last_over_first"]),
+              fmt_ms(c["median_all"]), fmt_ms(c["p90"]), f"{fmt_ms(c['max'])} (#{c['slowest_commit_index']})",
+              fmt_s(c["total_commit_seconds"], 2), fmt_ms(c["median_write_prepare"]))
+    console.print(t)
+    console.print("  median commit ms per 50 commits: " + "  ".join(
+        f"{k}: {v * 1000:.1f}" for k, v in c["median_by_50"].items()))
+
+
+def goals(res: dict) -> list[dict]:
+    out = []
+
+    def add(name, value, ok, target):
+        out.append({"goal": name, "target": target, "value": value,
+                    "status": "n/a" if ok is None else ("met" if ok else "MISSED")})
+    w, r = res.get("write"), res.get("read")
+    if w:
+        x = ratio(w[LF]["median"], w[RAW_ZSTD]["median"])
+        add("write: lakeformat vs raw pyarrow zstd", x, None if x is None else x <= 1.25, "≤ 1.25×")
+        for c in (PYPAIMON, RUST):
+            x = ratio(w[LF]["median"], w[c]["median"])
+            add(f"write: lakeformat vs {c}", x, None if x is None else x < 1.0, "< 1.00×")
+    if r:
+        x = ratio(r[LF]["median"], r[RUST]["median"])
+        add("read: lakeformat vs pypaimon-rust", x, None if x is None else x <= 1.0, "≤ 1.00×")
+    p = res.get("planning")
+    if p:
+        x = p["results"][LF]["ratio_all_over_one"]
+        add("planning: all / one partition (lakeformat)", x, None if x is None else x >= 20, "≥ 20×")
+    c = res.get("commits")
+    if c:
+        add(f"commit latency: commits {c['commits'] - 9}–{c['commits']} / 1–10 (later issue)",
+            c["ratio_last_over_first"], None, "≤ 1.5× (later issue; reported only)")
+    return out
+
+
+def print_goals(gs: list[dict]) -> None:
+    t = RichTable(title="Goals", title_justify="left")
+    for col in ("goal", "target", "value", "status"):
+        t.add_column(col)
+    for g in gs:
+        style = {"met": "green", "MISSED": "red"}.get(g["status"], "")
+        t.add_row(g["goal"], g["target"], fmt_x(g["value"]), f"[{style}]{g['status']}" if style else g["status"])
+    console.print(t)
+
+
+def environment(oracle_info: dict) -> dict:
+    try:
+        from importlib.metadata import version
+        lf_version = version("lakeformat")
+    except Exception:
+        lf_version = None
+    return {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "python": platform.python_version(), "platform": platform.platform(),
+            "cpu_count": os.cpu_count(), "cpu_model": _cpu_model(), "pyarrow": pa.__version__,
+            "lakeformat": lf_version, "oracle_pyarrow": oracle_info.get("pyarrow"),
+            "pypaimon": _oracle_pkg("pypaimon"), "pypaimon_rust": _oracle_pkg("pypaimon-rust"),
+            "loadavg_start": list(os.getloadavg())}
+
+
+def _cpu_model() -> Optional[str]:
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return None
+
+
+def _oracle_pkg(name: str) -> Optional[str]:
+    site = ROOT / ".venv-oracle" / "lib"
+    for d in site.glob(f"python*/site-packages/{name.replace('-', '_')}-*.dist-info"):
+        return d.name[:-len(".dist-info")].split("-", 1)[1]
+    return None
+
+
+# ------------------------------------------------------------------------------- main
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=5, help="runs of benchmarks 1 and 2 (fresh warehouses each)")
+    ap.add_argument("--rows", type=int, default=1_000_000, help="rows per batch")
+    ap.add_argument("--batches", type=int, default=3)
+    ap.add_argument("--partitions", type=int, default=100, help="planning table: partitions")
+    ap.add_argument("--files-per-partition", type=int, default=100, help="planning table: files per partition")
+    ap.add_argument("--plan-repeat", type=int, default=7, help="timed planning runs per scan")
+    ap.add_argument("--commits", type=int, default=500)
+    ap.add_argument("--no-reference-layout", action="store_true",
+                    help="planning: skip the reference table built without manifest merges")
+    ap.add_argument("--only", default="write,planning,commits",
+                    help="comma list of: write (benchmarks 1 and 2), planning, commits")
+    ap.add_argument("--quick", action="store_true", help="small sizes for a smoke test")
+    ap.add_argument("--profile", action="store_true",
+                    help="cProfile lakeformat's write, read, planning and commits into results/profile.txt")
+    ap.add_argument("--out", default=str(RESULTS / "latest.json"))
+    args = ap.parse_args()
+    if args.quick:
+        args.rows, args.runs, args.partitions, args.files_per_partition = 100_000, 2, 10, 10
+        args.plan_repeat, args.commits = 3, 40
+        if args.out == str(RESULTS / "latest.json"):
+            args.out = str(RESULTS / "quick.json")
+    only = set(args.only.split(","))
+    started = time.perf_counter()
+    tmp = Path(tempfile.mkdtemp(prefix="lakeformat-bench-"))
+    profiles: dict[str, str] = {}
+    res: dict = {"config": {k: v for k, v in vars(args).items() if k != "out"}}
+    oracle = None
+    oracle_info: dict = {}
+    try:
+        console.print(f"[bold]lakeformat benchmarks[/] (temp dir {tmp})")
+        files = make_data(tmp, args.rows, args.batches)
+        batches = [pq.read_table(f) for f in files]   # loaded before any timer starts
+        res["config"]["input_files"] = [{"name": f.name, "bytes": f.stat().st_size} for f in files]
+        if only & {"write", "planning"}:
+            try:
+                oracle = Oracle(tmp / "oracle-stderr.log")
+                oracle_info = oracle.call("load", files=[str(f) for f in files])
+            except Exception as e:
+                console.print(f"[red]oracle worker unavailable: {e}")
+                oracle = None
+        res["env"] = environment(oracle_info)
+        if "write" in only:
+            console.print("[bold]1+2. write and read[/]")
+            res["write"], res["read"] = bench_write_read(tmp, batches, oracle, args.runs, args.profile, profiles)
+        del batches
+        if "planning" in only:
+            console.print("[bold]3. scan planning[/]")
+            res["planning"] = bench_planning(tmp, oracle, args.partitions, args.files_per_partition,
+                                             args.plan_repeat, args.profile, profiles,
+                                             not args.no_reference_layout)
+        if "commits" in only:
+            console.print("[bold]4. commit latency[/]")
+            res["commits"] = bench_commits(tmp, args.commits, args.profile, profiles)
+    except Exception:
+        traceback.print_exc()
+        res["error"] = traceback.format_exc()
+    finally:
+        if oracle is not None:
+            oracle.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    res.setdefault("env", environment(oracle_info))
+    res["env"]["loadavg_end"] = list(os.getloadavg())
+    res["env"]["total_seconds"] = time.perf_counter() - started
+    res["goals"] = goals(res)
+
+    console.print()
+    if "write" in res:
+        print_write_read(res["write"], res["read"], args.rows, args.batches)
+    if "planning" in res:
+        print_planning(res["planning"])
+    if "commits" in res:
+        print_commits(res["commits"])
+    print_goals(res["goals"])
+    e = res["env"]
+    console.print(f"python {e['python']}, pyarrow {e['pyarrow']} (oracle pyarrow {e['oracle_pyarrow']}, "
+                  f"pypaimon {e['pypaimon']}, pypaimon-rust {e['pypaimon_rust']}), {e['cpu_count']} CPUs "
+                  f"({e['cpu_model']}), load avg {e['loadavg_start'][0]:.2f} → {e['loadavg_end'][0]:.2f}, "
+                  f"total {e['total_seconds']:.0f} s")
+
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(res, indent=2, default=str) + "\n")
+    console.print(f"results written to {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
+    if profiles:
+        prof_path = out.with_name("profile.txt")
+        prof_path.write_text("\n\n".join(f"===== {k} =====\n{v}" for k, v in profiles.items()))
+        console.print(f"profiles written to {prof_path.relative_to(ROOT) if prof_path.is_relative_to(ROOT) else prof_path}")
+    return 1 if "error" in res else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
