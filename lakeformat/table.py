@@ -9,6 +9,7 @@ from typing import Iterator, Optional, Sequence, Union
 
 import pyarrow as pa
 
+from lakeformat import options as O
 from lakeformat import predicate as P
 from lakeformat.binary_row import deserialize_row
 from lakeformat.commit import BATCH_IDENTIFIER, FileStoreCommit, Overwrite
@@ -20,7 +21,8 @@ from lakeformat.read import SplitRead
 from lakeformat.scan import FileScan, Split
 from lakeformat.schema import SchemaManager, TableSchema, apply_changes
 from lakeformat.snapshot import Snapshot, SnapshotManager
-from lakeformat.write import Data, TableWrite, partition_path
+from lakeformat.partition import partition_path
+from lakeformat.write import Data, TableWrite
 
 
 @dataclass
@@ -46,6 +48,7 @@ class Table:
         self.schema = schema or self.schema_manager.latest()
         if self.schema is None:
             raise NotFoundError(f"table {name} has no schema at {path}")
+        self._typed_options: tuple[Optional[TableSchema], Optional[Options]] = (None, None)
 
     # -- metadata ----------------------------------------------------------------------
     @property
@@ -54,7 +57,9 @@ class Table:
 
     @property
     def typed_options(self) -> Options:
-        return Options(self.schema.options)
+        if self._typed_options[0] is not self.schema:   # parsed once per schema: read paths ask often
+            self._typed_options = (self.schema, Options(self.schema.options))
+        return self._typed_options[1]
 
     @property
     def target_file_size(self) -> int:
@@ -93,8 +98,9 @@ class Table:
         fields = self.schema.partition_fields
         if not fields:
             return join(self.path, f"bucket-{bucket}")
-        default = self.schema.options.get("partition.default-name", "__DEFAULT_PARTITION__")
-        return join(self.path, partition_path(list(values), fields, default), f"bucket-{bucket}")
+        o = self.typed_options
+        path = partition_path(values, fields, o.get(O.PARTITION_DEFAULT_NAME), o.get(O.PARTITION_LEGACY_NAME))
+        return join(self.path, path, f"bucket-{bucket}")
 
     def bucket_dir_of(self, partition: bytes, bucket: int) -> str:
         return self.bucket_dir(self.partition_values(partition), bucket)

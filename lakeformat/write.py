@@ -27,7 +27,6 @@ from lakeformat.schema import TableSchema
 
 Data = Union[pa.Table, pa.RecordBatch, pa.RecordBatchReader]
 STATS_TRUNCATE = 16
-_PATH_ESCAPE = set("\"#%'*/:=?\\{}[]^")
 
 
 @dataclass(frozen=True)
@@ -180,27 +179,6 @@ def _pick(a, b, fn):
 
 
 # ---------------------------------------------------------------- files
-
-def partition_path(values: list, fields: list[T.DataField], default_name: str) -> str:
-    """``k1=v1/k2=v2`` with Hive/Paimon escaping; null values use ``partition.default-name``."""
-    parts = []
-    for v, f in zip(values, fields):
-        text = default_name if v is None or v == "" else _partition_text(v)
-        parts.append(f"{_escape(f.name)}={_escape(text)}")
-    return "/".join(parts)
-
-
-def _partition_text(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if hasattr(v, "isoformat"):
-        return v.isoformat()
-    return str(v)
-
-
-def _escape(s: str) -> str:
-    return "".join(f"%{ord(c):02X}" if ord(c) < 32 or ord(c) == 127 or c in _PATH_ESCAPE else c for c in s)
-
 
 class RollingFileWriter:
     """Appends Arrow tables to Parquet files of one bucket, starting a new file at ``target_size``."""
