@@ -17,6 +17,7 @@ import fastavro
 from lakeformat.binary_row import deserialize_row, serialize_row
 from lakeformat.errors import CorruptFileError
 from lakeformat.fileio import FileIO, join
+from lakeformat.partition import PartitionFilter, sort_key, sortable
 from lakeformat.types import DataType
 
 ADD, DELETE = 0, 1
@@ -203,15 +204,70 @@ def _write_avro(schema, records: list[dict], codec: str) -> bytes:
     return buf.getvalue()
 
 
-def _read_avro(fio: FileIO, path: str) -> list[dict]:
+def _read_bytes(fio: FileIO, path: str) -> bytes:
     try:
-        data = fio.read_bytes(path)
+        return fio.read_bytes(path)
     except FileNotFoundError:
         raise CorruptFileError(path, "metadata file is missing") from None
+
+
+def _read_avro(fio: FileIO, path: str) -> list[dict]:
+    data = _read_bytes(fio, path)
     try:
         return list(fastavro.reader(io.BytesIO(data)))
     except Exception as e:  # fastavro raises many kinds on garbage input
         raise CorruptFileError(path, f"cannot read Avro: {e}") from None
+
+
+# Avro header key marking a manifest whose entries are in partition order, one partition run per
+# block where runs are large enough: readers that know it skip blocks; others ignore it.
+SORTED_BY = "lakeformat.sorted-by"
+MIN_BLOCK_RECORDS = 64
+
+
+def _write_sorted_avro(schema, records: list[dict], partitions: list[bytes], codec: str) -> bytes:
+    """Start a new Avro block where the partition changes once the block holds enough entries,
+    so that most blocks hold one partition and a filtered read decodes only the blocks it needs."""
+    buf = io.BytesIO()
+    w = fastavro.write.Writer(buf, schema, codec=codec, metadata={SORTED_BY: "partition"},
+                              sync_interval=1 << 20)
+    previous = None
+    for record, partition in zip(records, partitions):
+        if partition != previous and w.block_count >= MIN_BLOCK_RECORDS:
+            w.dump()
+        w.write(record)
+        previous = partition
+    w.flush()
+    return buf.getvalue()
+
+
+def _filtered_records(data: bytes, keep: PartitionFilter) -> list[dict]:
+    """Records of the partitions ``keep`` matches. In a sorted manifest a block's partitions lie
+    between its first partition and the next block's first, so a block outside the filter is
+    skipped after decoding one record."""
+    reader = fastavro.block_reader(io.BytesIO(data))
+    out: list[dict] = []
+    if reader.metadata.get(SORTED_BY) != "partition":
+        for block in reader:
+            out += [r for r in block if keep.matches(r["_PARTITION"])]
+        return out
+
+    def take(first: dict, rest, upper: Optional[bytes]) -> None:
+        if keep.may_match_range(first["_PARTITION"], upper):
+            out.extend(r for r in (first, *rest) if keep.matches(r["_PARTITION"]))
+
+    pending = None
+    for block in reader:
+        records = iter(block)
+        first = next(records, None)
+        if first is None:
+            continue
+        if pending is not None:
+            take(*pending, first["_PARTITION"])
+        pending = (first, records)
+    if pending is not None:
+        take(*pending, None)
+    return out
 
 
 # ---------------------------------------------------------------- IO
@@ -228,8 +284,18 @@ class ManifestFile:
     def path(self, name: str) -> str:
         return join(self.dir, name)
 
-    def read(self, name: str) -> list[ManifestEntry]:
-        return [ManifestEntry.from_avro(r) for r in _read_avro(self.io, self.path(name))]
+    def read(self, name: str, partitions: Optional[PartitionFilter] = None) -> list[ManifestEntry]:
+        """All entries, or with ``partitions`` only those of matching partitions (decoding as
+        little as the manifest's layout allows)."""
+        if partitions is None:
+            return [ManifestEntry.from_avro(r) for r in _read_avro(self.io, self.path(name))]
+        path = self.path(name)
+        data = _read_bytes(self.io, path)
+        try:
+            records = _filtered_records(data, partitions)
+        except Exception as e:  # fastavro raises many kinds on garbage input
+            raise CorruptFileError(path, f"cannot read Avro: {e}") from None
+        return [ManifestEntry.from_avro(r) for r in records]
 
     def write(self, entries: Sequence[ManifestEntry]) -> list[ManifestFileMeta]:
         """Write entries into as many manifests as ``target_size`` asks for (estimated from the
@@ -237,13 +303,19 @@ class ManifestFile:
         if not entries:
             return []
         out, prefix = [], f"manifest-{uuid.uuid4()}-"
+        ordered = sortable(self.partition_types)
+        if ordered:   # stable: an ADD stays before the DELETE of the same file
+            keys = {p: sort_key(deserialize_row(p, self.partition_types)) for p in {e.partition for e in entries}}
+            entries = sorted(entries, key=lambda e: keys[e.partition])
         records = [e.to_avro() for e in entries]
         probe = records[: min(len(records), 1000)]
         per_record = max(1, len(_write_avro(MANIFEST_ENTRY_SCHEMA, probe, self.codec)) // len(probe))
         chunk = max(1, self.target_size // per_record)
         for n, start in enumerate(range(0, len(records), chunk)):
             part = entries[start:start + chunk]
-            data = _write_avro(MANIFEST_ENTRY_SCHEMA, records[start:start + chunk], self.codec)
+            chunk_records = records[start:start + chunk]
+            data = (_write_sorted_avro(MANIFEST_ENTRY_SCHEMA, chunk_records, [e.partition for e in part], self.codec)
+                    if ordered else _write_avro(MANIFEST_ENTRY_SCHEMA, chunk_records, self.codec))
             name = f"{prefix}{n}"
             self.io.write_bytes(self.path(name), data)
             out.append(self._meta(name, len(data), part))

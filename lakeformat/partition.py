@@ -17,7 +17,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from lakeformat.binary_row import timestamp_to_nanos
+from lakeformat import predicate as P
+from lakeformat.binary_row import deserialize_row, timestamp_to_nanos
 from lakeformat.types import DataField, DataType
 
 _EPOCH_DATE = dt.date(1970, 1, 1)
@@ -120,3 +121,63 @@ def _cast_timestamp(nanos: int, precision: int) -> str:
 def _time_text(nanos: int, precision: int) -> str:
     d, nano = _split_nanos(nanos)
     return d.strftime("%H:%M:%S") + _fraction(nano, precision)
+
+
+# ---------------------------------------------------------------- order and filtering
+
+def sortable(types: Sequence[DataType]) -> bool:
+    """Whether partitions of these types have a total order (NaN has none)."""
+    return bool(types) and all(getattr(t, "root", None) not in ("FLOAT", "DOUBLE") for t in types)
+
+
+def sort_key(values: Sequence[Any]) -> tuple:
+    """The order of partitions inside our manifests: nulls first, then by value."""
+    return tuple((False, 0) if v is None else (True, _comparable(v)) for v in values)
+
+
+def _comparable(v: Any) -> Any:
+    if isinstance(v, dt.datetime):   # TIMESTAMP(7..9) decodes to int nanos when datetime can't hold it
+        return timestamp_to_nanos(v, v.tzinfo is not None)
+    return v
+
+
+class PartitionFilter:
+    """The partition part of a filter, evaluated on serialized partitions, each decoded once.
+
+    ``may_match_range`` decides for a run of partitions known only by its first and last
+    partition in :func:`sort_key` order: that is how a scan skips the Avro blocks of a sorted
+    manifest without decoding them."""
+
+    def __init__(self, predicate: P.Predicate, fields: Sequence[DataField]):
+        self.predicate = predicate
+        self.names = [f.name for f in fields]
+        self.types = [f.type for f in fields]
+        self._values: dict[bytes, tuple] = {}
+        self._matches: dict[bytes, bool] = {}
+
+    def values(self, partition: bytes) -> tuple:
+        v = self._values.get(partition)
+        if v is None:
+            v = self._values[partition] = tuple(deserialize_row(partition, self.types))
+        return v
+
+    def matches(self, partition: bytes) -> bool:
+        m = self._matches.get(partition)
+        if m is None:
+            exact = {n: (v, v, 1 if v is None else 0, 1) for n, v in zip(self.names, self.values(partition))}
+            m = self._matches[partition] = P.may_match(self.predicate, exact.get)
+        return m
+
+    def may_match_range(self, first: bytes, last: Optional[bytes]) -> bool:
+        """``last`` None: unbounded above."""
+        lo = self.values(first)
+        hi = self.values(last) if last is not None else None
+        bounds = {}
+        for j, name in enumerate(self.names):
+            if j and (hi is None or lo[:j] != hi[:j]):
+                break   # past the first differing field the order bounds nothing
+            if lo[j] is None:
+                continue   # nulls sort first: the run may hold nulls and any value up to hi
+            upper = hi[j] if hi is not None else None
+            bounds[name] = (lo[j], upper, 0, 1)
+        return P.may_match(self.predicate, bounds.get)

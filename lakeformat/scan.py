@@ -15,6 +15,7 @@ from lakeformat import predicate as P
 from lakeformat.binary_row import deserialize_row
 from lakeformat.manifest import (ADD, DataFileMeta, ManifestEntry, ManifestFile, ManifestFileMeta,
                                  ManifestList, SimpleStats, merge_entries)
+from lakeformat.partition import PartitionFilter
 from lakeformat.snapshot import Snapshot
 from lakeformat.types import DataField
 
@@ -75,6 +76,9 @@ class FileScan:
         self.part_fields = self.schema.partition_fields
         part_names = {f.name for f in self.part_fields}
         self.part_pred = P.only_on(filter, part_names)
+        # a filter on partition keys alone is decided exactly by partitions: no file statistics
+        self.value_filter = None if filter is None or P.columns(filter) <= part_names else filter
+        self.partitions = PartitionFilter(self.part_pred, self.part_fields) if self.part_pred else None
         self.threads = threads
         self._part_types = [f.type for f in self.part_fields]
         self._decode_partition = lru_cache(maxsize=None)(
@@ -91,10 +95,10 @@ class FileScan:
         metas = [m for m in metas if manifest_may_match(m, self.part_pred, self.part_fields)]
         mfile = self._mfile()
         if len(metas) <= 1:
-            chunks = [mfile.read(m.file_name) for m in metas]
+            chunks = [mfile.read(m.file_name, self.partitions) for m in metas]
         else:
             with ThreadPoolExecutor(min(self.threads, len(metas))) as pool:
-                chunks = list(pool.map(lambda m: mfile.read(m.file_name), metas))
+                chunks = list(pool.map(lambda m: mfile.read(m.file_name, self.partitions), metas))
         return [e for chunk in chunks for e in chunk]
 
     def live_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
@@ -107,15 +111,11 @@ class FileScan:
 
     def keep(self, e: ManifestEntry) -> bool:
         """Partition pruning on exact values, then file pruning on value statistics."""
-        if self.part_pred is not None:
-            values = self._decode_partition(e.partition)
-            names = [f.name for f in self.part_fields]
-            exact = {n: (v, v, 1 if v is None else 0, 1) for n, v in zip(names, values)}
-            if not P.may_match(self.part_pred, exact.get):
-                return False
-        if self.filter is None:
+        if self.partitions is not None and not self.partitions.matches(e.partition):
+            return False
+        if self.value_filter is None:
             return True
-        return P.may_match(self.filter, self._file_stats(e.file))
+        return P.may_match(self.value_filter, self._file_stats(e.file))
 
     def _file_stats(self, f: DataFileMeta):
         file_schema = self.table.schema_manager.get(f.schema_id)
