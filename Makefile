@@ -5,14 +5,20 @@ ORACLE := .venv-oracle
 PY := $(VENV)/bin/python
 WAREHOUSE ?= $(or $(LAKEFORMAT_WAREHOUSE),./warehouse)
 
-.PHONY: setup test demo bench java clean
+.PHONY: setup test demo bench java postgres clean
 
-setup: java $(VENV)/.installed $(ORACLE)/.installed
+setup: java postgres $(VENV)/.installed $(ORACLE)/.installed
 
 java:
 	@command -v java >/dev/null 2>&1 || { \
 	  echo "java not found: installing openjdk-17-jre-headless"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless; }
+
+# The lock tests start their own throwaway server from these binaries (tests/pg.py).
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  echo "PostgreSQL not found: installing postgresql"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; }
 
 $(VENV)/.installed: pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)

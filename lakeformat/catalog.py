@@ -8,6 +8,7 @@ import pyarrow as pa
 
 from lakeformat.errors import AlreadyExistsError, InvalidNameError, LakeformatError, NotFoundError
 from lakeformat.fileio import S3_OPTION_KEYS, FileIO, join
+from lakeformat.lock import LOCK_OPTION_KEYS, lock_from_options
 from lakeformat.options import validate
 from lakeformat.schema import SchemaManager, new_schema
 from lakeformat.table import Table
@@ -32,17 +33,20 @@ def split_identifier(identifier: str) -> tuple[str, str]:
 
 
 class Catalog:
-    """Entry point: ``Catalog("/path/to/warehouse")`` or ``Catalog("s3://bucket/wh", **{"s3.endpoint": ...})``."""
+    """Entry point: ``Catalog("/path/to/warehouse")`` or ``Catalog("s3://bucket/wh", **{"s3.endpoint": ...})``.
+    Options: the ``s3.*`` keys of the store, and ``lock.*`` for a catalog lock around commits."""
 
     def __init__(self, warehouse: str, **options: str):
         if not warehouse:
             raise LakeformatError("a catalog needs a warehouse path or URI")
         self.warehouse = warehouse.rstrip("/")
         self.options = {k: str(v) for k, v in options.items()}
-        unknown = [k for k in self.options if k not in S3_OPTION_KEYS]
+        known = S3_OPTION_KEYS + LOCK_OPTION_KEYS
+        unknown = [k for k in self.options if k not in known]
         if unknown:
-            raise LakeformatError(f"unknown catalog option(s) {unknown}; known: {list(S3_OPTION_KEYS)}")
+            raise LakeformatError(f"unknown catalog option(s) {unknown}; known: {list(known)}")
         self.io = FileIO.for_uri(self.warehouse, self.options)
+        self.lock = lock_from_options(self.warehouse, self.options)
 
     # -- databases ---------------------------------------------------------------------
     def database_path(self, name: str) -> str:
@@ -103,7 +107,7 @@ class Catalog:
             if ignore_if_exists:
                 return self.get_table(identifier)
             raise AlreadyExistsError(f"table {identifier} exists already")
-        return Table(self.io, path, identifier, ts)
+        return Table(self.io, path, identifier, ts, self.lock)
 
     def get_table(self, identifier: str) -> Table:
         path = self.table_path(identifier)
@@ -111,7 +115,7 @@ class Catalog:
         ids = sm.list_ids()
         if not ids:
             raise NotFoundError(f"table {identifier} does not exist (no schema under {path})")
-        return Table(self.io, path, identifier, sm.get(ids[-1]))
+        return Table(self.io, path, identifier, sm.get(ids[-1]), self.lock)
 
     def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
         if not self.table_exists(identifier):

@@ -3,7 +3,8 @@
 One attempt (Paimon's ``tryCommitOnce``): read the latest snapshot, check conflicts against it,
 write the delta manifest(s) (once; retries reuse them unless the entries depend on the latest
 snapshot, as an overwrite's do), merge the previous manifests into the new base list, write the
-base and delta manifest lists, then create ``snapshot-N`` only if absent. Losing that race
+base and delta manifest lists, then create ``snapshot-N`` only if absent (by the store's atomic
+create-if-absent or, with ``lock.enabled``, under the table's catalog lock). Losing that race
 deletes this attempt's lists and merged manifests and retries on the new latest, with
 exponential backoff and jitter, bounded by ``commit.max-retries`` and ``commit.timeout``.
 
@@ -282,7 +283,7 @@ class FileStoreCommit:
                 time_millis=int(time.time() * 1000), total_record_count=prev_total + added - deleted,
                 delta_record_count=added - deleted, base_manifest_list_size=base_size,
                 delta_manifest_list_size=delta_size)
-            if not t.snapshot_manager.try_create(snapshot):
+            if not self._create_snapshot(snapshot):
                 self._delete(written)
                 return None
         except BaseException:
@@ -294,6 +295,15 @@ class FileStoreCommit:
             sm.write_hint(sm.EARLIEST, 1)
         log.info("committed snapshot %d of %s (%s, %+d rows)", snapshot.id, t.name, kind, added - deleted)
         return snapshot
+
+    def _create_snapshot(self, snapshot: Snapshot) -> bool:
+        """Create ``snapshot-N`` if absent. Under the catalog lock a plain write suffices, for
+        stores that lack a conditional write; without one, the store's create-if-absent decides."""
+        t = self.table
+        if t.lock is None:
+            return t.snapshot_manager.try_create(snapshot)
+        with t.lock.hold(t.name):
+            return t.snapshot_manager.create_locked(snapshot)
 
     def _delete(self, names: Sequence[str]) -> None:
         for n in names:

@@ -48,3 +48,16 @@ class CommitConflictError(CommitError):
     def __init__(self, message: str, snapshot_id=None, files=(), partition=None, bucket=None):
         super().__init__(message)
         self.snapshot_id, self.files, self.partition, self.bucket = snapshot_id, tuple(files), partition, bucket
+
+
+class LockTimeoutError(CommitError):
+    """The catalog lock of a table stayed held by another committer for ``lock.acquire-timeout``;
+    nothing was committed."""
+
+    def __init__(self, lock_id: str, waited: float, timeout: float, ttl: float):
+        super().__init__(
+            f"could not take the catalog lock {lock_id!r}: another committer held it for the whole "
+            f"{waited:.1f} s this commit waited (lock.acquire-timeout is {timeout:g} s). Nothing was "
+            f"committed; retry later. A lock left by a crashed committer frees itself after "
+            f"lock.ttl ({ttl:g} s).")
+        self.lock_id, self.waited = lock_id, waited

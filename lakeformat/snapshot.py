@@ -156,6 +156,16 @@ class SnapshotManager:
             self._cache[snapshot.id] = snapshot
         return created
 
+    def create_locked(self, snapshot: Snapshot) -> bool:
+        """Create ``snapshot-<id>`` with a plain write; False if it exists already. Check and write
+        are atomic only because the caller holds the table's catalog lock (``lock.enabled``)."""
+        path = self.path(snapshot.id)
+        if self.io.exists(path):
+            return False
+        self.io.write_bytes(path, snapshot.to_json().encode())
+        self._cache[snapshot.id] = snapshot
+        return True
+
     def write_hint(self, name: str, snapshot_id: int) -> None:
         """Best effort: a failed hint write never fails a commit."""
         try:

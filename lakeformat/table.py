@@ -15,6 +15,7 @@ from lakeformat.binary_row import deserialize_row
 from lakeformat.commit import BATCH_IDENTIFIER, FileStoreCommit, Overwrite
 from lakeformat.errors import LakeformatError, NotFoundError
 from lakeformat.fileio import FileIO, join
+from lakeformat.lock import CatalogLock
 from lakeformat.manifest import ManifestEntry
 from lakeformat.options import Options, target_file_size
 from lakeformat.read import SplitRead
@@ -41,8 +42,10 @@ class TableScan:
 
 
 class Table:
-    def __init__(self, io: FileIO, path: str, name: str, schema: Optional[TableSchema] = None):
+    def __init__(self, io: FileIO, path: str, name: str, schema: Optional[TableSchema] = None,
+                 lock: Optional[CatalogLock] = None):
         self.io, self.path, self.name = io, path, name
+        self.lock = lock   # the catalog lock commits take to create snapshots; None: conditional create
         self.schema_manager = SchemaManager(io, path)
         self.snapshot_manager = SnapshotManager(io, path)
         self.schema = schema or self.schema_manager.latest()
