@@ -2,9 +2,9 @@
 from lakeformat.catalog import Catalog
 from lakeformat.commit import FileStoreCommit, Overwrite
 from lakeformat.write import CommitMessage
-from lakeformat.errors import (AlreadyExistsError, CommitError, CorruptFileError, DataError,
-                               InvalidNameError, LakeformatError, NotFoundError, OptionError,
-                               SchemaError)
+from lakeformat.errors import (AlreadyExistsError, CommitConflictError, CommitError, CorruptFileError,
+                               DataError, InvalidNameError, LakeformatError, LockTimeoutError,
+                               NotFoundError, OptionError, SchemaError)
 from lakeformat.predicate import col
 from lakeformat.schema import AddColumn, DropColumn, RemoveOption, RenameColumn, SetOption, UpdateColumnType
 from lakeformat.table import Table
@@ -13,5 +13,5 @@ __all__ = [
     "Catalog", "Table", "col", "CommitMessage", "FileStoreCommit", "Overwrite",
     "AddColumn", "DropColumn", "RenameColumn", "UpdateColumnType", "SetOption", "RemoveOption",
     "LakeformatError", "SchemaError", "DataError", "InvalidNameError", "OptionError", "NotFoundError",
-    "AlreadyExistsError", "CorruptFileError", "CommitError",
+    "AlreadyExistsError", "CorruptFileError", "CommitError", "CommitConflictError", "LockTimeoutError",
 ]
