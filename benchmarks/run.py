@@ -7,7 +7,7 @@ loads those files into memory before any timer starts. See ``benchmarks/README.m
 
     .venv/bin/python benchmarks/run.py                 # full run (~5 minutes)
     .venv/bin/python benchmarks/run.py --quick         # small sizes, smoke test
-    .venv/bin/python benchmarks/run.py --only write,read --runs 5
+    .venv/bin/python benchmarks/run.py --only commits,throughput
     .venv/bin/python benchmarks/run.py --profile       # also cProfile lakeformat's parts
 """
 from __future__ import annotations
@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 ORACLE_PY = ROOT / ".venv-oracle" / "bin" / "python"
 ORACLE_SCRIPT = Path(__file__).resolve().parent / "oracle_bench.py"
+COMMIT_WORKER = Path(__file__).resolve().parent / "commit_worker.py"
 RESULTS = Path(__file__).resolve().parent / "results"
 
 import pyarrow as pa  # noqa: E402
@@ -59,6 +60,7 @@ def _import_lakeformat():
 
 lf = _import_lakeformat()
 from lakeformat.demo_data import SCHEMA, user_behavior  # noqa: E402
+from commit_worker import SCHEMA as THROUGHPUT_SCHEMA  # noqa: E402  (benchmarks/ is sys.path[0])
 
 console = Console(width=160)
 DAYS = ["2024-01-01", "2024-01-02"]
@@ -425,6 +427,63 @@ def bench_commits(tmp: Path, commits: int, profile: bool, profiles: dict) -> dic
     return out
 
 
+# ------------------------------------------------------------------------------- 5: commit throughput
+
+def throughput_once(wh: Path, procs: int, commits: int, rows: int) -> dict:
+    """``procs`` commit_worker.py processes into one fresh table. The window runs from the moment
+    all of them are ready (imported, table open) to the last one's end of its last commit."""
+    cat = lf.Catalog(str(wh))
+    cat.create_database("db", ignore_if_exists=True)
+    t = cat.create_table("db.t", THROUGHPUT_SCHEMA, partition_keys=["p"])
+    ps = [subprocess.Popen([sys.executable, str(COMMIT_WORKER), str(wh), "db.t", "--worker", str(w),
+                            "--commits", str(commits), "--rows", str(rows)], stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
+          for w in range(procs)]
+    try:
+        for p in ps:
+            if p.stdout.readline().strip() != "ready":
+                raise RuntimeError(f"commit worker failed to start: {p.communicate()[1][-2000:]}")
+        go = time.time()
+        for p in ps:
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        reports = []
+        for p in ps:
+            out, err = p.communicate(timeout=600)
+            if p.returncode != 0:
+                raise RuntimeError(f"commit worker failed: {err[-2000:]}")
+            reports.append(json.loads(out.splitlines()[-1]))
+    finally:
+        for p in ps:
+            if p.poll() is None:
+                p.kill()   # our own child, by handle
+    snap = t.latest_snapshot()
+    if snap.id != procs * commits or snap.total_record_count != procs * commits * rows:
+        raise RuntimeError(f"expected {procs * commits} snapshots of {rows} rows, found {snap.id} "
+                           f"({snap.total_record_count} rows)")
+    wall = max(r["end"] for r in reports) - go
+    latencies = [x for r in reports for x in r["latencies"]]
+    return {"seconds": wall, "commits_per_s": procs * commits / wall,
+            "retries_per_commit": sum(r["retries"] for r in reports) / (procs * commits),
+            "median_latency": median(latencies), "p90_latency": sorted(latencies)[int(0.9 * (len(latencies) - 1))]}
+
+
+def bench_throughput(tmp: Path, procs_list: list[int], commits: int, runs: int, rows: int = 5) -> dict:
+    out = {"commits_per_process": commits, "rows_per_commit": rows, "runs": runs, "results": {}}
+    for procs in procs_list:
+        per_run = []
+        for r in range(runs):
+            wh = tmp / f"throughput-{procs}-{r}"
+            per_run.append(throughput_once(wh, procs, commits, rows))
+            shutil.rmtree(wh, ignore_errors=True)
+        res = {k: median([x[k] for x in per_run]) for k in per_run[0]}
+        out["results"][str(procs)] = {**res, "per_run": per_run}
+        console.print(f"  {procs} process{'es' if procs > 1 else ''}: {res['commits_per_s']:.1f} commits/s, "
+                      f"{res['retries_per_commit']:.2f} retries/commit, median commit "
+                      f"{res['median_latency'] * 1000:.1f} ms")
+    return out
+
+
 # ------------------------------------------------------------------------------- report
 
 def fmt_s(x, digits=3):
@@ -512,6 +571,21 @@ def print_commits(c: dict) -> None:
         f"{k}: {v * 1000:.1f}" for k, v in c["median_by_50"].items()))
 
 
+def print_throughput(th: dict) -> None:
+    t = RichTable(title=f"5. Commit throughput: N processes each committing {th['commits_per_process']} appends "
+                        f"of {th['rows_per_commit']} rows into the same 2 partitions of one fresh local table "
+                        f"(medians of {th['runs']} runs)", title_justify="left")
+    for col in ("processes", "commits/s", "× 1 process", "retries / commit", "median commit ms", "p90 commit ms",
+                "runs commits/s"):
+        t.add_column(col, justify="left" if col == "runs commits/s" else "right")
+    one = th["results"].get("1", {}).get("commits_per_s")
+    for procs, r in th["results"].items():
+        t.add_row(procs, f"{r['commits_per_s']:.1f}", fmt_x(ratio(r["commits_per_s"], one)),
+                  f"{r['retries_per_commit']:.2f}", fmt_ms(r["median_latency"]), fmt_ms(r["p90_latency"]),
+                  " ".join(f"{x['commits_per_s']:.1f}" for x in r["per_run"]))
+    console.print(t)
+
+
 def goals(res: dict) -> list[dict]:
     out = []
 
@@ -591,10 +665,13 @@ def main() -> int:
     ap.add_argument("--files-per-partition", type=int, default=100, help="planning table: files per partition")
     ap.add_argument("--plan-repeat", type=int, default=7, help="timed planning runs per scan")
     ap.add_argument("--commits", type=int, default=500)
+    ap.add_argument("--procs", default="1,2,4,8", help="throughput: comma list of process counts")
+    ap.add_argument("--throughput-commits", type=int, default=20, help="throughput: commits per process")
+    ap.add_argument("--throughput-runs", type=int, default=3, help="throughput: runs per process count")
     ap.add_argument("--no-reference-layout", action="store_true",
                     help="planning: skip the reference table built without manifest merges")
-    ap.add_argument("--only", default="write,planning,commits",
-                    help="comma list of: write (benchmarks 1 and 2), planning, commits")
+    ap.add_argument("--only", default="write,planning,commits,throughput",
+                    help="comma list of: write (benchmarks 1 and 2), planning, commits, throughput")
     ap.add_argument("--quick", action="store_true", help="small sizes for a smoke test")
     ap.add_argument("--profile", action="store_true",
                     help="cProfile lakeformat's write, read, planning and commits into results/profile.txt")
@@ -603,6 +680,7 @@ def main() -> int:
     if args.quick:
         args.rows, args.runs, args.partitions, args.files_per_partition = 100_000, 2, 10, 10
         args.plan_repeat, args.commits = 3, 40
+        args.throughput_commits, args.throughput_runs = 5, 1
         if args.out == str(RESULTS / "latest.json"):
             args.out = str(RESULTS / "quick.json")
     only = set(args.only.split(","))
@@ -637,6 +715,10 @@ def main() -> int:
         if "commits" in only:
             console.print("[bold]4. commit latency[/]")
             res["commits"] = bench_commits(tmp, args.commits, args.profile, profiles)
+        if "throughput" in only:
+            console.print("[bold]5. commit throughput[/]")
+            res["throughput"] = bench_throughput(tmp, [int(n) for n in args.procs.split(",")],
+                                                 args.throughput_commits, args.throughput_runs)
     except Exception:
         traceback.print_exc()
         res["error"] = traceback.format_exc()
@@ -656,6 +738,8 @@ def main() -> int:
         print_planning(res["planning"])
     if "commits" in res:
         print_commits(res["commits"])
+    if "throughput" in res:
+        print_throughput(res["throughput"])
     print_goals(res["goals"])
     e = res["env"]
     console.print(f"python {e['python']}, pyarrow {e['pyarrow']} (oracle pyarrow {e['oracle_pyarrow']}, "

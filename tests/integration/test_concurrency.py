@@ -46,15 +46,16 @@ def check_history(t: lf.Table, acks: list[dict], appenders: int, commits: int) -
     return got
 
 
-def oracle_ids(warehouse: str, out: Path) -> pa.Table:
+def oracle_ids(warehouse: str, out: Path, options: dict | None = None) -> pa.Table:
+    """The ids pypaimon reads from ``db.t``; ``options`` are extra catalog options (e.g. S3's)."""
     run_oracle("""
         import sys, json, pyarrow.parquet as pq
         from pypaimon import CatalogFactory
-        t = CatalogFactory.create({"warehouse": sys.argv[1]}).get_table("db.t")
+        t = CatalogFactory.create({"warehouse": sys.argv[1], **json.loads(sys.argv[3])}).get_table("db.t")
         rb = t.new_read_builder()
         pq.write_table(rb.new_read().to_arrow(rb.new_scan().plan().splits()).select(["id"]), sys.argv[2])
         print(json.dumps({}))
-    """, warehouse, str(out))
+    """, warehouse, str(out), json.dumps(options or {}))
     return pq.read_table(out)
 
 
