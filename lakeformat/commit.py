@@ -310,8 +310,11 @@ class FileStoreCommit:
             self.table.io.delete(join(self.table.path, "manifest", n))
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
-        """Delete the data files of messages that will never be committed."""
+        """Delete the data files of messages that will never be committed. A file a compaction
+        only moved up a level is still live under its old level: it stays."""
         for m in messages:
             d = self.table.bucket_dir_of(m.partition, m.bucket)
+            moved = {f.file_name for f in m.compact_before}
             for f in m.all_files():
-                self.table.io.delete(join(d, f.file_name))
+                if f.file_name not in moved:
+                    self.table.io.delete(join(d, f.file_name))

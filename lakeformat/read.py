@@ -20,6 +20,32 @@ from lakeformat.manifest import DataFileMeta
 from lakeformat.scan import Split
 
 
+def read_columns(table, path: str, f: DataFileMeta, wanted: Sequence[T.DataField],
+                 extra: Sequence[str] = ()) -> pa.Table:
+    """The ``wanted`` fields of the current schema from one data file, found by field id, plus
+    the file's own ``extra`` columns (the merge tree's sequence number and kind)."""
+    file_schema = table.schema_manager.get(f.schema_id)
+    by_id = {x.id: x for x in file_schema.fields}
+    present = [by_id[w.id].name for w in wanted if w.id in by_id]
+    try:
+        with table.io.open_input(path) as src:
+            data = pq.ParquetFile(src).read(columns=present + list(extra), use_threads=True)
+    except FileNotFoundError:
+        raise CorruptFileError(path, "data file is missing") from None
+    except (pa.ArrowInvalid, OSError) as e:
+        raise CorruptFileError(path, f"cannot read data file: {e}") from None
+    arrays = []
+    for w in wanted:
+        target = T.to_arrow(w.type)
+        if w.id in by_id:
+            arr = data.column(by_id[w.id].name)
+            arrays.append(arr if arr.type.equals(target) else arr.cast(target))
+        else:
+            arrays.append(pa.nulls(data.num_rows, target))
+    arrays += [data.column(x) for x in extra]
+    return pa.Table.from_arrays(arrays, names=[w.name for w in wanted] + list(extra))
+
+
 class SplitRead:
     def __init__(self, table, columns: Optional[Sequence[str]] = None,
                  filter: Optional[P.Predicate] = None, threads: int = 4):
@@ -38,36 +64,26 @@ class SplitRead:
 
     def read_file(self, split: Split, f: DataFileMeta) -> pa.Table:
         path = join(self.table.bucket_dir_of(split.partition_bytes, split.bucket), f.file_name)
-        file_schema = self.table.schema_manager.get(f.schema_id)
-        by_id = {x.id: x for x in file_schema.fields}
-        wanted = [self.schema.field(c) for c in self.needed]
-        present = [by_id[w.id].name for w in wanted if w.id in by_id]
-        try:
-            with self.table.io.open_input(path) as src:
-                data = pq.ParquetFile(src).read(columns=present, use_threads=True)
-        except FileNotFoundError:
-            raise CorruptFileError(path, "data file is missing") from None
-        except (pa.ArrowInvalid, OSError) as e:
-            raise CorruptFileError(path, f"cannot read data file: {e}") from None
-        arrays = []
-        for w in wanted:
-            target = T.to_arrow(w.type)
-            if w.id in by_id:
-                arr = data.column(by_id[w.id].name)
-                if not arr.type.equals(target):
-                    arr = arr.cast(target)
-            else:
-                arr = pa.nulls(data.num_rows, target)
-            arrays.append(arr)
-        out = pa.Table.from_arrays(arrays, names=[w.name for w in wanted])
+        return self._finish(read_columns(self.table, path, f, [self.schema.field(c) for c in self.needed]))
+
+    def read_merged(self, split: Split, files: Sequence[DataFileMeta]) -> pa.Table:
+        """One key section of a primary-key bucket, merged; filters apply after the merge."""
+        from lakeformat.mergetree.read import merge_columns, read_section
+        bucket_dir = self.table.bucket_dir_of(split.partition_bytes, split.bucket)
+        return self._finish(read_section(self.table, bucket_dir, files, merge_columns(self.table, self.needed)))
+
+    def _finish(self, out: pa.Table) -> pa.Table:
         if self.filter is not None:
             out = out.filter(P.to_arrow(self.filter))
-        if len(self.needed) != len(self.columns):
-            out = out.select(self.columns)
-        return out.cast(self.out_schema)
+        return out.select(self.columns).cast(self.out_schema)
 
-    def _tasks(self, splits: Sequence[Split]):
-        return [(s, f) for s in splits for f in s.files]
+    def _tasks(self, splits: Sequence[Split]) -> list:
+        """Units of parallel work: a file of an append table, a key section of a primary-key bucket."""
+        if not self.schema.primary_keys:
+            return [(self.read_file, s, f) for s in splits for f in s.files]
+        from lakeformat.mergetree.read import sections
+        key_of = self.table.key_decoder()
+        return [(self.read_merged, s, sec) for s in splits for sec in sections(s.files, key_of)]
 
     def to_batches(self, splits: Sequence[Split]) -> Iterator[pa.RecordBatch]:
         """Stream the rows file by file, reading ahead in a small thread pool."""
@@ -75,15 +91,15 @@ class SplitRead:
         if not tasks:
             return
         with ThreadPoolExecutor(self.threads) as pool:
-            for table in pool.map(lambda t: self.read_file(*t), tasks):
+            for table in pool.map(lambda t: t[0](*t[1:]), tasks):
                 yield from table.to_batches()
 
     def read(self, splits: Sequence[Split]) -> pa.Table:
         tasks = self._tasks(splits)
         if len(tasks) == 1:
-            return self.read_file(*tasks[0])
+            return tasks[0][0](*tasks[0][1:])
         if not tasks:
             return self.out_schema.empty_table()
         with ThreadPoolExecutor(min(self.threads, len(tasks))) as pool:
-            tables = list(pool.map(lambda t: self.read_file(*t), tasks))
+            tables = list(pool.map(lambda t: t[0](*t[1:]), tasks))
         return pa.concat_tables(tables)

@@ -76,8 +76,12 @@ class FileScan:
         self.part_fields = self.schema.partition_fields
         part_names = {f.name for f in self.part_fields}
         self.part_pred = P.only_on(filter, part_names)
-        # a filter on partition keys alone is decided exactly by partitions: no file statistics
+        # a filter on partition keys alone is decided exactly by partitions: no file statistics.
+        # In a primary-key table a file may hold a newer version that shadows a matching older
+        # one, so only key columns may prune files there.
         self.value_filter = None if filter is None or P.columns(filter) <= part_names else filter
+        if self.schema.primary_keys and self.value_filter is not None:
+            self.value_filter = P.only_on(filter, set(self.schema.primary_keys))
         self.partitions = PartitionFilter(self.part_pred, self.part_fields) if self.part_pred else None
         self.threads = threads
         self._part_types = [f.type for f in self.part_fields]

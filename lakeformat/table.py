@@ -11,9 +11,10 @@ import pyarrow as pa
 
 from lakeformat import options as O
 from lakeformat import predicate as P
+from lakeformat import types as T
 from lakeformat.binary_row import deserialize_row
 from lakeformat.commit import BATCH_IDENTIFIER, FileStoreCommit, Overwrite
-from lakeformat.errors import LakeformatError, NotFoundError
+from lakeformat.errors import DataError, LakeformatError, NotFoundError
 from lakeformat.fileio import FileIO, join
 from lakeformat.lock import CatalogLock
 from lakeformat.manifest import ManifestEntry
@@ -167,11 +168,40 @@ class Table:
         return lambda b: _decode(b, types)
 
     # -- writing -----------------------------------------------------------------------
-    def new_write(self, commit_user: Optional[str] = None) -> TableWrite:
-        return TableWrite(self, commit_user)
+    def new_write(self, commit_user: Optional[str] = None, ignore_previous_files: bool = False) -> TableWrite:
+        """A writer; ``ignore_previous_files`` (for overwrites) starts primary-key buckets empty
+        instead of continuing from their live files."""
+        return TableWrite(self, commit_user, ignore_previous_files)
+
+    def delete(self, keys: Data, identifier: int = BATCH_IDENTIFIER) -> Optional[Snapshot]:
+        """Delete rows of a primary-key table by key: ``keys`` holds the primary key columns
+        (other columns may be given and are ignored)."""
+        if not self.schema.primary_keys:
+            raise LakeformatError(f"{self.name} has no primary key: delete by key needs one")
+        return self._write_kind(_delete_rows(keys, self.schema), DELETE_KIND, identifier)
+
+    def compact(self, full: bool = False, partitions: Optional[Sequence[dict]] = None,
+                commit_user: Optional[str] = None) -> Optional[Snapshot]:
+        """Compact the buckets of a primary-key table (the picker's choice, or everything into
+        the highest level with ``full``), committed as a COMPACT snapshot."""
+        from lakeformat.mergetree.compact import compact_table
+        return compact_table(self, full, partitions, commit_user)
 
     def new_commit(self, commit_user: Optional[str] = None) -> FileStoreCommit:
         return FileStoreCommit(self, commit_user)
+
+    def _write_kind(self, data: Data, row_kind: int, identifier: int) -> Optional[Snapshot]:
+        user = str(uuid.uuid4())
+        w = self.new_write(user)
+        with w:
+            w.write(data, row_kind=row_kind)
+            messages = w.prepare_commit()
+        commit = self.new_commit(user)
+        try:
+            return commit.commit(messages, identifier)
+        except BaseException:
+            commit.abort(messages)
+            raise
 
     def write(self, data: Data, overwrite: Union[bool, dict] = False,
               identifier: int = BATCH_IDENTIFIER) -> Optional[Snapshot]:
@@ -185,7 +215,7 @@ class Table:
         elif isinstance(overwrite, dict):
             ow = Overwrite(overwrite)
             self.partition_matcher(overwrite)  # fail early on unknown keys
-        w = self.new_write(user)
+        w = self.new_write(user, ignore_previous_files=ow is not None)
         with w:
             w.write(data)
             messages = w.prepare_commit()
@@ -254,3 +284,40 @@ class Table:
 def _decode(partition: bytes, types: tuple) -> tuple:
     return tuple(deserialize_row(partition, list(types)))
 
+
+
+DELETE_KIND = 3
+
+
+def _delete_rows(keys: Data, schema: TableSchema) -> pa.Table:
+    """Full rows for a delete: the key columns as given, every other column null (or a zero
+    value where the column is NOT NULL: the values of a deleted row are never read)."""
+    table = keys.read_all() if isinstance(keys, pa.RecordBatchReader) else (
+        pa.Table.from_batches([keys]) if isinstance(keys, pa.RecordBatch) else keys)
+    missing = [k for k in schema.primary_keys if k not in table.column_names]
+    if missing:
+        raise DataError(f"a delete needs the primary key columns {schema.primary_keys}; missing {missing}")
+    n = table.num_rows
+    cols = [table.column(f.name) if f.name in schema.primary_keys else
+            pa.nulls(n, T.to_arrow(f.type)) if f.type.nullable else _zeros(n, T.to_arrow(f.type))
+            for f in schema.fields]
+    return pa.Table.from_arrays(cols, names=schema.names)
+
+
+def _zeros(n: int, typ: pa.DataType) -> pa.Array:
+    if pa.types.is_string(typ) or pa.types.is_large_string(typ):
+        return pa.array([""] * n, typ)
+    if pa.types.is_binary(typ) or pa.types.is_large_binary(typ) or pa.types.is_fixed_size_binary(typ):
+        width = typ.byte_width if pa.types.is_fixed_size_binary(typ) else 0
+        return pa.array([b"\0" * width] * n, typ)
+    if pa.types.is_boolean(typ):
+        return pa.array([False] * n, typ)
+    if pa.types.is_nested(typ):
+        raise DataError(f"a delete by key cannot fill the NOT NULL nested column of type {typ}; give full rows")
+    if pa.types.is_decimal(typ):
+        return pa.array([0] * n, typ)
+    if pa.types.is_date32(typ) or pa.types.is_time32(typ):
+        return pa.array([0] * n, pa.int32()).view(typ)
+    if pa.types.is_time64(typ):
+        return pa.array([0] * n, pa.int64()).view(typ)
+    return pa.array([0] * n, pa.int64()).cast(typ)

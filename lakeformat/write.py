@@ -10,7 +10,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Iterable, Optional, Union
+from typing import Any, Iterable, Optional, Union
 
 import numpy as np
 import pyarrow as pa
@@ -183,15 +183,33 @@ def _pick(a, b, fn):
 class RollingFileWriter:
     """Appends Arrow tables to Parquet files of one bucket, starting a new file at ``target_size``."""
 
-    def __init__(self, table, bucket_dir: str, schema: TableSchema, seq_start: int = 0):
+    def __init__(self, table, bucket_dir: str, schema: TableSchema, seq_start: int = 0, prefix: str = "data-"):
         self.table, self.dir, self.schema = table, bucket_dir, schema
-        self.arrow_schema = _with_field_ids(schema)
+        self.arrow_schema = self._file_schema()
         self.files: list[DataFileMeta] = []
         self.seq = seq_start
         self._writer = self._stream = None
-        self._prefix = f"data-{uuid.uuid4()}-"
+        self._prefix = f"{prefix}{uuid.uuid4()}-"
         self._count = 0
         self._bytes_per_row = 0.0
+
+    # hooks for other file layouts (the merge tree's key-value files)
+    def _file_schema(self) -> pa.Schema:
+        return _with_field_ids(self.schema)
+
+    def _start_file(self) -> None:
+        self._stats = StatsCollector(self.schema.fields)
+
+    def _observe(self, part: pa.Table) -> None:
+        self._stats.add(part)
+
+    def _file_meta(self, name: str, size: int, rows: int) -> DataFileMeta:
+        meta = DataFileMeta(
+            file_name=name, file_size=size, row_count=rows, value_stats=self._stats.result(),
+            min_sequence_number=self.seq, max_sequence_number=self.seq + rows - 1,
+            schema_id=self.schema.id, level=0, creation_time_millis=int(time.time() * 1000))
+        self.seq += rows
+        return meta
 
     def write(self, data: pa.Table) -> None:
         """Append rows, rolling to a new file at the target size. Chunk sizes come from the
@@ -209,7 +227,7 @@ class RollingFileWriter:
                 chunk = min(chunk, 16384)   # learn the bytes per row on a first small chunk
             part = data.slice(offset, chunk)
             self._writer.write_table(part.cast(self.arrow_schema), row_group_size=1 << 20)
-            self._stats.add(part)
+            self._observe(part)
             self._rows += part.num_rows
             offset += part.num_rows
             grown = self._stream.tell() - written
@@ -227,18 +245,14 @@ class RollingFileWriter:
         level = int(opts.get("file.compression.zstd-level", "1")) if compression == "zstd" else None
         self._writer = pq.ParquetWriter(self._stream, self.arrow_schema, compression=compression,
                                         compression_level=level, write_statistics=False)
-        self._stats, self._rows = StatsCollector(self.schema.fields), 0
+        self._rows = 0
+        self._start_file()
 
     def _close_file(self) -> None:
         self._writer.close()
         size = self._stream.tell()
         self._stream.close()
-        self.files.append(DataFileMeta(
-            file_name=self._name, file_size=size, row_count=self._rows,
-            value_stats=self._stats.result(), min_sequence_number=self.seq,
-            max_sequence_number=self.seq + self._rows - 1, schema_id=self.schema.id, level=0,
-            creation_time_millis=int(time.time() * 1000)))
-        self.seq += self._rows
+        self.files.append(self._file_meta(self._name, size, self._rows))
         self._writer = self._stream = None
 
     def close(self) -> list[DataFileMeta]:
@@ -309,25 +323,31 @@ def group_rows(table: pa.Table, schema: TableSchema) -> list[tuple[list, int, pa
     return groups
 
 
-def _write_all(writer: RollingFileWriter, parts: list[pa.Table]) -> None:
+def _write_all(writer, parts: list[pa.Table], row_kind: Optional[int] = None) -> None:
     for rows in parts:
-        writer.write(rows)
+        if row_kind is None:
+            writer.write(rows)
+        else:
+            writer.write(rows, np.full(rows.num_rows, row_kind, dtype=np.int8))
 
 
 class TableWrite:
     """Writes data into new files of one table; ``prepare_commit`` hands over the messages."""
 
-    def __init__(self, table, commit_user: Optional[str] = None):
+    def __init__(self, table, commit_user: Optional[str] = None, ignore_previous_files: bool = False):
         self.table = table
+        self.ignore_previous_files = ignore_previous_files
         self.schema: TableSchema = table.schema
         self.commit_user = commit_user or str(uuid.uuid4())
-        self._writers: dict[tuple[bytes, int], RollingFileWriter] = {}
+        self._writers: dict[tuple[bytes, int], Any] = {}   # RollingFileWriter or MergeTreeWriter
+        self._restored: dict[bytes, dict[int, list[DataFileMeta]]] = {}
         self._part_types = [f.type for f in self.schema.partition_fields]
         self._executor: Optional[ThreadPoolExecutor] = None
 
-    def write(self, data: Data) -> None:
+    def write(self, data: Data, row_kind: Optional[int] = None) -> None:
         """Route and write rows. Different (partition, bucket) writers encode their Parquet
-        files in parallel threads: Arrow releases the GIL, so this uses every core."""
+        files in parallel threads: Arrow releases the GIL, so this uses every core.
+        ``row_kind`` (primary-key tables) forces one kind on every row, e.g. -D for deletes."""
         batches = data if isinstance(data, pa.RecordBatchReader) else [data]
         for batch in batches:
             table = conform(batch, self.schema)
@@ -335,12 +355,12 @@ class TableWrite:
                 continue
             jobs = [(self._writer(values, bucket), rows) for values, bucket, rows in group_rows(table, self.schema)]
             if len(jobs) == 1:
-                jobs[0][0].write(jobs[0][1])
+                _write_all(jobs[0][0], [jobs[0][1]], row_kind)
                 continue
             by_writer: dict[int, list] = {}
             for w, rows in jobs:
                 by_writer.setdefault(id(w), [w]).append(rows)
-            for f in [self._pool().submit(_write_all, group[0], group[1:]) for group in by_writer.values()]:
+            for f in [self._pool().submit(_write_all, group[0], group[1:], row_kind) for group in by_writer.values()]:
                 f.result()
 
     def _pool(self) -> ThreadPoolExecutor:
@@ -348,20 +368,42 @@ class TableWrite:
             self._executor = ThreadPoolExecutor(max(2, os.cpu_count() or 2), thread_name_prefix="lakeformat-write")
         return self._executor
 
-    def _writer(self, values: list, bucket: int) -> RollingFileWriter:
+    def _writer(self, values: list, bucket: int):
         key = (serialize_row(values, self._part_types), bucket)
         w = self._writers.get(key)
         if w is None:
             d = self.table.bucket_dir(values, bucket)
-            w = self._writers[key] = RollingFileWriter(self.table, d, self.schema)
+            if self.schema.primary_keys:
+                from lakeformat.mergetree.writer import MergeTreeWriter
+                w = MergeTreeWriter(self.table, key[0], bucket, d, self._restore(key[0], bucket))
+            else:
+                w = RollingFileWriter(self.table, d, self.schema)
+            self._writers[key] = w
         return w
 
-    def prepare_commit(self) -> list[CommitMessage]:
+    def _restore(self, partition: bytes, bucket: int) -> list[DataFileMeta]:
+        """Live files of a primary-key bucket as of the latest snapshot (read once per partition):
+        the writer continues their sequence numbers and compacts with them."""
+        if self.ignore_previous_files:
+            return []
+        if partition not in self._restored:
+            latest = self.table.latest_snapshot()
+            entries = self.table.live_entries(latest, {partition}) if latest else []
+            by_bucket: dict[int, list[DataFileMeta]] = {}
+            for e in entries:
+                by_bucket.setdefault(e.bucket, []).append(e.file)
+            self._restored[partition] = by_bucket
+        return self._restored[partition].get(bucket, [])
+
+    def prepare_commit(self, full_compaction: bool = False) -> list[CommitMessage]:
         """Close every open file and return one message per (partition, bucket) written."""
         total = self.schema.num_buckets
-        msgs = [CommitMessage(part, bucket, total, tuple(w.close()))
-                for (part, bucket), w in self._writers.items()]
-        self._writers = {}
+        if self.schema.primary_keys:   # writers live on: their sequence numbers and levels continue
+            msgs = [w.prepare_commit(total, full_compaction) for w in self._writers.values()]
+        else:
+            msgs = [CommitMessage(part, bucket, total, tuple(w.close()))
+                    for (part, bucket), w in self._writers.items()]
+            self._writers = {}
         self._shutdown()
         return [m for m in msgs if not m.is_empty()]
 

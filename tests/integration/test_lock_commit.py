@@ -18,7 +18,7 @@ from lakeformat.fileio import FileIO
 from lakeformat.lock import LOCK_TABLE
 from tests.integration.workers import SCHEMA, rows
 from tests.pg import postgres_dsn  # noqa: F401 (fixture)
-from tests.unit.test_s3 import BUCKET, CREDS, s3_endpoint  # noqa: F401 (fixture)
+from tests.s3server import BUCKET, CREDS, s3_endpoint  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 FAST = {"lock.check-max-sleep": "50 ms", "lock.acquire-timeout": "60 s"}

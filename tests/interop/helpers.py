@@ -146,7 +146,8 @@ def run(op):
         cat.create_database(op["table"].split(".")[0], True)
         schema = pq.read_schema(op["schema"])
         cat.create_table(op["table"], Schema.from_pyarrow_schema(
-            schema, partition_keys=op.get("partition_keys") or None, options=op.get("options") or {}), False)
+            schema, partition_keys=op.get("partition_keys") or None, primary_keys=op.get("primary_keys") or None,
+            options=op.get("options") or {}), False)
         return {}
     if kind == "write":
         t = py_catalog(op["warehouse"]).get_table(op["table"])
@@ -227,11 +228,12 @@ class Oracle:
         return len(self.ops) - 1
 
     def create(self, warehouse: str, table: str, schema: pa.Schema, partition_keys=(),
-               options: Optional[dict] = None) -> int:
+               options: Optional[dict] = None, primary_keys=()) -> int:
         path = self._path("schema") + ".parquet"
         pq.write_table(schema.empty_table(), path)
         self.ops.append({"op": "create", "warehouse": warehouse, "table": table, "schema": path,
-                         "partition_keys": list(partition_keys), "options": dict(options or {})})
+                         "partition_keys": list(partition_keys), "primary_keys": list(primary_keys),
+                         "options": dict(options or {})})
         return len(self.ops) - 1
 
     def write(self, warehouse: str, table: str, data: pa.Table, overwrite: Optional[dict] = None) -> int:

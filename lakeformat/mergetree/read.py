@@ -1,0 +1,57 @@
+"""Merge-on-read of a primary-key bucket.
+
+The bucket's files are split into sections whose key ranges do not overlap (Paimon's interval
+partition); each section is read and merged on its own, so memory is bounded by the largest
+section rather than the bucket. A section of one sorted run holds one version per key and needs
+no merge, only its deletes dropped. Merging is the merge engine's vectorised Arrow merge.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lakeformat import options as O
+from lakeformat.fileio import join
+from lakeformat.manifest import DataFileMeta
+from lakeformat.mergetree.kv_file import DELETE, KIND, SEQ, UPDATE_BEFORE
+from lakeformat.mergetree.levels import interval_partition
+from lakeformat.mergetree.merge_function import MergeFunction
+from lakeformat.read import read_columns
+
+# Engines whose result for a column depends only on that column and the key's order.
+_COLUMNWISE = ("deduplicate", "first-row")
+
+
+def sections(files: Sequence[DataFileMeta], key_of) -> list[list[DataFileMeta]]:
+    """Groups of files to read and merge together (sorted runs flattened), in key order."""
+    return [[f for run in section for f in run.files] for section in interval_partition(list(files), key_of)]
+
+
+def merge_columns(table, needed: Sequence[str]) -> list[str]:
+    """The columns a merge needs to produce ``needed``: keys and sequence fields for engines
+    that pick whole versions, every column for engines that combine versions."""
+    o, schema = table.typed_options, table.schema
+    if o.get(O.MERGE_ENGINE) not in _COLUMNWISE:
+        return schema.names
+    extra = [*schema.trimmed_primary_keys, *(o.get(O.SEQUENCE_FIELD) or [])]
+    want = set(needed) | set(extra)
+    return [n for n in schema.names if n in want]
+
+
+def read_section(table, bucket_dir: str, files: Sequence[DataFileMeta], columns: Sequence[str]) -> pa.Table:
+    """The live rows of one section: ``columns`` of the newest merged version of each key."""
+    schema = table.schema
+    fields = [schema.field(c) for c in columns]
+    parts = [read_columns(table, join(bucket_dir, f.file_name), f, fields, (SEQ, KIND)) for f in files]
+    data = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+    single_run = len(files) == 1 or all(f.level > 0 and f.level == files[0].level for f in files)
+    if single_run:
+        kinds = data.column(KIND)
+        live = pc.and_(pc.not_equal(kinds, DELETE), pc.not_equal(kinds, UPDATE_BEFORE))
+        out = data.filter(live) if any(f.delete_row_count != 0 for f in files) else data
+    else:
+        merge = MergeFunction.from_options(table.typed_options, list(columns), schema.trimmed_primary_keys)
+        out = merge.merge(data, drop_deletes=True)
+    return out.drop_columns([SEQ, KIND])
