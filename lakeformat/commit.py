@@ -53,6 +53,13 @@ def data_entries(messages: Iterable[CommitMessage]) -> list[ManifestEntry]:
     return out
 
 
+def changelog_entries(messages: Iterable[CommitMessage], compact: bool) -> list[ManifestEntry]:
+    """Changelog files of the data (or compact) increment: they go to the snapshot's changelog
+    manifest list, never into the table's live files."""
+    return [ManifestEntry(ADD, m.partition, m.bucket, m.total_buckets, f) for m in messages
+            for f in (m.compact_changelog if compact else m.changelog_files)]
+
+
 def compact_entries(messages: Iterable[CommitMessage]) -> list[ManifestEntry]:
     """The compact increment (files a compaction replaced and produced)."""
     out = []
@@ -139,9 +146,10 @@ class FileStoreCommit:
         made = None
         if data or overwrite is not None or (not compact and not self.ignore_empty):
             made = self._commit_with_retry(data, OVERWRITE if overwrite else APPEND, identifier,
-                                           overwrite, messages)
+                                           overwrite, messages, changelog_entries(messages, False))
         if compact:
-            made = self._commit_with_retry(compact, COMPACT, identifier, None, messages)
+            made = self._commit_with_retry(compact, COMPACT, identifier, None, messages,
+                                           changelog_entries(messages, True))
         return made
 
     def _check_messages(self, messages: Sequence[CommitMessage]) -> None:
@@ -166,11 +174,13 @@ class FileStoreCommit:
                                       f"(messages of another table, or files already removed?)")
 
     def _commit_with_retry(self, entries: list[ManifestEntry], kind: str, identifier: int,
-                           overwrite: Optional[Overwrite], messages) -> Snapshot:
+                           overwrite: Optional[Overwrite], messages,
+                           changelog: Sequence[ManifestEntry] = ()) -> Snapshot:
         t = self.table
         started = time.monotonic()
         mfile = self._manifest_file()
         delta_metas: Optional[list[ManifestFileMeta]] = None
+        changelog_metas = mfile.write(changelog) if changelog else []
         seen_latest: Optional[int] = None
         try:
             for attempt in range(self.max_retries + 1):
@@ -188,9 +198,10 @@ class FileStoreCommit:
                     if delta_metas:
                         self._delete([m.file_name for m in delta_metas])
                     delta_metas = mfile.write(attempt_entries)
-                snapshot = self._try_commit_once(latest, attempt_entries, delta_metas, kind, identifier)
+                snapshot = self._try_commit_once(latest, attempt_entries, delta_metas, kind, identifier,
+                                                 changelog_metas, sum(e.file.row_count for e in changelog))
                 if snapshot is not None:
-                    delta_metas = None   # now owned by the snapshot
+                    delta_metas = changelog_metas = None   # now owned by the snapshot
                     return snapshot
                 self.retries += 1
                 if self.timeout is not None and time.monotonic() - started > self.timeout:
@@ -203,8 +214,7 @@ class FileStoreCommit:
             raise CommitError(f"gave up committing to {t.name}: lost the race for a snapshot id "
                               f"{self.max_retries + 1} times (commit.max-retries={self.max_retries})")
         finally:
-            if delta_metas:
-                self._delete([m.file_name for m in delta_metas])
+            self._delete([m.file_name for m in (delta_metas or []) + (changelog_metas or [])])
 
     def _manifest_file(self) -> ManifestFile:
         t, o = self.table, self.table.typed_options
@@ -256,7 +266,9 @@ class FileStoreCommit:
         return latest_id
 
     def _try_commit_once(self, latest: Optional[Snapshot], entries: list[ManifestEntry],
-                         delta_metas: list[ManifestFileMeta], kind: str, identifier: int) -> Optional[Snapshot]:
+                         delta_metas: list[ManifestFileMeta], kind: str, identifier: int,
+                         changelog_metas: Sequence[ManifestFileMeta] = (),
+                         changelog_record_count: int = 0) -> Optional[Snapshot]:
         t, o = self.table, self.table.typed_options
         mlist = ManifestList(t.io, t.path, o.get(O.MANIFEST_COMPRESSION))
         written: list[str] = []
@@ -274,6 +286,11 @@ class FileStoreCommit:
             written.append(base_name)
             delta_name, delta_size = mlist.write(delta_metas)
             written.append(delta_name)
+            changelog_name = changelog_size = changelog_rows = None
+            if changelog_metas:
+                changelog_name, changelog_size = mlist.write(changelog_metas)
+                written.append(changelog_name)
+                changelog_rows = changelog_record_count
             added = sum(e.file.row_count for e in entries if e.kind == ADD)
             deleted = sum(e.file.row_count for e in entries if e.kind == DELETE)
             snapshot = Snapshot(
@@ -282,7 +299,8 @@ class FileStoreCommit:
                 commit_user=self.commit_user, commit_identifier=identifier, commit_kind=kind,
                 time_millis=int(time.time() * 1000), total_record_count=prev_total + added - deleted,
                 delta_record_count=added - deleted, base_manifest_list_size=base_size,
-                delta_manifest_list_size=delta_size)
+                delta_manifest_list_size=delta_size, changelog_manifest_list=changelog_name,
+                changelog_record_count=changelog_rows, changelog_manifest_list_size=changelog_size)
             if not self._create_snapshot(snapshot):
                 self._delete(written)
                 return None

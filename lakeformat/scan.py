@@ -158,6 +158,12 @@ class FileScan:
     def plan(self, snapshot: Snapshot) -> list[Split]:
         return self.splits(snapshot, self.live_entries(snapshot))
 
+    def changelog_entries(self, snapshots: Sequence[Snapshot]) -> list[ManifestEntry]:
+        """Changelog files the given snapshots produced, in commit order."""
+        mlist = self._mlist()
+        return [e for s in snapshots if s.changelog_manifest_list
+                for e in self.read_manifests(mlist.read(s.changelog_manifest_list)) if self.keep(e)]
+
     def plan_incremental(self, snapshots: Sequence[Snapshot]) -> list[Split]:
         """Files added by the given snapshots' deltas (APPEND commits only: compaction and
         overwrite rewrite rows that are not new)."""

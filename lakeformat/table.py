@@ -257,13 +257,35 @@ class Table:
     def read_incremental(self, start_snapshot: int, end_snapshot: Optional[int] = None,
                          columns: Optional[Sequence[str]] = None,
                          filter: Optional[P.Predicate] = None) -> pa.Table:
-        """Rows appended after ``start_snapshot`` up to and including ``end_snapshot``."""
+        """Changes after ``start_snapshot`` up to and including ``end_snapshot``: the rows
+        appended, or for a primary-key table with a ``changelog-producer`` its changelog, with a
+        ``_row_kind`` column (+I, -U, +U, -D)."""
         end = end_snapshot if end_snapshot is not None else self.snapshot_manager.latest_id()
+        with_changelog = bool(self.schema.primary_keys) and \
+            self.typed_options.get(O.CHANGELOG_PRODUCER) != "none"
         if end is None or end <= start_snapshot:
-            return SplitRead(self, columns, filter).out_schema.empty_table()
+            empty = SplitRead(self, columns, filter).out_schema.empty_table()
+            return empty.append_column(ROW_KIND, pa.array([], pa.string())) if with_changelog else empty
         snaps = [self.snapshot(i) for i in range(start_snapshot + 1, end + 1)]
+        if with_changelog:
+            return self._read_changelog(snaps, columns, filter)
         splits = FileScan(self, filter).plan_incremental(snaps)
         return self.read_splits(splits, columns, filter)
+
+    def _read_changelog(self, snaps: Sequence[Snapshot], columns, filter) -> pa.Table:
+        from lakeformat.mergetree.kv_file import KIND
+        from lakeformat.read import read_columns
+        reader = SplitRead(self, columns, filter)
+        fields = [self.schema.field(c) for c in reader.needed]
+        parts = [read_columns(self, join(self.bucket_dir_of(e.partition, e.bucket), e.file.file_name), e.file,
+                              fields, (KIND,)) for e in FileScan(self, filter).changelog_entries(snaps)]
+        if not parts:
+            return reader.out_schema.empty_table().append_column(ROW_KIND, pa.array([], pa.string()))
+        data = pa.concat_tables(parts)
+        if filter is not None:
+            data = data.filter(P.to_arrow(filter))
+        kinds = pa.array(["+I", "-U", "+U", "-D"]).take(data.column(KIND))
+        return data.select(reader.columns).cast(reader.out_schema).append_column(ROW_KIND, kinds)
 
     def files(self, snapshot_id: Optional[int] = None) -> list[dict]:
         """Live data files of a snapshot, one dict per file (for listings and the CLI)."""
@@ -287,6 +309,7 @@ def _decode(partition: bytes, types: tuple) -> tuple:
 
 
 DELETE_KIND = 3
+ROW_KIND = "_row_kind"   # the change's kind in a changelog read
 
 
 def _delete_rows(keys: Data, schema: TableSchema) -> pa.Table:

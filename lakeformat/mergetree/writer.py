@@ -22,14 +22,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeformat import options as O
-from lakeformat.errors import DataError
+from lakeformat.errors import DataError, OptionError
 from lakeformat.fileio import join
 from lakeformat.manifest import FILE_SOURCE_COMPACT, DataFileMeta
 from lakeformat.mergetree.compaction import (CompactUnit, Rewrite, Upgrade, needs_stall, pick_full,
                                              pick_universal, plan_rewrite, should_drop_delete)
 from lakeformat.mergetree.kv_file import KIND, ROW_KINDS, SEQ, KeyValueFileWriter
 from lakeformat.mergetree.levels import Levels
-from lakeformat.mergetree.merge_function import MergeFunction
+from lakeformat.mergetree.changelog import diff
+from lakeformat.mergetree.merge_function import MergeFunction, sort_for_merge
 from lakeformat.read import read_columns
 from lakeformat.write import CommitMessage
 
@@ -65,6 +66,13 @@ class MergeTreeWriter:
         self.new_files: dict[str, DataFileMeta] = {}
         self.compact_before: dict[str, DataFileMeta] = {}
         self.compact_after: dict[str, DataFileMeta] = {}
+        self.changelog_producer = o.get(O.CHANGELOG_PRODUCER)
+        if self.changelog_producer == "lookup":
+            raise OptionError("changelog-producer 'lookup' is not supported; use 'input' or 'full-compaction'")
+        self.changelog_files: list[DataFileMeta] = []
+        self.compact_changelog: list[DataFileMeta] = []
+        self.full_every = o.get(O.FULL_COMPACTION_DELTA_COMMITS)
+        self.commits_since_full = 0
 
     # -- input -------------------------------------------------------------------------
     def write(self, rows: pa.Table, kinds: Optional[np.ndarray] = None) -> None:
@@ -85,6 +93,10 @@ class MergeTreeWriter:
         if self.buffer:
             data = pa.concat_tables(self.buffer)
             self.buffer, self.buffer_bytes = [], 0
+            if self.changelog_producer == "input":   # every input version, as it came, sorted by key
+                sequence_fields = self.options.get(O.SEQUENCE_FIELD) or ()
+                ordered = sort_for_merge(data, self.schema.trimmed_primary_keys, sequence_fields)
+                self.changelog_files += self._write_run(ordered, level=0, compact=False, prefix="changelog-")
             run = self.merge.merge(data, drop_deletes=False)
             files = self._write_run(run, level=0, compact=False)
             for f in files:
@@ -117,6 +129,8 @@ class MergeTreeWriter:
             if isinstance(step, Upgrade):
                 before.append(step.file)
                 after.append(dataclasses.replace(step.file, level=step.output_level))
+                if self._changelog_at(step.output_level):
+                    self._full_changelog([step.file], [])
             else:
                 before += [f for section in step.sections for run in section for f in run.files]
                 after += self._rewrite(step)
@@ -125,24 +139,44 @@ class MergeTreeWriter:
         self._apply(before, after)
 
     def _rewrite(self, step: Rewrite) -> list[DataFileMeta]:
-        fields = self.schema.fields
         writer = KeyValueFileWriter(self.table, self.dir, self.schema, step.output_level, FILE_SOURCE_COMPACT)
         try:
             for section in step.sections:
                 files = [f for run in section for f in run.files]
-                data = pa.concat_tables([read_columns(self.table, join(self.dir, f.file_name), f, fields,
-                                                      (SEQ, KIND)) for f in files])
-                writer.write(self.merge.merge(data, drop_deletes=step.drop_delete))
+                data = pa.concat_tables([self._read(f) for f in files])
+                merged = self.merge.merge(data, drop_deletes=step.drop_delete)
+                writer.write(merged)
+                if self._changelog_at(step.output_level):
+                    self._full_changelog(files, [merged])
             return writer.close()
         except BaseException:
             writer.abort()
             raise
 
-    def _write_run(self, run: pa.Table, level: int, compact: bool) -> list[DataFileMeta]:
+    def _read(self, f: DataFileMeta) -> pa.Table:
+        return read_columns(self.table, join(self.dir, f.file_name), f, self.schema.fields, (SEQ, KIND))
+
+    def _changelog_at(self, output_level: int) -> bool:
+        return self.changelog_producer == "full-compaction" and output_level == self.levels.max_level
+
+    def _full_changelog(self, inputs: Sequence[DataFileMeta], result: list[pa.Table]) -> None:
+        """Changelog of a compaction into the highest level: its old rows there vs the result
+        (for an upgraded file, the file's live rows are the result)."""
+        max_level = self.levels.max_level
+        empty = self.schema.arrow_schema().append(pa.field(SEQ, pa.int64())).append(pa.field(KIND, pa.int8()))
+        old_parts = [self._read(f) for f in inputs if f.level == max_level]
+        new = pa.concat_tables(result or [self._read(f) for f in inputs if f.level != max_level])
+        kinds = new.column(KIND)
+        new = new.filter(pc.or_(pc.equal(kinds, 0), pc.equal(kinds, 2)))
+        old = pa.concat_tables(old_parts) if old_parts else empty.empty_table()
+        changes = diff(old.cast(empty), new.cast(empty), self.schema.trimmed_primary_keys)
+        self.compact_changelog += self._write_run(changes, level=0, compact=True, prefix="changelog-")
+
+    def _write_run(self, run: pa.Table, level: int, compact: bool, prefix: str = "data-") -> list[DataFileMeta]:
         if not run.num_rows:
             return []
         writer = KeyValueFileWriter(self.table, self.dir, self.schema, level,
-                                    FILE_SOURCE_COMPACT if compact else 0)
+                                    FILE_SOURCE_COMPACT if compact else 0, prefix=prefix)
         try:
             writer.write(run)
             return writer.close()
@@ -172,20 +206,28 @@ class MergeTreeWriter:
     # -- hand-over -----------------------------------------------------------------------
     def prepare_commit(self, total_buckets: int, full_compaction: bool = False) -> CommitMessage:
         self.flush()
-        if full_compaction and not self.write_only:
+        self.commits_since_full += 1
+        due = self.full_every is not None and self.commits_since_full >= self.full_every
+        if (full_compaction or due) and not self.write_only:
             self.compact(full=True)
+            self.commits_since_full = 0
         msg = CommitMessage(self.partition, self.bucket, total_buckets, tuple(self.new_files.values()),
+                            changelog_files=tuple(self.changelog_files),
                             compact_before=tuple(self.compact_before.values()),
-                            compact_after=tuple(self.compact_after.values()))
+                            compact_after=tuple(self.compact_after.values()),
+                            compact_changelog=tuple(self.compact_changelog))
         self.committed |= {f.file_name for f in msg.all_files()}
         self.new_files, self.compact_before, self.compact_after = {}, {}, {}
+        self.changelog_files, self.compact_changelog = [], []
         return msg
 
     def abort(self) -> None:
         """Delete every file made since the last hand-over (compaction inputs that are
         committed files stay: they are still live)."""
-        for f in [*self.new_files.values(), *self.compact_after.values()]:
+        for f in [*self.new_files.values(), *self.compact_after.values(), *self.changelog_files,
+                  *self.compact_changelog]:
             if f.file_name not in self.committed:
                 self.table.io.delete(join(self.dir, f.file_name))
         self.new_files, self.compact_before, self.compact_after = {}, {}, {}
+        self.changelog_files, self.compact_changelog = [], []
         self.buffer, self.buffer_bytes = [], 0

@@ -469,7 +469,8 @@ def test_matches_row_by_row_model(cfg, kinds, data):
 ASSOCIATIVE = [
     ({}, ALL_KINDS), ({"ignore-delete": "true"}, ALL_KINDS), ({"sequence.field": "s"}, ALL_KINDS),
     ({"merge-engine": "first-row"}, INSERTS), ({"merge-engine": "first-row", "ignore-delete": "true"}, ALL_KINDS),
-    ({"merge-engine": "partial-update"}, INSERTS), ({"merge-engine": "partial-update", "ignore-delete": "true"}, ALL_KINDS),
+    ({"merge-engine": "partial-update"}, INSERTS),
+    ({"merge-engine": "partial-update", "ignore-delete": "true"}, ALL_KINDS),
     ({"merge-engine": "partial-update", "fields.g.sequence-group": "a"}, ALL_KINDS),
     ({"merge-engine": "aggregation", "fields.a.aggregate-function": "sum", "fields.g.aggregate-function": "max",
       "fields.s.aggregate-function": "last_non_null_value"}, INSERTS),
@@ -505,7 +506,8 @@ def test_large_input_fast_and_sorted_paths_agree():
                      "v": pa.array(rng.integers(0, 9, n)), SEQ: pa.array(rng.permutation(n).astype(np.int64)),
                      KIND: pa.array(rng.choice(np.array([0, 2, 3], np.int8), n))})
     for engine, pick in (("deduplicate", -1), ("first-row", 0)):
-        mf = MergeFunction.from_options({"merge-engine": engine, "ignore-delete": "true"}, ["k", "v", "k2"], ["k", "k2"])
+        opts = {"merge-engine": engine, "ignore-delete": "true"}
+        mf = MergeFunction.from_options(opts, ["k", "v", "k2"], ["k", "k2"])
         fast = mf.merge(data, drop_deletes=False)
         with mock.patch.object(merge_function, "_pick", lambda *a, **kw: None):
             assert mf.merge(data, drop_deletes=False).equals(fast)
