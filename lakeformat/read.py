@@ -24,16 +24,37 @@ def read_columns(table, path: str, f: DataFileMeta, wanted: Sequence[T.DataField
                  extra: Sequence[str] = ()) -> pa.Table:
     """The ``wanted`` fields of the current schema from one data file, found by field id, plus
     the file's own ``extra`` columns (the merge tree's sequence number and kind)."""
-    file_schema = table.schema_manager.get(f.schema_id)
-    by_id = {x.id: x for x in file_schema.fields}
-    present = [by_id[w.id].name for w in wanted if w.id in by_id]
+    by_id, columns = _file_columns(table, f, wanted, extra)
     try:
         with table.io.open_input(path) as src:
-            data = pq.ParquetFile(src).read(columns=present + list(extra), use_threads=True)
+            data = pq.ParquetFile(src).read(columns=columns, use_threads=True)
     except FileNotFoundError:
         raise CorruptFileError(path, "data file is missing") from None
     except (pa.ArrowInvalid, OSError) as e:
         raise CorruptFileError(path, f"cannot read data file: {e}") from None
+    return _project(data, wanted, by_id, extra)
+
+
+def iter_columns(table, path: str, f: DataFileMeta, wanted: Sequence[T.DataField],
+                 extra: Sequence[str] = (), batch_size: int = 65536) -> Iterator[pa.Table]:
+    """:func:`read_columns` as a stream of small tables, in file order (bounded memory)."""
+    by_id, columns = _file_columns(table, f, wanted, extra)
+    try:
+        with table.io.open_input(path) as src:
+            for batch in pq.ParquetFile(src).iter_batches(batch_size, columns=columns):
+                yield _project(pa.Table.from_batches([batch]), wanted, by_id, extra)
+    except FileNotFoundError:
+        raise CorruptFileError(path, "data file is missing") from None
+    except (pa.ArrowInvalid, OSError) as e:
+        raise CorruptFileError(path, f"cannot read data file: {e}") from None
+
+
+def _file_columns(table, f: DataFileMeta, wanted: Sequence[T.DataField], extra: Sequence[str]):
+    by_id = {x.id: x for x in table.schema_manager.get(f.schema_id).fields}
+    return by_id, [by_id[w.id].name for w in wanted if w.id in by_id] + list(extra)
+
+
+def _project(data: pa.Table, wanted: Sequence[T.DataField], by_id: dict, extra: Sequence[str]) -> pa.Table:
     arrays = []
     for w in wanted:
         target = T.to_arrow(w.type)
@@ -70,7 +91,9 @@ class SplitRead:
         """One key section of a primary-key bucket, merged; filters apply after the merge."""
         from lakeformat.mergetree.read import merge_columns, read_section
         bucket_dir = self.table.bucket_dir_of(split.partition_bytes, split.bucket)
-        return self._finish(read_section(self.table, bucket_dir, files, merge_columns(self.table, self.needed)))
+        parts = [self._finish(t) for t in
+                 read_section(self.table, bucket_dir, files, merge_columns(self.table, self.needed))]
+        return pa.concat_tables(parts) if parts else self.out_schema.empty_table()
 
     def _finish(self, out: pa.Table) -> pa.Table:
         if self.filter is not None:

@@ -7,7 +7,7 @@ no merge, only its deletes dropped. Merging is the merge engine's vectorised Arr
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -18,7 +18,8 @@ from lakeformat.manifest import DataFileMeta
 from lakeformat.mergetree.kv_file import DELETE, KIND, SEQ, UPDATE_BEFORE
 from lakeformat.mergetree.levels import interval_partition
 from lakeformat.mergetree.merge_function import MergeFunction
-from lakeformat.read import read_columns
+from lakeformat.mergetree.slices import sliced_sections
+from lakeformat.read import iter_columns
 
 # Engines whose result for a column depends only on that column and the key's order.
 _COLUMNWISE = ("deduplicate", "first-row")
@@ -40,18 +41,24 @@ def merge_columns(table, needed: Sequence[str]) -> list[str]:
     return [n for n in schema.names if n in want]
 
 
-def read_section(table, bucket_dir: str, files: Sequence[DataFileMeta], columns: Sequence[str]) -> pa.Table:
-    """The live rows of one section: ``columns`` of the newest merged version of each key."""
+def read_section(table, bucket_dir: str, files: Sequence[DataFileMeta],
+                 columns: Sequence[str]) -> Iterator[pa.Table]:
+    """The live rows of one section: ``columns`` of the newest merged version of each key, in
+    key slices of about ``write-buffer-size`` (see :mod:`lakeformat.mergetree.slices`)."""
     schema = table.schema
     fields = [schema.field(c) for c in columns]
-    parts = [read_columns(table, join(bucket_dir, f.file_name), f, fields, (SEQ, KIND)) for f in files]
-    data = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
     single_run = len(files) == 1 or all(f.level > 0 and f.level == files[0].level for f in files)
-    if single_run:
-        kinds = data.column(KIND)
-        live = pc.and_(pc.not_equal(kinds, DELETE), pc.not_equal(kinds, UPDATE_BEFORE))
-        out = data.filter(live) if any(f.delete_row_count != 0 for f in files) else data
-    else:
-        merge = MergeFunction.from_options(table.typed_options, list(columns), schema.trimmed_primary_keys)
-        out = merge.merge(data, drop_deletes=True)
-    return out.drop_columns([SEQ, KIND])
+    if single_run:   # one version per key already: stream the files, dropping deletes
+        with_deletes = any(f.delete_row_count != 0 for f in files)
+        for f in files:
+            for data in iter_columns(table, join(bucket_dir, f.file_name), f, fields, (SEQ, KIND), 1 << 20):
+                if with_deletes:
+                    kinds = data.column(KIND)
+                    data = data.filter(pc.and_(pc.not_equal(kinds, DELETE), pc.not_equal(kinds, UPDATE_BEFORE)))
+                yield data.drop_columns([SEQ, KIND])
+        return
+    merge = MergeFunction.from_options(table.typed_options, list(columns), schema.trimmed_primary_keys)
+    keys = [schema.field(k) for k in schema.trimmed_primary_keys]
+    budget = table.typed_options.get(O.WRITE_BUFFER_SIZE)
+    for data in sliced_sections(table, bucket_dir, files, fields, (SEQ, KIND), keys, budget):
+        yield merge.merge(data, drop_deletes=True).drop_columns([SEQ, KIND])

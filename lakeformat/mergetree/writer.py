@@ -31,6 +31,7 @@ from lakeformat.mergetree.kv_file import KIND, ROW_KINDS, SEQ, KeyValueFileWrite
 from lakeformat.mergetree.levels import Levels
 from lakeformat.mergetree.changelog import diff
 from lakeformat.mergetree.merge_function import MergeFunction, sort_for_merge
+from lakeformat.mergetree.slices import sliced_sections
 from lakeformat.read import read_columns
 from lakeformat.write import CommitMessage
 
@@ -59,6 +60,7 @@ class MergeTreeWriter:
         self.buffer: list[pa.Table] = []
         self.buffer_bytes = 0
         self.buffer_limit = o.get(O.WRITE_BUFFER_SIZE)
+        self._key_fields = [self.schema.field(k) for k in self.schema.trimmed_primary_keys]
         self.write_only = o.get(O.WRITE_ONLY)
         self.rowkind_field = o.get(O.ROWKIND_FIELD)
         self.target_file_size = table.target_file_size
@@ -143,11 +145,14 @@ class MergeTreeWriter:
         try:
             for section in step.sections:
                 files = [f for run in section for f in run.files]
-                data = pa.concat_tables([self._read(f) for f in files])
-                merged = self.merge.merge(data, drop_deletes=step.drop_delete)
-                writer.write(merged)
-                if self._changelog_at(step.output_level):
+                if self._changelog_at(step.output_level):   # the diff needs the whole section
+                    merged = self.merge.merge(pa.concat_tables([self._read(f) for f in files]), step.drop_delete)
+                    writer.write(merged)
                     self._full_changelog(files, [merged])
+                    continue
+                for data in sliced_sections(self.table, self.dir, files, self.schema.fields, (SEQ, KIND),
+                                            self._key_fields, self.buffer_limit):
+                    writer.write(self.merge.merge(data, drop_deletes=step.drop_delete))
             return writer.close()
         except BaseException:
             writer.abort()
