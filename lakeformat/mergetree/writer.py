@@ -32,6 +32,7 @@ from lakeformat.mergetree.levels import Levels
 from lakeformat.mergetree.changelog import diff
 from lakeformat.mergetree.merge_function import MergeFunction, sort_for_merge
 from lakeformat.mergetree.slices import sliced_sections
+from lakeformat.mergetree.spill import MAX_SPILLED_RUNS, SpilledRuns
 from lakeformat.read import read_columns
 from lakeformat.write import CommitMessage
 
@@ -61,6 +62,10 @@ class MergeTreeWriter:
         self.buffer_bytes = 0
         self.buffer_limit = o.get(O.WRITE_BUFFER_SIZE)
         self._key_fields = [self.schema.field(k) for k in self.schema.trimmed_primary_keys]
+        spillable = o.get(O.WRITE_BUFFER_SPILLABLE)   # Paimon's default: on for object stores or big files
+        self.spillable = spillable if spillable is not None else (
+            table.io.scheme != "file" or table.target_file_size > self.buffer_limit)
+        self.spilled = SpilledRuns()
         self.write_only = o.get(O.WRITE_ONLY)
         self.rowkind_field = o.get(O.ROWKIND_FIELD)
         self.target_file_size = table.target_file_size
@@ -88,22 +93,50 @@ class MergeTreeWriter:
         self.buffer.append(rows.append_column(SEQ, seq).append_column(KIND, kind))
         self.buffer_bytes += rows.nbytes
         if self.buffer_bytes >= self.buffer_limit:
+            if self.spillable:
+                self._spill()
+            else:
+                self.flush()
+
+    def _take_buffer(self) -> Optional[pa.Table]:
+        """The buffer merged into one sorted run (its input changelog written first)."""
+        if not self.buffer:
+            return None
+        data = pa.concat_tables(self.buffer)
+        self.buffer, self.buffer_bytes = [], 0
+        if self.changelog_producer == "input":   # every input version, as it came, sorted by key
+            sequence_fields = self.options.get(O.SEQUENCE_FIELD) or ()
+            ordered = sort_for_merge(data, self.schema.trimmed_primary_keys, sequence_fields)
+            self.changelog_files += self._write_run(ordered, level=0, compact=False, prefix="changelog-")
+        return self.merge.merge(data, drop_deletes=False)
+
+    def _spill(self) -> None:
+        self.spilled.add(self._take_buffer())
+        if len(self.spilled) >= MAX_SPILLED_RUNS:
             self.flush()
 
     def flush(self) -> None:
-        """Write the buffer as one sorted level-0 run, then compact if the picker asks."""
-        if self.buffer:
-            data = pa.concat_tables(self.buffer)
-            self.buffer, self.buffer_bytes = [], 0
-            if self.changelog_producer == "input":   # every input version, as it came, sorted by key
-                sequence_fields = self.options.get(O.SEQUENCE_FIELD) or ()
-                ordered = sort_for_merge(data, self.schema.trimmed_primary_keys, sequence_fields)
-                self.changelog_files += self._write_run(ordered, level=0, compact=False, prefix="changelog-")
-            run = self.merge.merge(data, drop_deletes=False)
+        """Write the buffer (and any spilled runs, merged) as one sorted level-0 run, then
+        compact if the picker asks."""
+        run = self._take_buffer()
+        files: list[DataFileMeta] = []
+        if self.spilled:
+            writer = KeyValueFileWriter(self.table, self.dir, self.schema, 0)
+            try:
+                for data in self.spilled.slices([run] if run is not None else [], self.schema.trimmed_primary_keys,
+                                                self.buffer_limit):
+                    writer.write(self.merge.merge(data, drop_deletes=False))
+                files = writer.close()
+            except BaseException:
+                writer.abort()
+                raise
+            finally:
+                self.spilled.clear()
+        elif run is not None:
             files = self._write_run(run, level=0, compact=False)
-            for f in files:
-                self.new_files[f.file_name] = f
-            self.levels = self.levels.update([], files)
+        for f in files:
+            self.new_files[f.file_name] = f
+        self.levels = self.levels.update([], files)
         if not self.write_only:
             self.compact(full=False)
 
@@ -236,3 +269,4 @@ class MergeTreeWriter:
         self.new_files, self.compact_before, self.compact_after = {}, {}, {}
         self.changelog_files, self.compact_changelog = [], []
         self.buffer, self.buffer_bytes = [], 0
+        self.spilled.clear()

@@ -69,7 +69,7 @@ def test_value_filter_applies_after_the_merge(catalog):
 
 
 def test_small_write_buffer_makes_several_runs_and_compaction_bounds_them(catalog):
-    t = pk_table(catalog, **{"bucket": "1", "write-buffer-size": "4 kb",
+    t = pk_table(catalog, **{"bucket": "1", "write-buffer-size": "4 kb", "write-buffer-spillable": "false",
                                  "num-sorted-run.compaction-trigger": "3"})
     w = t.new_write("w")
     expected = {}
@@ -198,3 +198,28 @@ def test_slice_boundaries_split_sorted_files_at_equal_keys():
     assert _less_than(keys, (1, "y")).tolist() == [True, False, False, False, False]
     bounds = boundaries([keys, keys], 3)
     assert bounds == sorted(set(bounds)) and len(bounds) == 2
+
+
+def test_spillable_buffer_makes_one_level0_run_per_flush(catalog, monkeypatch):
+    import os
+    import lakeformat.mergetree.spill as spill
+    made = []
+    real_add = spill.SpilledRuns.add
+
+    def spying_add(self, run):
+        real_add(self, run)
+        made.append(self.paths[-1])
+    monkeypatch.setattr(spill.SpilledRuns, "add", spying_add)
+    t = pk_table(catalog, **{"bucket": "1", "write-buffer-size": "4 kb", "write-buffer-spillable": "true",
+                             "write-only": "true"})
+    w = t.new_write("w")
+    expected = {}
+    for batch in range(6):
+        data = rows(range(batch * 40, batch * 40 + 300), name=f"s{batch}")
+        w.write(data)
+        expected |= as_dict(data)
+    t.new_commit("w").commit(w.prepare_commit(), identifier=1)
+    assert len(made) >= 5                                   # the buffer spilled to local disk ...
+    assert len(files(t)) == 1                               # ... and one level-0 run was written
+    assert not any(os.path.exists(p) for p in made)         # spill files are cleaned up
+    assert as_dict(t.read()) == expected
