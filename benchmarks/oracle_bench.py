@@ -8,18 +8,22 @@ input Parquet files are loaded into memory by ``load`` before any timing, tables
 opened before their timer starts.
 
 Commands:
-  {"cmd": "load", "files": [...]}                         load the batches into memory
-  {"cmd": "write", "impl": "pypaimon"|"rust", "warehouse": w, "partition_keys": [...]}
+  {"cmd": "load", "files": [...], "dataset": "append"}    load the batches into memory (a named set;
+                                                          "append" by default, "pk" for primary keys)
+  {"cmd": "write", "impl": "pypaimon"|"rust", "warehouse": w, "partition_keys": [...],
+   "primary_keys": [...] | null, "options": {...} | null, "dataset": "append"}
                                                           create db.t, then time write+commit of
-                                                          every batch (one commit per batch)
-  {"cmd": "read", "impl": ..., "warehouse": w, "table": "db.t"}
-                                                          time plan + read of the whole table
+                                                          every batch of the set (one commit each)
+  {"cmd": "read", "impl": ..., "warehouse": w, "table": "db.t", "digest_keys": [...] | null}
+                                                          time plan + read of the whole table; with
+                                                          digest_keys, also return table_digest()
   {"cmd": "plan", "impl": ..., "warehouse": w, "table": ..., "partition": {"dt": v} | null,
    "repeat": n}                                           time scan planning, n times
   {"cmd": "quit"}
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import time
@@ -29,8 +33,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-BATCHES: list[pa.Table] = []
-RUST_BATCHES: list[list[pa.RecordBatch]] = []
+DATASETS: dict[str, list[pa.Table]] = {}
+RUST_DATASETS: dict[str, list[list[pa.RecordBatch]]] = {}
 
 
 def _reply(obj) -> None:
@@ -38,29 +42,55 @@ def _reply(obj) -> None:
     sys.stdout.flush()
 
 
-def cmd_load(files):
-    global BATCHES, RUST_BATCHES
-    BATCHES = [pq.read_table(f) for f in files]
+def table_digest(tab: pa.Table, keys: list[str]) -> dict:
+    """Order-independent fingerprint of a table, comparable across processes and pyarrow
+    versions: rows sorted by ``keys``, then a hash of the key columns and a hash of every
+    column (timestamps as epoch milliseconds, strings as UTF-8)."""
+    tab = tab.sort_by([(k, "ascending") for k in keys])
+
+    def column_bytes(name: str) -> bytes:
+        col = tab.column(name).combine_chunks()
+        if pa.types.is_dictionary(col.type):
+            col = col.cast(col.type.value_type)
+        if pa.types.is_timestamp(col.type):
+            col = col.cast(pa.timestamp("ms")).cast(pa.int64())
+        if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
+            width = pa.int64() if pa.types.is_integer(col.type) else pa.float64()
+            return col.cast(width).to_numpy(zero_copy_only=False).tobytes()
+        return "\x00".join("\x01" if v is None else v for v in col.cast(pa.string()).to_pylist()).encode()
+
+    keys_hash, rows_hash = hashlib.blake2b(digest_size=16), hashlib.blake2b(digest_size=16)
+    for name in sorted(tab.column_names):
+        b = column_bytes(name)
+        rows_hash.update(name.encode() + b)
+        if name in keys:
+            keys_hash.update(name.encode() + b)
+    return {"rows": tab.num_rows, "keys_hash": keys_hash.hexdigest(), "rows_hash": rows_hash.hexdigest()}
+
+
+def cmd_load(files, dataset="append"):
+    DATASETS[dataset] = [pq.read_table(f) for f in files]
     # pypaimon-rust takes RecordBatches: split them up front, outside the timer
-    RUST_BATCHES = [t.to_batches() for t in BATCHES]
-    return {"rows": [t.num_rows for t in BATCHES], "pyarrow": pa.__version__}
+    RUST_DATASETS[dataset] = [t.to_batches() for t in DATASETS[dataset]]
+    return {"rows": [t.num_rows for t in DATASETS[dataset]], "pyarrow": pa.__version__}
 
 
-def _create(warehouse, partition_keys, options):
+def _create(warehouse, partition_keys, options, primary_keys=None, dataset="append"):
     from pypaimon import CatalogFactory, Schema
     cat = CatalogFactory.create({"warehouse": warehouse})
     cat.create_database("db", True)
-    cat.create_table("db.t", Schema.from_pyarrow_schema(BATCHES[0].schema, partition_keys=partition_keys,
+    cat.create_table("db.t", Schema.from_pyarrow_schema(DATASETS[dataset][0].schema, partition_keys=partition_keys,
+                                                        primary_keys=primary_keys or None,
                                                         options=options or {}), False)
     return cat
 
 
-def cmd_write(impl, warehouse, partition_keys, options=None):
-    cat = _create(warehouse, partition_keys, options)   # table creation is not timed
+def cmd_write(impl, warehouse, partition_keys, options=None, primary_keys=None, dataset="append"):
+    cat = _create(warehouse, partition_keys, options, primary_keys, dataset)   # table creation is not timed
     per_batch = []
     if impl == "pypaimon":
         t = cat.get_table("db.t")
-        for tab in BATCHES:
+        for tab in DATASETS[dataset]:
             start = time.perf_counter()
             wb = t.new_batch_write_builder()
             w = wb.new_write()
@@ -73,7 +103,7 @@ def cmd_write(impl, warehouse, partition_keys, options=None):
     elif impl == "rust":
         from pypaimon_rust.datafusion import PaimonCatalog
         t = PaimonCatalog({"warehouse": warehouse}).get_table("db.t")
-        for batches in RUST_BATCHES:
+        for batches in RUST_DATASETS[dataset]:
             start = time.perf_counter()
             wb = t.new_batch_write_builder()
             w = wb.new_write()
@@ -97,7 +127,7 @@ def _open(impl, warehouse, table):
     return PaimonCatalog({"warehouse": warehouse}).get_table(table)
 
 
-def cmd_read(impl, warehouse, table):
+def cmd_read(impl, warehouse, table, digest_keys=None):
     t = _open(impl, warehouse, table)   # opening the catalog and table is not timed
     start = time.perf_counter()
     rb = t.new_read_builder()
@@ -107,7 +137,10 @@ def cmd_read(impl, warehouse, table):
         out = pa.Table.from_batches(rb.new_read().read(rb.new_scan().plan().splits()))
     seconds = time.perf_counter() - start
     checksum = int(pc.sum(out.column("user_id")).as_py()) if out.num_rows else 0
-    return {"seconds": seconds, "rows": out.num_rows, "user_id_sum": checksum}
+    res = {"seconds": seconds, "rows": out.num_rows, "user_id_sum": checksum}
+    if digest_keys:
+        res["digest"] = table_digest(out, digest_keys)
+    return res
 
 
 def _plan_once(impl, t, partition):

@@ -5,23 +5,20 @@ Parquet files in a temp dir, and every contender (this process for lakeformat an
 long-lived worker in ``.venv-oracle`` for pypaimon and pypaimon-rust, see ``oracle_bench.py``)
 loads those files into memory before any timer starts. See ``benchmarks/README.md``.
 
-    .venv/bin/python benchmarks/run.py                 # full run (~5 minutes)
+    .venv/bin/python benchmarks/run.py                 # full run (~5 minutes + ~3 for pk)
     .venv/bin/python benchmarks/run.py --quick         # small sizes, smoke test
     .venv/bin/python benchmarks/run.py --only commits,throughput
+    .venv/bin/python benchmarks/run.py --only pk       # primary-key tables (primary_key.py)
     .venv/bin/python benchmarks/run.py --profile       # also cProfile lakeformat's parts
 """
 from __future__ import annotations
 
 import argparse
-import cProfile
 import datetime as dt
-import io
 import json
 import os
 import platform
-import pstats
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,122 +26,20 @@ import time
 import traceback
 import uuid
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-ORACLE_PY = ROOT / ".venv-oracle" / "bin" / "python"
-ORACLE_SCRIPT = Path(__file__).resolve().parent / "oracle_bench.py"
-COMMIT_WORKER = Path(__file__).resolve().parent / "commit_worker.py"
-RESULTS = Path(__file__).resolve().parent / "results"
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from rich.table import Table as RichTable
 
-import pyarrow as pa  # noqa: E402
-import pyarrow.compute as pc  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.table import Table as RichTable  # noqa: E402
-
-
-def _import_lakeformat():
-    """lakeformat is edited concurrently; a half-written module is retried for a few minutes."""
-    for attempt in range(10):
-        try:
-            import lakeformat
-            return lakeformat
-        except (ModuleNotFoundError, ImportError) as e:
-            if attempt == 9:
-                raise
-            print(f"import lakeformat failed ({e}); retrying in 30 s", file=sys.stderr)
-            time.sleep(30)
-
-
-lf = _import_lakeformat()
+from common import (DAYS, LF, ORACLE_IMPL, PYPAIMON, RAW_SNAPPY, RAW_ZSTD, RESULTS, ROOT, RUST, Oracle,  # noqa: F401
+                    OracleError, console, describe_files, fmt_ms, fmt_s, fmt_x, lf, median, profiled, ratio)
 from lakeformat.demo_data import SCHEMA, user_behavior  # noqa: E402
 from commit_worker import SCHEMA as THROUGHPUT_SCHEMA  # noqa: E402  (benchmarks/ is sys.path[0])
+import primary_key as pk  # noqa: E402
 
-console = Console(width=160)
-DAYS = ["2024-01-01", "2024-01-02"]
-LF, PYPAIMON, RUST, RAW_ZSTD, RAW_SNAPPY = "lakeformat", "pypaimon", "pypaimon-rust", "raw pyarrow (zstd)", "raw pyarrow (snappy)"
-ORACLE_IMPL = {PYPAIMON: "pypaimon", RUST: "rust"}
-
-
-# ------------------------------------------------------------------------------- helpers
-
-def median(xs):
-    return statistics.median(xs) if xs else None
-
-
-def ratio(a, b):
-    return a / b if a is not None and b else None
-
-
-class OracleError(RuntimeError):
-    pass
-
-
-class Oracle:
-    """The worker in the oracle venv: one JSON command per line, one ``@@RESULT`` line back."""
-
-    def __init__(self, log_path: Path):
-        if not ORACLE_PY.exists():
-            raise OracleError(f"oracle venv missing at {ORACLE_PY}: run `make setup`")
-        self.log = open(log_path, "w")
-        self.proc = subprocess.Popen([str(ORACLE_PY), str(ORACLE_SCRIPT)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.log, text=True, bufsize=1,
-                                     cwd=str(ROOT))
-        self.log_path = log_path
-
-    def call(self, cmd: str, **kw) -> dict:
-        self.proc.stdin.write(json.dumps({"cmd": cmd, **kw}) + "\n")
-        self.proc.stdin.flush()
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                self.log.flush()
-                tail = self.log_path.read_text()[-3000:]
-                raise OracleError(f"oracle worker died during {cmd!r}; stderr tail:\n{tail}")
-            if line.startswith("@@RESULT "):
-                out = json.loads(line[len("@@RESULT "):])
-                if not out.pop("ok"):
-                    raise OracleError(f"{cmd} failed in oracle: {out['error']}\n{out.get('trace', '')}")
-                return out
-
-    def close(self) -> None:
-        try:
-            self.call("quit")
-        except Exception:
-            pass
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()   # our own child, by handle
-        self.log.close()
-
-
-def data_files(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*.parquet") if p.is_file())
-
-
-def describe_files(root: Path) -> dict:
-    files = data_files(root)
-    codec = None
-    if files:
-        md = pq.ParquetFile(files[0]).metadata
-        if md.num_row_groups:
-            codec = md.row_group(0).column(0).compression
-    return {"files": len(files), "bytes": sum(f.stat().st_size for f in files), "codec": codec}
-
-
-def profiled(enabled: bool, name: str, fn: Callable, profiles: dict):
-    """Run ``fn``; with ``enabled``, under cProfile, keeping the top of the cumulative listing."""
-    if not enabled:
-        return fn()
-    prof = cProfile.Profile()
-    out = prof.runcall(fn)
-    s = io.StringIO()
-    pstats.Stats(prof, stream=s).sort_stats("cumulative").print_stats(45)
-    profiles.setdefault(name, s.getvalue())
-    return out
+COMMIT_WORKER = Path(__file__).resolve().parent / "commit_worker.py"
 
 
 # ------------------------------------------------------------------------------- data
@@ -486,18 +381,6 @@ def bench_throughput(tmp: Path, procs_list: list[int], commits: int, runs: int, 
 
 # ------------------------------------------------------------------------------- report
 
-def fmt_s(x, digits=3):
-    return "—" if x is None else f"{x:.{digits}f}"
-
-
-def fmt_x(x):
-    return "—" if x is None else f"{x:.2f}×"
-
-
-def fmt_ms(x):
-    return "—" if x is None else f"{x * 1000:.1f}"
-
-
 def print_write_read(write: dict, read: dict, rows_per_batch: int, batches: int) -> None:
     raw = write[RAW_ZSTD]["median"]
     base = write[LF]["median"]
@@ -589,9 +472,10 @@ def print_throughput(th: dict) -> None:
 def goals(res: dict) -> list[dict]:
     out = []
 
-    def add(name, value, ok, target):
+    def add(name, value, ok, target, display=None):
         out.append({"goal": name, "target": target, "value": value,
-                    "status": "n/a" if ok is None else ("met" if ok else "MISSED")})
+                    "status": "n/a" if ok is None else ("met" if ok else "MISSED"),
+                    **({"display": display} if display else {})})
     w, r = res.get("write"), res.get("read")
     if w:
         x = ratio(w[LF]["median"], w[RAW_ZSTD]["median"])
@@ -608,8 +492,10 @@ def goals(res: dict) -> list[dict]:
         add("planning: all / one partition (lakeformat)", x, None if x is None else x >= 20, "≥ 20×")
     c = res.get("commits")
     if c:
-        add(f"commit latency: commits {c['commits'] - 9}–{c['commits']} / 1–10 (later issue)",
-            c["ratio_last_over_first"], None, "≤ 1.5× (later issue; reported only)")
+        x = c["ratio_last_over_first"]
+        add(f"commit latency: commits {c['commits'] - 9}–{c['commits']} / 1–10", x,
+            None if x is None else x <= 1.5, "≤ 1.5×")
+    pk.goals(res.get("pk"), add)
     return out
 
 
@@ -619,7 +505,8 @@ def print_goals(gs: list[dict]) -> None:
         t.add_column(col)
     for g in gs:
         style = {"met": "green", "MISSED": "red"}.get(g["status"], "")
-        t.add_row(g["goal"], g["target"], fmt_x(g["value"]), f"[{style}]{g['status']}" if style else g["status"])
+        t.add_row(g["goal"], g["target"], g.get("display") or fmt_x(g["value"]),
+                  f"[{style}]{g['status']}" if style else g["status"])
     console.print(t)
 
 
@@ -670,17 +557,20 @@ def main() -> int:
     ap.add_argument("--throughput-runs", type=int, default=3, help="throughput: runs per process count")
     ap.add_argument("--no-reference-layout", action="store_true",
                     help="planning: skip the reference table built without manifest merges")
-    ap.add_argument("--only", default="write,planning,commits,throughput",
-                    help="comma list of: write (benchmarks 1 and 2), planning, commits, throughput")
+    ap.add_argument("--only", default="write,planning,commits,throughput,pk",
+                    help="comma list of: write (benchmarks 1 and 2), planning, commits, throughput, pk "
+                         "(primary-key tables: primary_key.py)")
     ap.add_argument("--quick", action="store_true", help="small sizes for a smoke test")
     ap.add_argument("--profile", action="store_true",
                     help="cProfile lakeformat's write, read, planning and commits into results/profile.txt")
     ap.add_argument("--out", default=str(RESULTS / "latest.json"))
+    pk.add_args(ap)
     args = ap.parse_args()
     if args.quick:
         args.rows, args.runs, args.partitions, args.files_per_partition = 100_000, 2, 10, 10
         args.plan_repeat, args.commits = 3, 40
         args.throughput_commits, args.throughput_runs = 5, 1
+        pk.quick(args)
         if args.out == str(RESULTS / "latest.json"):
             args.out = str(RESULTS / "quick.json")
     only = set(args.only.split(","))
@@ -692,10 +582,10 @@ def main() -> int:
     oracle_info: dict = {}
     try:
         console.print(f"[bold]lakeformat benchmarks[/] (temp dir {tmp})")
-        files = make_data(tmp, args.rows, args.batches)
+        files = make_data(tmp, args.rows, args.batches) if "write" in only else []
         batches = [pq.read_table(f) for f in files]   # loaded before any timer starts
         res["config"]["input_files"] = [{"name": f.name, "bytes": f.stat().st_size} for f in files]
-        if only & {"write", "planning"}:
+        if only & {"write", "planning", "pk"}:
             try:
                 oracle = Oracle(tmp / "oracle-stderr.log")
                 oracle_info = oracle.call("load", files=[str(f) for f in files])
@@ -719,6 +609,8 @@ def main() -> int:
             console.print("[bold]5. commit throughput[/]")
             res["throughput"] = bench_throughput(tmp, [int(n) for n in args.procs.split(",")],
                                                  args.throughput_commits, args.throughput_runs)
+        if "pk" in only:
+            res["pk"] = pk.bench(tmp, oracle, args, profiles)
     except Exception:
         traceback.print_exc()
         res["error"] = traceback.format_exc()
@@ -740,6 +632,8 @@ def main() -> int:
         print_commits(res["commits"])
     if "throughput" in res:
         print_throughput(res["throughput"])
+    if "pk" in res:
+        pk.print_results(res["pk"])
     print_goals(res["goals"])
     e = res["env"]
     console.print(f"python {e['python']}, pyarrow {e['pyarrow']} (oracle pyarrow {e['oracle_pyarrow']}, "

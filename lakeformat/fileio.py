@@ -87,11 +87,7 @@ class FileIO:
         so a reader never sees a half-written file."""
         p = self._p(path)
         if self.scheme == "file":
-            os.makedirs(os.path.dirname(p), exist_ok=True)
-            tmp = f"{os.path.dirname(p)}/.{os.path.basename(p)}.{uuid.uuid4().hex}.tmp"
-            with open(tmp, "wb") as f:
-                f.write(data)
-            os.replace(tmp, p)
+            os.replace(_write_temp(p, data, durable=False), p)
             return
         with self.fs.open_output_stream(p) as f:
             f.write(data)
@@ -106,12 +102,7 @@ class FileIO:
         """Create ``path`` with ``data`` only if it does not exist. True if this call created it."""
         p = self._p(path)
         if self.scheme == "file":
-            os.makedirs(os.path.dirname(p), exist_ok=True)
-            tmp = f"{os.path.dirname(p)}/.{os.path.basename(p)}.{uuid.uuid4().hex}.tmp"
-            with open(tmp, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+            tmp = _write_temp(p, data, durable=True)
             try:
                 os.link(tmp, p)  # atomic, and fails if p exists: the POSIX create-if-absent
                 return True
@@ -156,6 +147,18 @@ class FileIO:
                 aws_access_key_id=o.get("s3.access-key"), aws_secret_access_key=o.get("s3.secret-key"),
                 aws_session_token=o.get("s3.session-token"))
         return self._s3_client
+
+
+def _write_temp(p: str, data: bytes, durable: bool) -> str:
+    """A hidden temp file beside ``p`` holding ``data`` (synced to disk if ``durable``)."""
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    tmp = f"{os.path.dirname(p)}/.{os.path.basename(p)}.{uuid.uuid4().hex}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+        if durable:
+            f.flush()
+            os.fsync(f.fileno())
+    return tmp
 
 
 def _s3_filesystem(o: Mapping[str, str]) -> pafs.S3FileSystem:
