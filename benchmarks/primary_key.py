@@ -21,6 +21,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Iterator, Optional
@@ -405,16 +406,44 @@ def stream(rows: int, batch_rows: int) -> Iterator[pa.RecordBatch]:
         yield from tab.to_batches()
 
 
-def _vm_hwm_mb() -> Optional[float]:
-    """This process's peak resident set (VmHWM), in MiB; unlike ``ru_maxrss`` it starts afresh
-    at exec (Linux carries the parent's high-water mark over into the child's ``ru_maxrss``)."""
+def _status_mb(field: str = "VmHWM") -> Optional[float]:
+    """A memory figure of this process from /proc/self/status, in MiB. VmHWM is the peak resident
+    set; unlike ``ru_maxrss`` it starts afresh at exec (Linux carries the parent's high-water mark
+    over into a child's ``ru_maxrss``)."""
     try:
         for line in open("/proc/self/status"):
-            if line.startswith("VmHWM:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     except OSError:
         pass
     return None
+
+
+class _RssSampler:
+    """Samples /proc/self/status every ``interval`` s in a thread: the peaks of anonymous memory
+    (heap, Arrow buffers) and of file-backed resident pages (memory-mapped files, such as spilled
+    runs) separately; VmHWM counts both."""
+
+    def __init__(self, interval: float = 0.01):
+        self.peaks = {"RssAnon": 0.0, "RssFile": 0.0}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            for k in self.peaks:
+                v = _status_mb(k)
+                if v is not None and v > self.peaks[k]:
+                    self.peaks[k] = v
+            self._stop.wait(0.01)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_):
+        self._stop.set()
+        self._thread.join()
 
 
 def _ru_maxrss_mb() -> float:
@@ -423,16 +452,17 @@ def _ru_maxrss_mb() -> float:
 
 def memory_child(wh: Path, rows: int, batch_rows: int, buffer: str) -> dict:
     t = create(wh, {"bucket": BUCKETS, "write-buffer-size": buffer})
-    base_hwm, base_ru = _vm_hwm_mb(), _ru_maxrss_mb()
+    base_hwm, base_ru = _status_mb(), _ru_maxrss_mb()
     reader = pa.RecordBatchReader.from_batches(PK_SCHEMA, stream(rows, batch_rows))
-    start = time.perf_counter()
-    w = t.new_write("bench-memory")   # = t.write(reader), in its two phases to see where the peak is
-    w.write(reader)
-    hwm_ingest = _vm_hwm_mb()         # every batch routed; buffers as full as they get
-    ingest_secs = time.perf_counter() - start
-    snap = t.new_commit("bench-memory").commit(w.prepare_commit())   # flush what is buffered, commit
-    secs = time.perf_counter() - start
-    hwm, ru = _vm_hwm_mb(), _ru_maxrss_mb()
+    with _RssSampler() as sampler:
+        start = time.perf_counter()
+        w = t.new_write("bench-memory")   # = t.write(reader), in its two phases to see where the peak is
+        w.write(reader)
+        hwm_ingest = _status_mb()         # every batch routed; buffers as full as they get
+        ingest_secs = time.perf_counter() - start
+        snap = t.new_commit("bench-memory").commit(w.prepare_commit())   # flush what is buffered, commit
+        secs = time.perf_counter() - start
+        hwm, ru = _status_mb(), _ru_maxrss_mb()
     peak = hwm if hwm is not None else ru
     # checks, after the peak is taken: distinct keys of the input vs rows in files and rows read
     codes = np.unique(np.concatenate([
@@ -443,30 +473,23 @@ def memory_child(wh: Path, rows: int, batch_rows: int, buffer: str) -> dict:
     return {"rows": rows, "batch_rows": batch_rows, "write_buffer_size": buffer, "seconds": secs,
             "rows_per_s": rows / secs, "peak_rss_mb": peak, "vm_hwm_mb": hwm, "ru_maxrss_mb": ru,
             "ingest_seconds": ingest_secs, "peak_rss_before_prepare_commit_mb": hwm_ingest,
+            "peak_anon_mb_sampled": sampler.peaks["RssAnon"], "peak_file_backed_mb_sampled": sampler.peaks["RssFile"],
+            "arrow_pool": pa.default_memory_pool().backend_name,
+            "arrow_pool_peak_mb": pa.default_memory_pool().max_memory() / 2**20,   # live Arrow allocations
             "rss_before_write_mb": base_hwm if base_hwm is not None else base_ru,
-            "ru_maxrss_before_write_mb": base_ru, "spawned_by_rss_mb": _parent_rss_mb,
+            "ru_maxrss_before_write_mb": base_ru, "parent_peak_rss_mb": _parent_peak_mb,
             "snapshot": snap.id if snap else None, "commit_kind": snap.commit_kind if snap else None,
             "distinct_keys": int(len(codes)), "rows_read": read_rows, "layout": lay,
             "ok": read_rows == len(codes)}
 
 
-_parent_rss_mb = None   # set in the child from its command line
-
-
-def _rss_now_mb() -> Optional[float]:
-    try:
-        for line in open("/proc/self/status"):
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
+_parent_peak_mb = None   # the spawning process's VmHWM, given to the child on its command line
 
 
 def bench_memory(tmp: Path, rows: int, batch_rows: int, buffer: str) -> dict:
     wh = tmp / "pk-memory"
     cmd = [sys.executable, str(Path(__file__).resolve()), "--memory-child", str(wh), "--rows", str(rows),
-           "--batch-rows", str(batch_rows), "--buffer", buffer, "--parent-rss", str(_rss_now_mb() or 0)]
+           "--batch-rows", str(batch_rows), "--buffer", buffer, "--parent-peak", str(_status_mb() or 0)]
     start = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     wall = time.perf_counter() - start
@@ -599,14 +622,19 @@ def print_results(p: dict) -> None:
         t = RichTable(title=f"pk 4. Peak memory: {m['rows']:,} rows streamed as RecordBatches of {m['batch_rows']:,} "
                             f"into one lakeformat table (write-buffer-size {m['write_buffer_size']}, default options), "
                             "one commit, in a child process", title_justify="left")
-        for col in ("peak RSS MB (VmHWM)", "… before prepare_commit", "ru_maxrss MB", "RSS before write MB",
-                    "write+commit s", "M rows/s", "distinct keys", "rows read back", "levels after"):
+        for col in ("peak RSS MB (VmHWM)", "before prepare_commit", "anon / file-backed (sampled)",
+                    "Arrow pool peak", "write+commit s", "M rows/s", "rows read back (= distinct keys)",
+                    "levels after"):
             t.add_column(col, justify="right")
         t.add_row(f"{m['peak_rss_mb']:.0f}", fmt_s(m.get("peak_rss_before_prepare_commit_mb"), 0),
-                  f"{m['ru_maxrss_mb']:.0f}", f"{m['rss_before_write_mb']:.0f}", f"{m['seconds']:.1f}",
-                  f"{m['rows_per_s'] / 1e6:.2f}", f"{m['distinct_keys']:,}",
-                  f"{m['rows_read']:,}" + ("" if m["ok"] else " (MISMATCH)"), _levels_str(m["layout"]))
+                  f"{fmt_s(m.get('peak_anon_mb_sampled'), 0)} / {fmt_s(m.get('peak_file_backed_mb_sampled'), 0)}",
+                  fmt_s(m.get("arrow_pool_peak_mb"), 0), f"{m['seconds']:.1f}", f"{m['rows_per_s'] / 1e6:.2f}",
+                  f"{m['rows_read']:,}" + (" (ok)" if m["ok"] else f" (MISMATCH: {m['distinct_keys']:,} keys)"),
+                  _levels_str(m["layout"]))
         console.print(t)
+        console.print(f"  RSS before writing {m['rss_before_write_mb']:.0f} MB; ru_maxrss {m['ru_maxrss_mb']:.0f} MB "
+                      f"(a child's ru_maxrss starts at its parent's peak, here {fmt_s(m.get('parent_peak_rss_mb'), 0)} "
+                      "MB, so VmHWM is the figure); all in MiB")
 
 
 def goals(p: Optional[dict], add) -> None:
@@ -634,7 +662,7 @@ if __name__ == "__main__":
     ap.add_argument("--rows", type=int, required=True)
     ap.add_argument("--batch-rows", type=int, default=100_000)
     ap.add_argument("--buffer", default="64 mb")
-    ap.add_argument("--parent-rss", type=float, default=None)
+    ap.add_argument("--parent-peak", type=float, default=None)
     a = ap.parse_args()
-    _parent_rss_mb = a.parent_rss
+    _parent_peak_mb = a.parent_peak
     print(json.dumps(memory_child(Path(a.memory_child), a.rows, a.batch_rows, a.buffer)))
