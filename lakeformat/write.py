@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from lakeformat import options as O
 from lakeformat import types as T
 from lakeformat.binary_row import serialize_row
 from lakeformat.bucket import bucket_ids
@@ -362,6 +363,16 @@ class TableWrite:
                 by_writer.setdefault(id(w), [w]).append(rows)
             for f in [self._pool().submit(_write_all, group[0], group[1:], row_kind) for group in by_writer.values()]:
                 f.result()
+            if self.schema.primary_keys:
+                self._bound_buffers()
+
+    def _bound_buffers(self) -> None:
+        """``write-buffer-size`` bounds the buffers of all of this writer's buckets together (as
+        Paimon's shared memory pool does): past it, the largest buffer is flushed or spilled."""
+        limit = self.table.typed_options.get(O.WRITE_BUFFER_SIZE)
+        writers = list(self._writers.values())
+        while writers and sum(w.buffer_bytes for w in writers) >= limit:
+            max(writers, key=lambda w: w.buffer_bytes).release()
 
     def _pool(self) -> ThreadPoolExecutor:
         if self._executor is None:
@@ -399,7 +410,11 @@ class TableWrite:
         """Close every open file and return one message per (partition, bucket) written."""
         total = self.schema.num_buckets
         if self.schema.primary_keys:   # writers live on: their sequence numbers and levels continue
-            msgs = [w.prepare_commit(total, full_compaction) for w in self._writers.values()]
+            writers = list(self._writers.values())
+            if len(writers) > 1:   # flushes and compactions of different buckets run in parallel
+                msgs = list(self._pool().map(lambda w: w.prepare_commit(total, full_compaction), writers))
+            else:
+                msgs = [w.prepare_commit(total, full_compaction) for w in writers]
         else:
             msgs = [CommitMessage(part, bucket, total, tuple(w.close()))
                     for (part, bucket), w in self._writers.items()]

@@ -93,10 +93,14 @@ class MergeTreeWriter:
         self.buffer.append(rows.append_column(SEQ, seq).append_column(KIND, kind))
         self.buffer_bytes += rows.nbytes
         if self.buffer_bytes >= self.buffer_limit:
-            if self.spillable:
-                self._spill()
-            else:
-                self.flush()
+            self.release()
+
+    def release(self) -> None:
+        """Empty the buffer: to local disk if spillable, else as a level-0 run."""
+        if self.spillable:
+            self._spill()
+        else:
+            self.flush()
 
     def _take_buffer(self) -> Optional[pa.Table]:
         """The buffer merged into one sorted run (its input changelog written first)."""

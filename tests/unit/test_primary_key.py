@@ -223,3 +223,18 @@ def test_spillable_buffer_makes_one_level0_run_per_flush(catalog, monkeypatch):
     assert len(files(t)) == 1                               # ... and one level-0 run was written
     assert not any(os.path.exists(p) for p in made)         # spill files are cleaned up
     assert as_dict(t.read()) == expected
+
+
+def test_write_buffer_size_bounds_all_buckets_together(catalog, monkeypatch):
+    from lakeformat.mergetree.writer import MergeTreeWriter
+    released = []
+    real = MergeTreeWriter.release
+    monkeypatch.setattr(MergeTreeWriter, "release", lambda self: (released.append(self.bucket), real(self)))
+    t = pk_table(catalog, **{"bucket": "4", "write-buffer-size": "64 kb", "write-buffer-spillable": "false"})
+    w = t.new_write("w")
+    data = rows(range(4000))                 # ~100 kb in all, ~25 kb per bucket: each alone fits
+    w.write(data)
+    assert released
+    assert sum(x.buffer_bytes for x in w._writers.values()) < 64 * 1024
+    t.new_commit("w").commit(w.prepare_commit())
+    assert as_dict(t.read()) == as_dict(data)
