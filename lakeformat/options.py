@@ -223,6 +223,7 @@ PARTITION_TIMESTAMP_FORMATTER = _opt("partition.timestamp-formatter", None, _str
 PARTITION_TIMESTAMP_PATTERN = _opt("partition.timestamp-pattern", None, _str, "Time from partition fields, e.g. '$dt'.")
 CONSUMER_EXPIRATION_TIME = _opt("consumer.expiration-time", None, _dur, "Drop consumers idle longer than this.")
 CONSUMER_ID = _opt("consumer-id", None, _str, "Consumer recording a streaming reader's progress.")
+TAG_DEFAULT_TIME_RETAINED = _opt("tag.default-time-retained", None, _dur, "Retention of new tags; unset: forever.")
 # reads
 SCAN_MODE = _opt("scan.mode", "default", enum(
     "default", "latest-full", "full", "latest", "compacted-full", "from-timestamp", "from-creation-timestamp",

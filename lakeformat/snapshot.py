@@ -166,6 +166,10 @@ class SnapshotManager:
         self._cache[snapshot.id] = snapshot
         return True
 
+    def forget(self, snapshot_id: int) -> None:
+        """Drop a deleted snapshot from this manager's cache (expiration, rollback)."""
+        self._cache.pop(snapshot_id, None)
+
     def write_hint(self, name: str, snapshot_id: int) -> None:
         """Best effort: a failed hint write never fails a commit."""
         try:
