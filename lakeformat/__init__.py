@@ -8,9 +8,14 @@ from lakeformat.errors import (AlreadyExistsError, CommitConflictError, CommitEr
 from lakeformat.predicate import col
 from lakeformat.schema import AddColumn, DropColumn, RemoveOption, RenameColumn, SetOption, UpdateColumnType
 from lakeformat.table import Table
+from lakeformat.tag import Tag, TagManager
+from lakeformat.consumer import ConsumerManager
+from lakeformat.rollback import RollbackResult
+from lakeformat.stream import TableStream
 
 __all__ = [
     "Catalog", "Table", "col", "CommitMessage", "FileStoreCommit", "Overwrite",
+    "Tag", "TagManager", "ConsumerManager", "RollbackResult", "TableStream",
     "AddColumn", "DropColumn", "RenameColumn", "UpdateColumnType", "SetOption", "RemoveOption",
     "LakeformatError", "SchemaError", "DataError", "InvalidNameError", "OptionError", "NotFoundError",
     "AlreadyExistsError", "CorruptFileError", "CommitError", "CommitConflictError", "LockTimeoutError",

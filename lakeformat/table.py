@@ -139,6 +139,28 @@ class Table:
             raise NotFoundError(f"{self.name} has no snapshot at or before {as_of}")
         return s
 
+    # -- tags, consumers, rollback (logic in tag.py, consumer.py, rollback.py) --------------
+    @property
+    def tags(self):
+        from lakeformat.tag import TagManager
+        return TagManager(self)
+
+    @property
+    def consumers(self):
+        from lakeformat.consumer import ConsumerManager
+        return ConsumerManager(self)
+
+    def create_tag(self, name: str, snapshot_id: Optional[int] = None, time_retained=None):
+        return self.tags.create(name, snapshot_id, time_retained)
+
+    def delete_tag(self, name: str) -> None:
+        self.tags.delete(name)
+
+    def rollback_to(self, snapshot_or_tag: Union[int, str], progress=None):
+        """Make a snapshot (id) or tag (name) the latest again; see lakeformat/rollback.py."""
+        from lakeformat.rollback import rollback_to
+        return rollback_to(self, snapshot_or_tag, progress)
+
     def live_entries(self, snapshot: Snapshot, partitions: Optional[set[bytes]] = None) -> list[ManifestEntry]:
         """Live files of a snapshot; with ``partitions``, only manifests that may hold those
         partitions are read (their partition statistics are checked)."""
@@ -227,9 +249,13 @@ class Table:
             raise
 
     # -- reading -----------------------------------------------------------------------
-    def _snapshot_for(self, snapshot_id: Optional[int], as_of) -> Optional[Snapshot]:
-        if snapshot_id is not None and as_of is not None:
-            raise LakeformatError("give snapshot_id or as_of, not both")
+    def _snapshot_for(self, snapshot_id: Optional[int], as_of, tag: Optional[str] = None) -> Optional[Snapshot]:
+        if sum(x is not None for x in (snapshot_id, as_of, tag)) > 1:
+            raise LakeformatError("give one of snapshot_id, as_of and tag, not several")
+        if snapshot_id is None and as_of is None and tag is None:   # time travel by table options
+            tag, snapshot_id = self.typed_options.get(O.SCAN_TAG_NAME), self.typed_options.get(O.SCAN_SNAPSHOT_ID)
+        if tag is not None:
+            return self.tags.snapshot_of(tag)
         if snapshot_id is not None:
             return self.snapshot(snapshot_id)
         if as_of is not None:
@@ -237,32 +263,47 @@ class Table:
         return self.latest_snapshot()
 
     def scan(self, filter: Optional[P.Predicate] = None, columns: Optional[Sequence[str]] = None,
-             snapshot_id: Optional[int] = None, as_of=None) -> TableScan:
-        return TableScan(self, self._snapshot_for(snapshot_id, as_of), filter, columns)
+             snapshot_id: Optional[int] = None, as_of=None, tag: Optional[str] = None) -> TableScan:
+        return TableScan(self, self._snapshot_for(snapshot_id, as_of, tag), filter, columns)
 
     def read_splits(self, splits: Sequence[Split], columns: Optional[Sequence[str]] = None,
                     filter: Optional[P.Predicate] = None) -> pa.Table:
         return SplitRead(self, columns, filter).read(splits)
 
     def read(self, columns: Optional[Sequence[str]] = None, filter: Optional[P.Predicate] = None,
-             snapshot_id: Optional[int] = None, as_of=None) -> pa.Table:
-        scan = self.scan(filter, columns, snapshot_id, as_of)
+             snapshot_id: Optional[int] = None, as_of=None, tag: Optional[str] = None) -> pa.Table:
+        scan = self.scan(filter, columns, snapshot_id, as_of, tag)
         return self.read_splits(scan.plan(), columns, filter)
 
     def to_batches(self, columns: Optional[Sequence[str]] = None, filter: Optional[P.Predicate] = None,
-                   snapshot_id: Optional[int] = None, as_of=None) -> Iterator[pa.RecordBatch]:
-        scan = self.scan(filter, columns, snapshot_id, as_of)
+                   snapshot_id: Optional[int] = None, as_of=None,
+                   tag: Optional[str] = None) -> Iterator[pa.RecordBatch]:
+        scan = self.scan(filter, columns, snapshot_id, as_of, tag)
         return SplitRead(self, columns, filter).to_batches(scan.plan())
 
-    def read_incremental(self, start_snapshot: int, end_snapshot: Optional[int] = None,
-                         columns: Optional[Sequence[str]] = None,
-                         filter: Optional[P.Predicate] = None) -> pa.Table:
+    def read_incremental(self, start_snapshot: Optional[int] = None, end_snapshot: Optional[int] = None,
+                         columns: Optional[Sequence[str]] = None, filter: Optional[P.Predicate] = None,
+                         consumer_id: Optional[str] = None) -> pa.Table:
         """Changes after ``start_snapshot`` up to and including ``end_snapshot``: the rows
         appended, or for a primary-key table with a ``changelog-producer`` its changelog, with a
-        ``_row_kind`` column (+I, -U, +U, -D)."""
-        end = end_snapshot if end_snapshot is not None else self.snapshot_manager.latest_id()
-        with_changelog = bool(self.schema.primary_keys) and \
-            self.typed_options.get(O.CHANGELOG_PRODUCER) != "none"
+        ``_row_kind`` column (+I, -U, +U, -D). With ``consumer_id`` (or the ``consumer-id``
+        option) and no start, resumes where that consumer stopped and records its progress."""
+        from lakeformat.stream import read_incremental
+        return read_incremental(self, start_snapshot, end_snapshot, columns, filter, consumer_id)
+
+    def stream(self, consumer_id: Optional[str] = None, start_snapshot: Optional[int] = None,
+               poll_interval: float = 1.0, max_batches: Optional[int] = None, idle_timeout: Optional[float] = None,
+               columns: Optional[Sequence[str]] = None, filter: Optional[P.Predicate] = None):
+        """(snapshot_id, pa.Table) per new snapshot, following the table; see lakeformat/stream.py."""
+        from lakeformat.stream import TableStream
+        return TableStream(self, consumer_id, start_snapshot, poll_interval, max_batches, idle_timeout, columns, filter)
+
+    def _changelog_read(self) -> bool:
+        return bool(self.schema.primary_keys) and self.typed_options.get(O.CHANGELOG_PRODUCER) != "none"
+
+    def _read_changes(self, start_snapshot: int, end_snapshot: Optional[int], columns, filter) -> pa.Table:
+        end = end_snapshot
+        with_changelog = self._changelog_read()
         if end is None or end <= start_snapshot:
             empty = SplitRead(self, columns, filter).out_schema.empty_table()
             return empty.append_column(ROW_KIND, pa.array([], pa.string())) if with_changelog else empty
