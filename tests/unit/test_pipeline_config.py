@@ -1,0 +1,75 @@
+"""The pipeline config and the DAGs' pure decisions (which units a run ingests, stage ids)."""
+import datetime as dt
+
+import pytest
+
+from lakeformat.pipeline import (IngestUnit, PipelineConfigError, TableSpec, asset_uri, ingest_units,
+                                 load_config, stage_id_for)
+
+DAILY = TableSpec("events", "db.events", "@daily", "jsonl", "events/dt={ds}")
+HOURLY = TableSpec("clicks", "db.clicks", "@hourly", "jsonl", "clicks/dt={ds}/hour={hour}")
+LOGICAL = dt.datetime(2024, 6, 2, 13, tzinfo=dt.timezone.utc)
+
+
+def test_project_config_loads():
+    cfg = load_config()
+    names = [t.name for t in cfg.tables]
+    assert names == ["user_behavior", "item_price"]
+    ub = cfg.table("user_behavior")
+    assert ub.identifier == "demo.user_behavior" and ub.write_only and not ub.hourly
+    assert [e.name for e in ub.quality][:2] == ["expect_table_row_count_to_be_between",
+                                                "expect_column_values_to_not_be_null"]
+    assert cfg.table("demo.item_price").name == "item_price"
+    with pytest.raises(PipelineConfigError, match="'nope' is not in"):
+        cfg.table("nope")
+
+
+def test_scheduled_run_ingests_its_logical_date_or_hour():
+    assert ingest_units(DAILY, LOGICAL) == [IngestUnit("2024-06-02")]
+    assert ingest_units(HOURLY, LOGICAL) == [IngestUnit("2024-06-02", 13)]
+    assert IngestUnit("2024-06-02", 13).job_args() == ["--date", "2024-06-02", "--hour", "13"]
+
+
+def test_backfill_range_is_inclusive_and_hourly_tables_get_every_hour():
+    assert [u.date for u in ingest_units(DAILY, LOGICAL, "2024-05-30", "2024-06-01")] == [
+        "2024-05-30", "2024-05-31", "2024-06-01"]
+    assert ingest_units(DAILY, None, "2024-05-30") == [IngestUnit("2024-05-30")]
+    hours = ingest_units(HOURLY, LOGICAL, "2024-05-30", "2024-05-31")
+    assert len(hours) == 48 and hours[25] == IngestUnit("2024-05-31", 1)
+
+
+@pytest.mark.parametrize("start, end, fragment", [
+    ("2024-06-03", "2024-06-01", "is before 'start'"),
+    ("yesterday", None, "'yesterday' is not a date"),
+    (None, "2024-06-01", "without 'start'"),
+    ("2020-01-01", "2024-01-01", "split it"),
+])
+def test_bad_backfill_params_are_explained(start, end, fragment):
+    with pytest.raises(PipelineConfigError, match=fragment):
+        ingest_units(DAILY, LOGICAL, start, end)
+
+
+def test_stage_ids_are_stable_and_valid_names():
+    from lakeformat.catalog import validate_name
+    a = stage_id_for(HOURLY, IngestUnit("2024-06-02", 7))
+    assert a == stage_id_for(HOURLY, IngestUnit("2024-06-02", 7)) == "ingest-clicks-2024-06-02T07"
+    validate_name(a, "stage")
+    assert asset_uri(DAILY) == "lakeformat://lakeformat_default/db/events"
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("tables: {}", "'tables' must map"),
+    ("tables: {t: {identifier: nodot, landing: {path: 'x/{ds}'}}}", "'database.table'"),
+    ("tables: {t: {identifier: a.b, landing: {path: 'x'}}}", "must contain {ds}"),
+    ("tables: {t: {identifier: a.b, landing: {path: 'x/{ds}'}, quality: [{oops: 1}]}}", "not an expectation"),
+    ("tables: {t: {identifier: a.b, landing: {path: 'x/{ds}'}}}\npipeline: {maintenance: {dry_run: maybe}}",
+     "bad 'pipeline' setting"),
+    ("tables: [", "not valid YAML"),
+])
+def test_bad_config_names_the_entry(tmp_path, text, fragment):
+    p = tmp_path / "tables.yaml"
+    p.write_text(text)
+    with pytest.raises(PipelineConfigError, match=fragment):
+        load_config(str(p))
+    with pytest.raises(PipelineConfigError, match="does not exist"):
+        load_config(str(tmp_path / "missing.yaml"))
