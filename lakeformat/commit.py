@@ -22,7 +22,8 @@ from typing import Iterable, Optional, Sequence
 
 from lakeformat import options as O
 from lakeformat.conflict import find_conflicts, needs_check
-from lakeformat.errors import CommitConflictError, CommitError
+from lakeformat.errors import CommitConflictError, CommitError, CorruptFileError
+from lakeformat.expire import expire_after_commit
 from lakeformat.fileio import join
 from lakeformat.manifest import ADD, DELETE, ManifestEntry, ManifestFile, ManifestFileMeta, ManifestList
 from lakeformat.manifest_merge import merge_manifests
@@ -96,6 +97,7 @@ class FileStoreCommit:
         self.max_wait = o.get(O.COMMIT_MAX_RETRY_WAIT).total_seconds()
         self.ignore_empty = o.get(O.IGNORE_EMPTY_COMMIT)
         self.retries = 0   # lost races so far, for metrics and benchmarks
+        self._published: set[str] = set()   # files a snapshot of this committer references: abort keeps them
 
     # -- exactly-once ------------------------------------------------------------------
     def filter_committed(self, identifiers: Iterable[int]) -> list[int]:
@@ -147,9 +149,13 @@ class FileStoreCommit:
         if data or overwrite is not None or (not compact and not self.ignore_empty):
             made = self._commit_with_retry(data, OVERWRITE if overwrite else APPEND, identifier,
                                            overwrite, messages, changelog_entries(messages, False))
+            # if the COMPACT snapshot below fails, these files are live already: abort must keep them
+            self._published |= {f.file_name for m in messages for f in (*m.new_files, *m.changelog_files)}
         if compact:
             made = self._commit_with_retry(compact, COMPACT, identifier, None, messages,
                                            changelog_entries(messages, True))
+        if made is not None:
+            expire_after_commit(self.table)   # unless write-only; logs instead of raising
         return made
 
     def _check_messages(self, messages: Sequence[CommitMessage]) -> None:
@@ -190,16 +196,24 @@ class FileStoreCommit:
                     if done:
                         return done[identifier]
                 seen_latest = latest.id if latest else 0
-                attempt_entries = entries
-                if overwrite is not None:
-                    attempt_entries = self._overwrite_entries(latest, overwrite, messages) + entries
-                self._check_conflicts(latest, attempt_entries)
-                if delta_metas is None or overwrite is not None:
-                    if delta_metas:
-                        self._delete([m.file_name for m in delta_metas])
-                    delta_metas = mfile.write(attempt_entries)
-                snapshot = self._try_commit_once(latest, attempt_entries, delta_metas, kind, identifier,
-                                                 changelog_metas, sum(e.file.row_count for e in changelog))
+                try:
+                    attempt_entries = entries
+                    if overwrite is not None:
+                        attempt_entries = self._overwrite_entries(latest, overwrite, messages) + entries
+                    self._check_conflicts(latest, attempt_entries)
+                    if delta_metas is None or overwrite is not None:
+                        if delta_metas:
+                            self._delete([m.file_name for m in delta_metas])
+                        delta_metas = mfile.write(attempt_entries)
+                    snapshot = self._try_commit_once(latest, attempt_entries, delta_metas, kind, identifier,
+                                                     changelog_metas, sum(e.file.row_count for e in changelog))
+                except CorruptFileError:
+                    # a concurrent expiration removed `latest` while this attempt read it: newer
+                    # snapshots exist (expiration keeps the newest), so this is a lost race
+                    if latest is None or t.io.exists(t.snapshot_manager.path(latest.id)):
+                        raise
+                    t.snapshot_manager.forget(latest.id)
+                    snapshot = None
                 if snapshot is not None:
                     delta_metas = changelog_metas = None   # now owned by the snapshot
                     return snapshot
@@ -329,10 +343,11 @@ class FileStoreCommit:
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the data files of messages that will never be committed. A file a compaction
-        only moved up a level is still live under its old level: it stays."""
+        only moved up a level is still live under its old level: it stays, and so do the files of
+        a data increment committed before its compact increment failed."""
         for m in messages:
             d = self.table.bucket_dir_of(m.partition, m.bucket)
-            moved = {f.file_name for f in m.compact_before}
+            moved = {f.file_name for f in m.compact_before} & {f.file_name for f in m.compact_after}
             for f in m.all_files():
-                if f.file_name not in moved:
+                if f.file_name not in moved and f.file_name not in self._published:
                     self.table.io.delete(join(d, f.file_name))

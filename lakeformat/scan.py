@@ -152,6 +152,8 @@ class FileScan:
         for e in entries:
             if e.kind == ADD and self.keep(e):
                 groups.setdefault((e.partition, e.bucket), []).append(e.file)
+        if not self.schema.primary_keys:   # an append bucket reads in write order (as Paimon sorts)
+            groups = {k: sorted(files, key=lambda f: f.min_sequence_number) for k, files in groups.items()}
         return [Split(snapshot.id, self._decode_partition(p), p, b, tuple(files))
                 for (p, b), files in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0]))]
 

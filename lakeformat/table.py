@@ -139,6 +139,12 @@ class Table:
             raise NotFoundError(f"{self.name} has no snapshot at or before {as_of}")
         return s
 
+    def expire_snapshots(self, **kwargs):
+        """Expire old snapshots and the files only they use: retain_min, retain_max, older_than,
+        max_deletes (defaults from the table's options), dry_run, progress; see lakeformat/expire.py."""
+        from lakeformat.expire import expire_snapshots
+        return expire_snapshots(self, **kwargs)
+
     # -- tags, consumers, rollback (logic in tag.py, consumer.py, rollback.py) --------------
     @property
     def tags(self):
@@ -203,11 +209,16 @@ class Table:
         return self._write_kind(_delete_rows(keys, self.schema), DELETE_KIND, identifier)
 
     def compact(self, full: bool = False, partitions: Optional[Sequence[dict]] = None,
-                commit_user: Optional[str] = None) -> Optional[Snapshot]:
-        """Compact the buckets of a primary-key table (the picker's choice, or everything into
-        the highest level with ``full``), committed as a COMPACT snapshot."""
-        from lakeformat.mergetree.compact import compact_table
-        return compact_table(self, full, partitions, commit_user)
+                commit_user: Optional[str] = None, progress=None) -> Optional[Snapshot]:
+        """Compact the buckets (all, or those of ``partitions`` like ``[{"dt": "x"}]``) as one
+        COMPACT snapshot: a primary-key table by the merge tree's picker (everything into the
+        highest level with ``full``), an append table by merging small files into files of
+        ``target-file-size``. ``progress(done, total, what)`` is called per bucket."""
+        if self.schema.primary_keys:
+            from lakeformat.mergetree.compact import compact_table
+            return compact_table(self, full, partitions, commit_user, progress=progress)
+        from lakeformat.append_compact import compact_append_table
+        return compact_append_table(self, full, partitions, commit_user, progress)
 
     def new_commit(self, commit_user: Optional[str] = None) -> FileStoreCommit:
         return FileStoreCommit(self, commit_user)

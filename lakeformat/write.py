@@ -387,14 +387,17 @@ class TableWrite:
             if self.schema.primary_keys:
                 from lakeformat.mergetree.writer import MergeTreeWriter
                 w = MergeTreeWriter(self.table, key[0], bucket, d, self._restore(key[0], bucket))
+            elif self.schema.num_buckets > 0:   # continues the bucket's sequence, compacts it
+                from lakeformat.append_compact import AppendBucketWriter
+                w = AppendBucketWriter(self.table, key[0], bucket, d, self._restore(key[0], bucket))
             else:
                 w = RollingFileWriter(self.table, d, self.schema)
             self._writers[key] = w
         return w
 
     def _restore(self, partition: bytes, bucket: int) -> list[DataFileMeta]:
-        """Live files of a primary-key bucket as of the latest snapshot (read once per partition):
-        the writer continues their sequence numbers and compacts with them."""
+        """Live files of a primary-key or fixed-bucket append bucket as of the latest snapshot
+        (read once per partition): the writer continues their sequence numbers and compacts with them."""
         if self.ignore_previous_files:
             return []
         if partition not in self._restored:
@@ -409,7 +412,7 @@ class TableWrite:
     def prepare_commit(self, full_compaction: bool = False) -> list[CommitMessage]:
         """Close every open file and return one message per (partition, bucket) written."""
         total = self.schema.num_buckets
-        if self.schema.primary_keys:   # writers live on: their sequence numbers and levels continue
+        if self.schema.primary_keys or total > 0:   # writers live on: sequence numbers, levels continue
             writers = list(self._writers.values())
             if len(writers) > 1:   # flushes and compactions of different buckets run in parallel
                 msgs = list(self._pool().map(lambda w: w.prepare_commit(total, full_compaction), writers))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from lakeformat.errors import LakeformatError
 from lakeformat.mergetree.writer import MergeTreeWriter
@@ -20,9 +20,10 @@ log = logging.getLogger(__name__)
 
 
 def compact_table(table, full: bool, partitions: Optional[Sequence[dict]] = None,
-                  commit_user: Optional[str] = None, threads: int = 2) -> Optional[Snapshot]:
+                  commit_user: Optional[str] = None, threads: int = 2,
+                  progress: Optional[Callable[[int, int, str], None]] = None) -> Optional[Snapshot]:
     if not table.schema.primary_keys:
-        raise LakeformatError(f"{table.name} is an append table: only primary-key tables compact for now")
+        raise LakeformatError(f"{table.name} is an append table: compact it with Table.compact")
     latest = table.latest_snapshot()
     if latest is None:
         return None
@@ -39,8 +40,21 @@ def compact_table(table, full: bool, partitions: Optional[Sequence[dict]] = None
         w.compact(full=full)
         return w.prepare_commit(total)
 
-    with ThreadPoolExecutor(max(1, min(threads, len(buckets)))) as pool:
-        messages = [m for m in pool.map(compact_bucket, sorted(buckets)) if not m.is_empty()]
+    todo = sorted(buckets)
+    messages = []
+    if progress:
+        progress(0, len(todo), "compacting")
+    try:
+        with ThreadPoolExecutor(max(1, min(threads, len(buckets)))) as pool:
+            for done, (key, m) in enumerate(zip(todo, pool.map(compact_bucket, todo)), 1):
+                messages.append(m)
+                if progress:
+                    values = dict(zip(table.partition_keys, table.partition_values(key[0])))
+                    progress(done, len(todo), f"{values} bucket {key[1]}" if values else f"bucket {key[1]}")
+    except BaseException:
+        table.new_commit().abort(messages)   # buckets already compacted: their new files go
+        raise
+    messages = [m for m in messages if not m.is_empty()]
     if not messages:
         log.info("%s: nothing to compact in %d bucket(s)", table.name, len(buckets))
         return None
