@@ -12,10 +12,16 @@ from lakeformat.tag import Tag, TagManager
 from lakeformat.consumer import ConsumerManager
 from lakeformat.rollback import RollbackResult
 from lakeformat.stream import TableStream
+from lakeformat.partition_expire import expire_partitions
+from lakeformat.orphans import OrphanResult, remove_orphan_files
+from lakeformat.staging import (StagedCommit, discard, identifier_for, list_staged, load_staged, publish,
+                                read_staged, stage)
 
 __all__ = [
     "Catalog", "Table", "col", "CommitMessage", "FileStoreCommit", "Overwrite",
     "Tag", "TagManager", "ConsumerManager", "RollbackResult", "TableStream",
+    "expire_partitions", "OrphanResult", "remove_orphan_files",
+    "StagedCommit", "stage", "list_staged", "load_staged", "read_staged", "publish", "discard", "identifier_for",
     "AddColumn", "DropColumn", "RenameColumn", "UpdateColumnType", "SetOption", "RemoveOption",
     "LakeformatError", "SchemaError", "DataError", "InvalidNameError", "OptionError", "NotFoundError",
     "AlreadyExistsError", "CorruptFileError", "CommitError", "CommitConflictError", "LockTimeoutError",

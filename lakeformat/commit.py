@@ -156,6 +156,8 @@ class FileStoreCommit:
                                            changelog_entries(messages, True))
         if made is not None:
             expire_after_commit(self.table)   # unless write-only; logs instead of raising
+            from lakeformat.partition_expire import maybe_expire_partitions
+            maybe_expire_partitions(self.table)   # if partition.expiration-time is set; logs instead of raising
         return made
 
     def _check_messages(self, messages: Sequence[CommitMessage]) -> None:

@@ -124,6 +124,17 @@ class FileIO:
         except FileNotFoundError:
             pass
 
+    def delete_empty_dir(self, path: str) -> bool:
+        """Remove ``path`` only if it is an empty directory (atomic on local disks: a file
+        created meanwhile keeps it). Object stores have no real directories: False."""
+        if self.scheme != "file":
+            return False
+        try:
+            os.rmdir(self._p(path))
+            return True
+        except OSError:
+            return False
+
     # -- object stores -----------------------------------------------------------------
     def _s3_put_if_absent(self, p: str, data: bytes) -> bool:
         import botocore.exceptions
