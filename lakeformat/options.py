@@ -387,4 +387,21 @@ def validate(raw: Mapping[str, Any], *, allow_unknown: bool = False) -> dict[str
     if lo > hi:
         raise OptionError(f"option {SNAPSHOT_NUM_RETAINED_MIN.key!r} ({lo}) is larger than "
                           f"{SNAPSHOT_NUM_RETAINED_MAX.key!r} ({hi})")
+    check_changelog_retention(opts)
     return out
+
+
+def check_changelog_retention(opts: Options) -> None:
+    """Changelog files live exactly as long as their snapshots here. Paimon would move
+    changelogs kept longer into separate ``changelog/changelog-N`` files, which lakeformat does
+    not implement, so retention longer than the snapshots' is rejected rather than ignored."""
+    for c, s in ((CHANGELOG_NUM_RETAINED_MIN, SNAPSHOT_NUM_RETAINED_MIN),
+                 (CHANGELOG_NUM_RETAINED_MAX, SNAPSHOT_NUM_RETAINED_MAX),
+                 (CHANGELOG_TIME_RETAINED, SNAPSHOT_TIME_RETAINED)):
+        cv, sv = opts.get(c), opts.get(s)
+        if cv is not None and cv > sv:
+            raise OptionError(
+                f"option {c.key!r} ({to_option_string(c.key, cv)}) keeps changelogs longer than {s.key!r} "
+                f"({to_option_string(s.key, sv)}) keeps snapshots; lakeformat deletes changelog files together "
+                f"with their snapshots (Paimon's separate changelog/ files are not supported): set {c.key!r} "
+                f"to at most {to_option_string(s.key, sv)}, or leave it unset")
