@@ -145,6 +145,18 @@ class Table:
         from lakeformat.expire import expire_snapshots
         return expire_snapshots(self, **kwargs)
 
+    def expire_partitions(self, **kwargs) -> list[dict]:
+        """Drop partitions older than ``partition.expiration-time`` in one commit: expiration_time,
+        now, dry_run, progress; returns their values. See lakeformat/partition_expire.py."""
+        from lakeformat.partition_expire import expire_partitions
+        return expire_partitions(self, **kwargs)
+
+    def remove_orphan_files(self, **kwargs):
+        """Delete files nothing reaches that are older than ``older_than`` (default 1 day):
+        older_than, dry_run, progress; returns an OrphanResult. See lakeformat/orphans.py."""
+        from lakeformat.orphans import remove_orphan_files
+        return remove_orphan_files(self, **kwargs)
+
     # -- tags, consumers, rollback (logic in tag.py, consumer.py, rollback.py) --------------
     @property
     def tags(self):
@@ -213,12 +225,19 @@ class Table:
         """Compact the buckets (all, or those of ``partitions`` like ``[{"dt": "x"}]``) as one
         COMPACT snapshot: a primary-key table by the merge tree's picker (everything into the
         highest level with ``full``), an append table by merging small files into files of
-        ``target-file-size``. ``progress(done, total, what)`` is called per bucket."""
+        ``target-file-size``. ``progress(done, total, what)`` is called per bucket.
+
+        On a ``write-only`` table the writers never expire snapshots, so this (the dedicated
+        compaction, as Paimon's compaction job does) expires them afterwards by the table's options."""
         if self.schema.primary_keys:
             from lakeformat.mergetree.compact import compact_table
-            return compact_table(self, full, partitions, commit_user, progress=progress)
-        from lakeformat.append_compact import compact_append_table
-        return compact_append_table(self, full, partitions, commit_user, progress)
+            snap = compact_table(self, full, partitions, commit_user, progress=progress)
+        else:
+            from lakeformat.append_compact import compact_append_table
+            snap = compact_append_table(self, full, partitions, commit_user, progress)
+        if self.typed_options.get(O.WRITE_ONLY):
+            self.expire_snapshots()
+        return snap
 
     def new_commit(self, commit_user: Optional[str] = None) -> FileStoreCommit:
         return FileStoreCommit(self, commit_user)
@@ -338,6 +357,12 @@ class Table:
             data = data.filter(P.to_arrow(filter))
         kinds = pa.array(["+I", "-U", "+U", "-D"]).take(data.column(KIND))
         return data.select(reader.columns).cast(reader.out_schema).append_column(ROW_KIND, kinds)
+
+    def system_table(self, name: str, snapshot_id: Optional[int] = None) -> pa.Table:
+        """Paimon's system table ``name`` (snapshots, schemas, options, files, manifests,
+        partitions, buckets, consumers, tags) as Arrow; see lakeformat/system_tables.py."""
+        from lakeformat.system_tables import system_table
+        return system_table(self, name, snapshot_id)
 
     def files(self, snapshot_id: Optional[int] = None) -> list[dict]:
         """Live data files of a snapshot, one dict per file (for listings and the CLI)."""
