@@ -55,6 +55,7 @@ class TableSpec:
     landing_path: str
     quality: tuple[Expectation, ...] = ()
     options: Mapping[str, str] = field(default_factory=dict)
+    partition_keys: tuple[str, ...] = ()
 
     @property
     def hourly(self) -> bool:
@@ -86,7 +87,6 @@ class MaintenanceSettings:
     schedule: Optional[str] = "@daily"
     dry_run: bool = False
     orphan_older_than: dt.timedelta = dt.timedelta(days=1)
-    use_spark: bool = False          # run the maintenance jobs with spark-submit instead of in Airflow
 
 
 @dataclass(frozen=True)
@@ -142,8 +142,7 @@ def load_config(path: Optional[str] = None) -> PipelineConfig:
         maintenance = MaintenanceSettings(
             schedule=maint.get("schedule", MaintenanceSettings.schedule),
             dry_run=_bool(maint.get("dry_run", False)),
-            orphan_older_than=parse_duration(str(maint.get("orphan_older_than", "1 d"))),
-            use_spark=_bool(maint.get("use_spark", False)))
+            orphan_older_than=parse_duration(str(maint.get("orphan_older_than", "1 d"))))
     except (ValueError, AttributeError) as e:
         raise PipelineConfigError(f"{where}: bad 'pipeline' setting: {e}") from None
     return PipelineConfig(
@@ -185,7 +184,8 @@ def _table(p: Path, name: str, spec: Any) -> TableSpec:
         raise PipelineConfigError(str(e)) from None
     return TableSpec(name=name, identifier=ident, schedule=spec.get("schedule"),
                      landing_format=fmt, landing_path=path, quality=quality,
-                     options={str(k): str(v) for k, v in (spec.get("options") or {}).items()})
+                     options={str(k): str(v) for k, v in (spec.get("options") or {}).items()},
+                     partition_keys=tuple(str(k) for k in spec.get("partition_keys") or ()))
 
 
 # -- what a run ingests ------------------------------------------------------------------------

@@ -1,0 +1,147 @@
+"""Ingest: landing files -> Spark -> staged commit -> Great Expectations audit -> publish.
+
+One DAG per table of ``config/tables.yaml`` (``lakeformat_ingest_<table>``): each table has its
+own schedule (hourly or daily), and a table's bad day must not hold up, fail or re-run another
+table's ingest. Adding a table to the config adds its DAG.
+
+Each run ingests one or more units (a day, or an hour for tables whose landing path has
+``{hour}``), as a mapped task group, one group instance per unit:
+
+    plan ─► ingest[unit]: stage (spark-submit jobs/ingest.py --stage) ─► audit ─► publish ─► Asset
+
+- scheduled runs ingest the unit of their logical date (the start of the data interval:
+  ``CronDataIntervalTimetable``, so the 06-02 00:00 run of a daily table ingests 06-01);
+- a manual run with params ``start`` (and ``end``, inclusive) backfills every unit of that
+  range, each in its own group instance, so one bad day fails its own audit while the good days
+  publish; the run then fails and names the bad day.
+- re-runs never duplicate rows: the stage id of a unit is stable (``ingest-<table>-<unit>``),
+  leftovers of failed attempts are cleared first, and publish commits exactly once per
+  (commit user, identifier) with the identifier ``identifier_for("ingest", table, date[, hour])``
+  that the Spark job stamps on the stage.
+- a failed audit discards the staged files and fails the run with the audit's summary (which
+  expectations failed, how many rows, sample values), also kept as the audit task's XCom.
+- publishing updates the table's Asset ``lakeformat://<connection>/<db>/<table>``, which
+  triggers the compaction DAG.
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.sdk import DAG, CronDataIntervalTimetable, Param, task, task_group
+
+from lakeformat.pipeline import PipelineConfig, TableSpec, load_config
+
+from lakeformat_dag_common import (DEFAULT_ARGS, START_DATE, job, job_args, spark_conf, table_asset,
+                                   warehouse_of)
+
+CONFIG = load_config()
+
+
+def _timetable(spec: TableSpec):
+    return CronDataIntervalTimetable(spec.schedule, timezone="UTC") if spec.schedule else None
+
+
+def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
+    asset = table_asset(spec, config)
+    conn = config.connection
+    with DAG(
+        dag_id=f"lakeformat_ingest_{spec.name}",
+        description=f"Write-audit-publish of {spec.identifier} from {spec.landing_path}",
+        doc_md=__doc__,
+        schedule=_timetable(spec),
+        start_date=START_DATE,
+        catchup=False,
+        max_active_runs=1,   # two runs of the same unit must not stage at the same time
+        default_args=DEFAULT_ARGS,
+        tags=["lakeformat", "ingest", spec.identifier],
+        params={
+            "start": Param(None, type=["null", "string"], format="date",
+                           description="Backfill from this day (YYYY-MM-DD); empty: the run's logical date"),
+            "end": Param(None, type=["null", "string"], format="date",
+                         description="Backfill up to this day, inclusive (default: start)"),
+        },
+    ) as dag:
+
+        @task(retries=0)
+        def plan(params=None, logical_date=None) -> list[dict]:
+            """The units to ingest, each with its stage id and job arguments; clears what
+            earlier attempts at these units left staged."""
+            import os
+
+            from lakeformat.pipeline import ingest_units, stage_id_for
+            from lakeformat.wap import clear_leftover
+            from lakeformat_airflow.hooks import LakeformatHook
+
+            units = ingest_units(spec, logical_date, params.get("start"), params.get("end"))
+            warehouse = warehouse_of(conn)
+            catalog = LakeformatHook(conn).get_catalog()
+            table = catalog.get_table(spec.identifier) if catalog.table_exists(spec.identifier) else None
+            out = []
+            for u in units:
+                sid = stage_id_for(spec, u)
+                if table is not None:
+                    done = clear_leftover(table, sid)
+                    if done:
+                        print(done)
+                out.append({"stage_id": sid, "label": u.label,
+                            "args": job_args(config, spec, warehouse, *u.job_args(), "--stage", sid,
+                                             "--landing", os.path.abspath(config.landing))})
+            print(f"{spec.identifier}: {len(out)} unit(s) to ingest: {', '.join(o['label'] for o in out)}")
+            return out
+
+        @task_group(group_id="ingest")
+        def ingest(stage_id: str, label: str, args: list):
+            stage = SparkSubmitOperator(
+                task_id="stage", application=job("ingest"), conn_id=config.spark_connection,
+                application_args=args, conf=spark_conf(config), name=f"lakeformat-ingest-{spec.name}",
+                verbose=False)
+
+            @task(retries=0, map_index_template="{{ unit_label }}")
+            def audit(stage_id: str, label: str, ti=None) -> dict:
+                """Great Expectations on the staged rows; a failure discards the stage."""
+                from airflow.sdk import get_current_context
+                from airflow.sdk.exceptions import AirflowFailException
+
+                from lakeformat.wap import audit_stage
+                from lakeformat_airflow.hooks import LakeformatHook
+
+                get_current_context()["unit_label"] = label
+                table = LakeformatHook(conn).get_catalog().get_table(spec.identifier)
+                outcome = audit_stage(table, stage_id, spec.quality, f"{spec.identifier} {label}")
+                result = outcome.as_dict()
+                if not result["success"]:
+                    ti.xcom_push(key="audit", value=result)   # kept for the UI and reports
+                    raise AirflowFailException(
+                        f"{result['summary']}\nStage {stage_id} was discarded "
+                        f"({outcome.discarded_files} files deleted): nothing of {label} was published.")
+                print(result["summary"])
+                return result
+
+            @task(outlets=[asset], map_index_template="{{ unit_label }}")
+            def publish(stage_id: str, label: str, outlet_events=None) -> dict:
+                """Commit the audited stage exactly once; tell the Asset's consumers."""
+                from airflow.sdk import get_current_context
+
+                from lakeformat import staging
+                from lakeformat_airflow.hooks import LakeformatHook
+
+                get_current_context()["unit_label"] = label
+                table = LakeformatHook(conn).get_catalog().get_table(spec.identifier)
+                snap = staging.publish(table, stage_id)
+                result = {"table": spec.identifier, "unit": label, "stage_id": stage_id,
+                          "snapshot_id": snap.id if snap else None,
+                          "rows": snap.delta_record_count if snap else 0}
+                outlet_events[asset].extra = result
+                print(f"published {label} of {spec.identifier} as snapshot {result['snapshot_id']}")
+                return result
+
+            stage >> audit(stage_id, label) >> publish(stage_id, label)
+
+        ingest.expand_kwargs(plan())
+    return dag
+
+
+for _spec in CONFIG.tables:
+    _dag = build_ingest_dag(_spec, CONFIG)
+    globals()[_dag.dag_id] = _dag
