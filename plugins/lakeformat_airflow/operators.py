@@ -296,15 +296,21 @@ class LakeformatDiscardOperator(LakeformatTableOperator):
 
     def execute(self, context) -> dict:
         from lakeformat import staging
+        from lakeformat.fileio import join
         t = self.get_table()
-        if self.stage_id not in {s.stage_id for s in staging.list_staged(t)}:
-            self.log.info("Stage %s of %s does not exist (discarded or published before); nothing to do",
-                          self.stage_id, t.name)
-            return {"table": t.name, "stage_id": self.stage_id, "discarded": False}
-        staging.discard(t, self.stage_id)
-        self.log.info("Discarded stage %s of %s: its files are deleted and the table is unchanged",
-                      self.stage_id, t.name)
-        return {"table": t.name, "stage_id": self.stage_id, "discarded": True}
+        try:
+            staged = staging.load_staged(t, self.stage_id)
+        except lf.NotFoundError:
+            if t.io.exists(join(t.path, staging.STAGED_DIR, self.stage_id + staging.PUBLISHED_SUFFIX)):
+                raise LakeformatError(f"stage {self.stage_id!r} of {t.name} was published: its rows are in "
+                                      "the table and cannot be discarded") from None
+            self.log.info("Stage %s of %s does not exist (discarded before?); nothing to do", self.stage_id, t.name)
+            return {"table": t.name, "stage_id": self.stage_id, "discarded": False, "rows": 0, "files": 0}
+        files = staging.discard(t, self.stage_id)
+        self.log.info("Discarded stage %s of %s: %s rows not published, %s deleted; the table is unchanged",
+                      self.stage_id, t.name, f"{staged.row_count:,}", _plural(files, "data file"))
+        return {"table": t.name, "stage_id": self.stage_id, "discarded": True, "rows": staged.row_count,
+                "files": files}
 
 
 # -- summaries --------------------------------------------------------------------------
