@@ -145,10 +145,12 @@ class FileStoreCommit:
                          identifier, self.commit_user, done[identifier].id)
                 return done[identifier]
         data, compact = data_entries(messages), compact_entries(messages)
+        changelog = changelog_entries(messages, False)
         made = None
-        if data or overwrite is not None or (not compact and not self.ignore_empty):
+        # changelog files alone (their level-0 file already compacted away) still need a snapshot
+        if data or changelog or overwrite is not None or (not compact and not self.ignore_empty):
             made = self._commit_with_retry(data, OVERWRITE if overwrite else APPEND, identifier,
-                                           overwrite, messages, changelog_entries(messages, False))
+                                           overwrite, messages, changelog)
             # if the COMPACT snapshot below fails, these files are live already: abort must keep them
             self._published |= {f.file_name for m in messages for f in (*m.new_files, *m.changelog_files)}
         if compact:
