@@ -19,7 +19,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_\-]{0,254}$")
 def validate_name(name: str, what: str) -> str:
     """Names become directory names: only letters, digits, '_' and '-' (no '/', '..', dots,
     spaces or control characters, so no name can escape its parent directory)."""
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise InvalidNameError(f"invalid {what} name {name!r}: use letters, digits, '_' and '-' "
                                "(not empty, no '/', '.', '..' or spaces)")
     return name

@@ -396,6 +396,11 @@ def publish(table, stage_id: str) -> Optional[Snapshot]:
 def discard(table, stage_id: str) -> int:
     """Delete a stage's data files and its stage file; returns the number of files deleted.
     Refuses (changing nothing) if the stage was already published."""
+    if not table.io.exists(_path(table, stage_id)):
+        marker = _read_marker(table, stage_id)
+        if marker is not None:
+            raise LakeformatError(f"stage {stage_id!r} of {table.name} was already published as snapshot "
+                                  f"{marker.snapshot_id}: its rows are in the table, nothing was discarded")
     staged = load_staged(table, stage_id)
     done, snap = _committed_as(table, staged)
     committed = _committed_files(table, staged, snap)
