@@ -116,7 +116,8 @@ class ConsumerManager:
         values = self.list().values()
         return min(values) if values else None
 
-    def expire(self, older_than: Optional[dt.timedelta] = None, now: Optional[dt.datetime] = None) -> list[str]:
+    def expire(self, older_than: Optional[dt.timedelta] = None, now: Optional[dt.datetime] = None,
+               dry_run: bool = False) -> list[str]:
         """Delete consumers whose file was last written more than ``older_than`` ago (default:
         the table's ``consumer.expiration-time``; unset: none expire). Returns their ids."""
         if older_than is None:
@@ -133,13 +134,14 @@ class ConsumerManager:
             if not name.startswith(CONSUMER_PREFIX) or info.mtime is None:
                 continue
             if info.mtime < cutoff:
-                self.io.delete(join(self.dir, name))
+                if not dry_run:
+                    self.io.delete(join(self.dir, name))
                 expired.append(name[len(CONSUMER_PREFIX):])
-        if expired:
+        if expired and not dry_run:
             log.info("expired consumers %s of %s (idle longer than %s)", sorted(expired), self.table.name, older_than)
         return sorted(expired)
 
-    def clear(self, including: str = ".*", excluding: Optional[str] = None) -> list[str]:
+    def clear(self, including: str = ".*", excluding: Optional[str] = None, dry_run: bool = False) -> list[str]:
         """Delete the consumers whose whole id matches ``including`` and not ``excluding``
         (regular expressions, as Paimon's clear_consumers procedure). Returns their ids."""
         try:
@@ -148,6 +150,6 @@ class ConsumerManager:
         except re.error as e:
             raise LakeformatError(f"invalid consumer pattern: {e}") from None
         cleared = [c for c in self.ids() if inc.fullmatch(c) and not (exc and exc.fullmatch(c))]
-        for cid in cleared:
+        for cid in ([] if dry_run else cleared):
             self.io.delete(self.path(cid))
         return cleared

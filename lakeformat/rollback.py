@@ -15,8 +15,11 @@ Not safe while writers commit: stop them first (as in Paimon).
 from __future__ import annotations
 
 import logging
+import os
+import posixpath
 from dataclasses import dataclass
 from typing import Callable, Mapping, Optional, Sequence, Union
+from urllib.parse import urlparse
 
 from lakeformat.errors import CorruptFileError, LakeformatError, NotFoundError
 from lakeformat.fileio import join
@@ -49,6 +52,8 @@ class RollbackResult:
     reset_consumers: tuple[str, ...]
     deleted_files: int
     recreated: bool
+    paths: tuple[str, ...] = ()          # the files deleted (with dry_run: the files that would be)
+    dry_run: bool = False
 
 
 def plan_rollback(target_id: int, snapshot_ids: Sequence[int], changelog_ids: Sequence[int],
@@ -105,7 +110,10 @@ def _read_changelog(table, cid: int) -> Snapshot:
         raise CorruptFileError(path, f"cannot parse changelog: {e}") from None
 
 
-def rollback_to(table, target: Union[int, str], progress: Optional[Progress] = None) -> RollbackResult:
+def rollback_to(table, target: Union[int, str], progress: Optional[Progress] = None,
+                dry_run: bool = False) -> RollbackResult:
+    """Make ``target`` (a snapshot id or tag name) the latest snapshot; with ``dry_run`` only
+    report what would go."""
     sm = table.snapshot_manager
     snapshot, tag_name = resolve_target(table, target)
     tags = table.tags.list()
@@ -130,6 +138,10 @@ def rollback_to(table, target: Union[int, str], progress: Optional[Progress] = N
                  + [snapshot_refs(table, t.snapshot) for t in kept_tags if t.snapshot.id != snapshot.id]
                  + [list_refs(sm.get(i)) for i in sm.list_ids() if i < snapshot.id])
     doomed = files_to_delete(removed, kept)
+    paths = doomed.paths(table.path)
+    if dry_run:
+        return RollbackResult(snapshot, plan.snapshots, plan.tags, plan.consumers, len(paths), plan.recreate,
+                              tuple(paths), True)
 
     if plan.recreate:
         if not sm.try_create(snapshot):
@@ -147,11 +159,35 @@ def rollback_to(table, target: Union[int, str], progress: Optional[Progress] = N
         table.consumers.record(cid, snapshot.id + 1)
     sm.write_hint(sm.EARLIEST, plan.earliest)
 
-    paths = doomed.paths(table.path)
     for n, path in enumerate(paths, 1):
         table.io.delete(path)
         if progress and (n % 100 == 0 or n == len(paths)):
             progress(n, len(paths), "files")
+    remove_empty_dirs(table, {posixpath.dirname(p) for p in doomed.data_files})
     log.info("rolled %s back to snapshot %d: deleted snapshots %s, tags %s, %d files",
              table.name, snapshot.id, list(plan.snapshots), list(plan.tags), len(paths))
-    return RollbackResult(snapshot, plan.snapshots, plan.tags, plan.consumers, len(paths), plan.recreate)
+    return RollbackResult(snapshot, plan.snapshots, plan.tags, plan.consumers, len(paths), plan.recreate,
+                          tuple(paths))
+
+
+def remove_empty_dirs(table, dirs: set) -> None:
+    """Remove bucket and partition directories left empty (local disks: object stores have no
+    directories). A directory is only removed while it lists as empty."""
+    if table.io.scheme != "file":
+        return
+    root = table.path.rstrip("/")
+    todo = sorted(dirs, key=len, reverse=True)
+    seen = set()
+    while todo:
+        d = todo.pop(0)
+        if d in seen or not d.startswith(root + "/"):
+            continue
+        seen.add(d)
+        if table.io.list_dir(d) or not table.io.exists(d):
+            continue
+        try:
+            os.rmdir(urlparse(d).path if d.startswith("file:") else d)
+        except OSError:      # something was written into it meanwhile
+            continue
+        todo.append(posixpath.dirname(d))
+

@@ -171,13 +171,13 @@ class Table:
     def create_tag(self, name: str, snapshot_id: Optional[int] = None, time_retained=None):
         return self.tags.create(name, snapshot_id, time_retained)
 
-    def delete_tag(self, name: str) -> None:
-        self.tags.delete(name)
+    def delete_tag(self, name: str, dry_run: bool = False) -> int:
+        return self.tags.delete(name, dry_run)
 
-    def rollback_to(self, snapshot_or_tag: Union[int, str], progress=None):
+    def rollback_to(self, snapshot_or_tag: Union[int, str], progress=None, dry_run: bool = False):
         """Make a snapshot (id) or tag (name) the latest again; see lakeformat/rollback.py."""
         from lakeformat.rollback import rollback_to
-        return rollback_to(self, snapshot_or_tag, progress)
+        return rollback_to(self, snapshot_or_tag, progress, dry_run)
 
     def live_entries(self, snapshot: Snapshot, partitions: Optional[set[bytes]] = None) -> list[ManifestEntry]:
         """Live files of a snapshot; with ``partitions``, only manifests that may hold those

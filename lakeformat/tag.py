@@ -163,21 +163,23 @@ class TagManager:
         raise NotFoundError(f"cannot tag snapshot {snapshot_id} of {self.table.name}: it does not exist "
                             f"(snapshots {sm.earliest_id()}..{sm.latest_id()}) and no tag holds it")
 
-    def delete(self, name: str) -> None:
+    def delete(self, name: str, dry_run: bool = False) -> int:
         """Delete a tag. If its snapshot was expired and no other tag holds it, the files only
-        it kept alive are deleted too (as Paimon does); otherwise only the tag file goes."""
+        it kept alive are deleted too (as Paimon does); otherwise only the tag file goes.
+        Returns the number of those files (with ``dry_run``: that would go; nothing changes)."""
         tag = self.get(name)
-        if self.table.snapshot_manager.exists(tag.snapshot.id):
-            self.io.delete(self.path(name))
-            return
-        tags = self.list()      # read the neighbours before the tag file goes
-        self.io.delete(self.path(name))
-        if any(t.snapshot.id == tag.snapshot.id and t.name != name for t in tags):
-            return
-        orphaned = self.files_only_held_by(tag, [t for t in tags if t.name != name])
+        tags = self.list()
+        orphaned = FileRefs()
+        if not self.table.snapshot_manager.exists(tag.snapshot.id) and \
+                not any(t.snapshot.id == tag.snapshot.id and t.name != name for t in tags):
+            orphaned = self.files_only_held_by(tag, [t for t in tags if t.name != name])
+        if dry_run:
+            return len(orphaned)
+        self.io.delete(self.path(name))     # the tag first: a kill then leaves only unreferenced files
         for path in orphaned.paths(self.table.path):
             self.io.delete(path)
-        log.info("deleted tag %r of %s and %d files only it held", name, self.table.name, len(orphaned))
+        log.info("deleted tag %r of %s (%d files only it held)", name, self.table.name, len(orphaned))
+        return len(orphaned)
 
     def files_only_held_by(self, tag: Tag, others: list[Tag]) -> FileRefs:
         """Files of an expired tagged snapshot that nothing else refers to. History is linear,
@@ -196,13 +198,14 @@ class TagManager:
         protected = union(snapshot_refs(self.table, s) for s in keep)
         return snapshot_refs(self.table, tag.snapshot) - protected
 
-    def expire(self, now: Optional[dt.datetime] = None) -> list[str]:
+    def expire(self, now: Optional[dt.datetime] = None, dry_run: bool = False) -> list[str]:
         """Delete the tags whose ``time_retained`` has passed (tags without one never expire).
         ``now`` is local time, as the tags' create times are."""
         now = now or dt.datetime.now()
         expired = [t for t in self.list() if t.expires_at is not None and t.expires_at < now]
-        for t in expired:
-            self.delete(t.name)
+        if not dry_run:
+            for t in expired:
+                self.delete(t.name)
         return [t.name for t in expired]
 
     def snapshot_of(self, name: str) -> Snapshot:

@@ -253,3 +253,14 @@ def test_stream_changelog_full_read_has_row_kinds(catalog):
     t.write(pa.table({"id": [1], "v": ["b"]}, schema=PK))
     sid, change = next(stream)
     assert sid == 2 and change.column_names == first.column_names
+
+
+def test_dry_runs(table):
+    cm = table.consumers
+    cm.record("a", 1)
+    cm.record("b", 2)
+    old = time.time() - 7200
+    os.utime(consumer_file(table, "a"), (old, old))
+    assert cm.clear("a|b", dry_run=True) == ["a", "b"]
+    assert cm.expire(dt.timedelta(hours=1), dry_run=True) == ["a"]
+    assert cm.list() == {"a": 1, "b": 2}

@@ -231,3 +231,23 @@ def test_a_kill_at_any_step_leaves_a_readable_table_and_a_rerun_finishes(catalog
         die_at += 1
     # snapshots, hints, tags, consumer and files: every step had its kill
     assert io.changes >= 10 and die_at == io.changes + 1, (io.changes, die_at)
+
+
+def test_dry_run_reports_and_changes_nothing(table):
+    table.create_tag("five", 5)
+    before = table_files(table)
+    plan = table.rollback_to(3, dry_run=True)
+    assert plan.dry_run and plan.deleted_snapshots == (5, 4) and plan.deleted_tags == ("five",)
+    assert table_files(table) == before and table.latest_snapshot().id == 5 and table.tags.names() == ["five"]
+    done = table.rollback_to(3)
+    assert set(done.paths) == set(plan.paths) == before - table_files(table)
+
+
+def test_partition_directories_only_newer_snapshots_made_are_removed(table):
+    table.write(rows([40], "c"))
+    part = os.path.join(table.path, "dt=c")
+    assert os.path.isdir(part)
+    calls = []
+    table.rollback_to(5, progress=lambda done, total, what: calls.append((done, total, what)))
+    assert not os.path.exists(part) and os.path.isdir(os.path.join(table.path, "dt=a"))
+    assert calls and calls[-1][0] == calls[-1][1] and calls[-1][2] == "files"

@@ -192,3 +192,14 @@ def test_expire_by_time_retained(table):
     assert table.tags.expire(now + dt.timedelta(minutes=90)) == ["hour"]
     assert table.tags.expire(now + dt.timedelta(days=365)) == ["default"]
     assert table.tags.names() == ["forever"]
+
+
+def test_delete_dry_run(table):
+    table.create_tag("one", 1)
+    table.write(rows([9]), overwrite=True)
+    expire_snapshot_files(table, 3)
+    before = set(snapshot_refs(table, table.tags.get("one").snapshot).paths(table.path))
+    n = table.delete_tag("one", dry_run=True)
+    assert n > 0 and table.tags.names() == ["one"] and all(os.path.exists(p) for p in before)
+    assert table.delete_tag("one") == n and not table.tags.exists("one")
+    assert table.tags.expire(dry_run=True) == []
