@@ -158,6 +158,10 @@ def rollback_to(table, target: Union[int, str], progress: Optional[Progress] = N
     for cid in plan.consumers:
         table.consumers.record(cid, snapshot.id + 1)
     sm.write_hint(sm.EARLIEST, plan.earliest)
+    now_latest = sm.latest_id()
+    if now_latest != snapshot.id:   # a writer committed meanwhile: its snapshot may use these files
+        raise LakeformatError(f"snapshot {now_latest} of {table.name} was committed during the rollback to "
+                              f"{snapshot.id}; no files were deleted. Stop the writers and roll back again")
 
     for n, path in enumerate(paths, 1):
         table.io.delete(path)

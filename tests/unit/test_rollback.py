@@ -10,6 +10,7 @@ from lakeformat.fileio import FileIO
 from lakeformat.references import FileRefs, snapshot_refs, union
 from lakeformat.rollback import files_to_delete, plan_rollback
 from lakeformat.table import Table
+from tests.s3server import BUCKET, CREDS, s3_endpoint  # noqa: F401 (fixture)
 
 SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string())])
 PK = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
@@ -251,3 +252,39 @@ def test_partition_directories_only_newer_snapshots_made_are_removed(table):
     table.rollback_to(5, progress=lambda done, total, what: calls.append((done, total, what)))
     assert not os.path.exists(part) and os.path.isdir(os.path.join(table.path, "dt=a"))
     assert calls and calls[-1][0] == calls[-1][1] and calls[-1][2] == "files"
+
+
+def test_a_commit_during_the_rollback_stops_it_before_any_file_goes(catalog, table):
+    class CommitsMeanwhile(FileIO):
+        """A writer commits right after the rollback has written the EARLIEST hint."""
+
+        def write_bytes(self, path, data):
+            super().write_bytes(path, data)
+            if path.endswith("/EARLIEST"):
+                catalog.get_table("db.t").write(rows([77]))
+
+    io = CommitsMeanwhile(table.io.fs, table.io.scheme, table.io.options)
+    with pytest.raises(lf.LakeformatError, match="committed during the rollback .* no files were deleted"):
+        Table(io, table.path, table.name).rollback_to(2)
+    after = catalog.get_table("db.t")
+    assert after.latest_snapshot().id == 3 and ids(after.read()) == [0, 1, 77]
+    assert reachable(after) <= table_files(after)
+
+
+def test_rollback_and_tags_on_s3(s3_endpoint):
+    import uuid
+    cat = lf.Catalog(f"s3://{BUCKET}/wh-{uuid.uuid4().hex[:8]}", **{"s3.endpoint": s3_endpoint, **CREDS})
+    cat.create_database("db")
+    t = cat.create_table("db.t", SCHEMA, partition_keys=["dt"])
+    for i, d in enumerate("abc"):
+        t.write(rows([i], d))
+    t.create_tag("one", 1)
+    t.create_tag("three", 3)
+    t.consumers.record("c", 4)
+    assert t.consumers.list() == {"c": 4}
+    result = t.rollback_to("one")
+    assert result.deleted_tags == ("three",) and result.deleted_files > 0
+    assert ids(t.read()) == [0] and [s.id for s in t.snapshots()] == [1] and t.consumers.get("c") == 2
+    assert t.tags.names() == ["one"]
+    assert all(t.io.exists(p) for p in snapshot_refs(t, t.latest_snapshot()).paths(t.path))
+    assert not any(t.io.exists(p) for p in result.paths)
