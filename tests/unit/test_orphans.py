@@ -13,6 +13,7 @@ import lakeformat as lf
 from lakeformat.manifest import ManifestFile
 from lakeformat.commit import data_entries
 from tests.conftest import events
+from tests.s3server import s3_endpoint  # noqa: F401 (fixture)
 
 DAY = dt.timedelta(days=1)
 
@@ -184,3 +185,28 @@ def test_unpartitioned_and_primary_key_tables(catalog):
     assert {Path(p).name for p in result.orphans} == {Path(f).name for f in left}
     assert t.read().to_pylist() == rows
     assert t.read_incremental(0).to_pylist() == changelog.to_pylist()   # changelog files survive
+
+
+def test_on_s3_orphans_go_reachable_and_staged_files_stay(s3_endpoint):
+    import uuid
+    from tests.s3server import BUCKET, CREDS
+    cat = lf.Catalog(f"s3://{BUCKET}/wh-{uuid.uuid4().hex[:8]}", **{"s3.endpoint": s3_endpoint, **CREDS})
+    cat.create_database("db")
+    t = cat.create_table("db.t", events(0).schema, partition_keys=["dt"], options={"bucket": "2", "bucket-key": "user_id"})
+    t.write(events(6, "2024-01-01"))
+    t.write(events(6, "2024-01-02", start=10))
+    assert t.expire_partitions(expiration_time="1 d", now=dt.datetime(2024, 1, 2, 12)) == [{"dt": "2024-01-01"}]
+    w = t.new_write()
+    w.write(events(4, "2024-01-02", start=100))
+    crashed = {f.file_name for m in w.prepare_commit() for f in m.new_files}
+    s = t.new_write("stager")
+    s.write(events(4, "2024-01-03", start=200))
+    lf.stage(t, s.prepare_commit(), "s1", commit_user="stager", identifier=7)
+    rows = by_id(t.read())
+    assert t.remove_orphan_files().orphans == ()   # object times are now: a day has not passed
+    result = t.remove_orphan_files(older_than=dt.timedelta(0))
+    assert {p.rsplit("/", 1)[-1] for p in result.orphans} == crashed and result.deleted == len(crashed)
+    assert by_id(t.read()) == rows
+    assert by_id(t.read(snapshot_id=2))[0]["dt"] == "2024-01-01"   # the expired partition, by time travel
+    lf.publish(t, "s1")
+    assert len(t.read().to_pylist()) == len(rows) + 4
