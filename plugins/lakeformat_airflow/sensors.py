@@ -77,13 +77,13 @@ class LakeformatSnapshotSensor(BaseSensorOperator):
         self.defer(trigger=LakeformatSnapshotTrigger(
             table=self.table, after_snapshot_id=after, conn_id=self.conn_id, kinds=self.kinds,
             poll_interval=self.poke_interval, config=self.config),
-            method_name="execute_complete", kwargs={"after": after},
+            method_name="execute_complete",
             timeout=dt.timedelta(seconds=self.timeout))
 
-    def execute_complete(self, context, event: Optional[dict] = None, after: int = 0) -> dict:
+    def execute_complete(self, context, event: Optional[dict] = None) -> dict:
         if not event or event.get("status") != "success":
             raise LakeformatError(f"waiting for a snapshot of {self.table} failed: "
                                   f"{(event or {}).get('message', 'no event from the trigger')}")
-        result = {k: v for k, v in event.items() if k != "status"}
-        self._report(result, after)
+        result = {k: v for k, v in event.items() if k not in ("status", "after_snapshot_id")}
+        self._report(result, event["after_snapshot_id"])
         return result

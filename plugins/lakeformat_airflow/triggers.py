@@ -61,7 +61,7 @@ class LakeformatSnapshotTrigger(BaseTrigger):
             while True:
                 found = await asyncio.to_thread(newer_snapshot, table, self.after_snapshot_id, self.kinds)
                 if found:
-                    yield TriggerEvent({"status": "success", **found})
+                    yield TriggerEvent({"status": "success", "after_snapshot_id": self.after_snapshot_id, **found})
                     return
                 await asyncio.sleep(self.poll_interval)
         except LakeformatError as e:
