@@ -1,0 +1,65 @@
+"""DAG integrity: every DAG file imports as Airflow 3's DAG processor imports it, without errors
+or cycles, and parsing does no table IO (it must not depend on the warehouse being reachable)."""
+from __future__ import annotations
+
+import yaml
+
+from lakeformat.pipeline import load_config
+
+UNREACHABLE = "s3://no-such-bucket-lakeformat/wh"   # no endpoint, no credentials: any IO would fail
+
+
+def test_every_dag_imports_without_errors_or_cycles(airflow_parse):
+    report = airflow_parse.parse()
+    assert report["import_errors"] == {}
+    assert report["cycles"] == {}
+    names = [t.name for t in load_config().tables]
+    expected = {f"lakeformat_ingest_{n}" for n in names} | {"lakeformat_compaction", "lakeformat_maintenance"}
+    assert set(report["dags"]) == expected
+    for n in names:
+        ingest = report["dags"][f"lakeformat_ingest_{n}"]
+        assert ingest["catchup"] is False and ingest["max_active_runs"] == 1
+        assert ingest["params"] == ["end", "start"]
+        assert ingest["tasks"] == ["ingest.audit", "ingest.publish", "ingest.stage", "plan"]
+        assert ingest["schedule"] == "CronDataIntervalTimetable"
+        table = load_config().table(n)
+        assert ingest["outlets"] == {"ingest.publish": [
+            f"lakeformat://lakeformat_default/{table.database}/{table.table}"]}
+    compaction = report["dags"]["lakeformat_compaction"]
+    assert compaction["schedule"] == "AssetOrTimeSchedule"
+    assert len(compaction["asset_triggers"]) == len(names)
+    assert {f"{n}.compact" for n in names} <= set(compaction["tasks"])
+    maintenance = report["dags"]["lakeformat_maintenance"]
+    assert maintenance["params"] == ["dry_run", "orphan_older_than"]
+    for n in names:
+        assert {f"{n}.clean_consumers", f"{n}.expire_snapshots", f"{n}.remove_orphan_files"} <= \
+            set(maintenance["tasks"])
+    assert "user_behavior.expire_partitions" in maintenance["tasks"]     # partitioned, with an expiration time
+    assert "item_price.expire_partitions" not in maintenance["tasks"]    # not partitioned
+
+
+def test_parsing_does_no_table_io(airflow_parse):
+    """With the warehouse on an unreachable object store, parsing still succeeds and creates no
+    catalog or file-system object at all (a spy records every one)."""
+    airflow_parse.warehouse = UNREACHABLE
+    report = airflow_parse.parse()
+    assert report["import_errors"] == {}
+    assert len(report["dags"]) == len(load_config().tables) + 2
+    assert report["table_io"] == []
+
+
+def test_a_new_table_is_a_config_change(airflow_parse, tmp_path):
+    """Adding a table to the config adds its ingest DAG and its compaction and maintenance groups."""
+    with open(load_config().path) as f:
+        doc = yaml.safe_load(f)
+    clicks = dict(doc["tables"]["user_behavior"], identifier="demo.clicks", schedule="@hourly",
+                  landing={"format": "jsonl", "path": "clicks/dt={ds}/hour={hour}"})
+    doc["tables"]["clicks"] = clicks
+    cfg = tmp_path / "tables.yaml"
+    cfg.write_text(yaml.safe_dump(doc))
+    report = airflow_parse.parse(config=str(cfg))
+    assert report["import_errors"] == {}
+    assert "lakeformat_ingest_clicks" in report["dags"]
+    assert "clicks.compact" in report["dags"]["lakeformat_compaction"]["tasks"]
+    assert "clicks.remove_orphan_files" in report["dags"]["lakeformat_maintenance"]["tasks"]
+    assert len(report["dags"]["lakeformat_compaction"]["asset_triggers"]) == len(load_config().tables) + 1
