@@ -100,6 +100,18 @@ def added_refs(table, snapshot: Snapshot) -> FileRefs:
                     frozenset(files), _index(snapshot))
 
 
+def changelog_refs(table, snapshot: Snapshot) -> FileRefs:
+    """Only the changelog of ``snapshot``: its changelog manifest list, manifests and files
+    (what a long-lived ``changelog/changelog-N`` still needs once snapshot N is gone)."""
+    if not snapshot.changelog_manifest_list:
+        return FileRefs()
+    from lakeformat.scan import FileScan
+    metas = ManifestList(table.io, table.path).read(snapshot.changelog_manifest_list)
+    files = entry_paths(table, FileScan(table).read_manifests(metas))
+    return FileRefs(frozenset([snapshot.changelog_manifest_list]), frozenset(m.file_name for m in metas),
+                    frozenset(files))
+
+
 def list_refs(snapshot: Snapshot) -> FileRefs:
     """Only the manifest list and index manifest names (no file reads)."""
     return FileRefs(_lists(snapshot), index_manifests=_index(snapshot))

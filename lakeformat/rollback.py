@@ -23,7 +23,7 @@ from urllib.parse import urlparse
 
 from lakeformat.errors import CorruptFileError, LakeformatError, NotFoundError
 from lakeformat.fileio import join
-from lakeformat.references import FileRefs, added_refs, list_refs, snapshot_refs, union
+from lakeformat.references import FileRefs, added_refs, changelog_refs, list_refs, snapshot_refs, union
 from lakeformat.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
@@ -129,7 +129,8 @@ def rollback_to(table, target: Union[int, str], progress: Optional[Progress] = N
     removed_logs = [_read_changelog(table, i) for i in plan.changelogs]
     removed_tags = [t for t in tags if t.name in plan.tags]
     kept_tags = [t for t in tags if t.name not in plan.tags]
-    removed = union(added_refs(table, s) for s in removed_snaps + removed_logs)
+    removed = union([added_refs(table, s) for s in removed_snaps]
+                    + [changelog_refs(table, c) for c in removed_logs])   # their data lists may be gone
     oldest = min(plan.snapshots) if plan.snapshots else None
     if oldest is not None and oldest > snapshot.id + 1:   # expired snapshots in between: their files
         removed = removed | snapshot_refs(table, sm.get(oldest))

@@ -19,7 +19,7 @@ from lakeformat import options as O
 from lakeformat.errors import AlreadyExistsError, CorruptFileError, LakeformatError, NotFoundError
 from lakeformat.fileio import join
 from lakeformat.names import validate_ref_name
-from lakeformat.references import FileRefs, snapshot_refs, union
+from lakeformat.references import FileRefs, changelog_refs, snapshot_refs, union
 from lakeformat.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
@@ -196,6 +196,9 @@ class TagManager:
         if above:
             keep.append(min(above, key=lambda s: s.id))
         protected = union(snapshot_refs(self.table, s) for s in keep)
+        changelog = join(self.table.path, "changelog", f"changelog-{tag.snapshot.id}")
+        if self.io.exists(changelog):   # a long-lived changelog still serves this snapshot's changes
+            protected = protected | changelog_refs(self.table, tag.snapshot)
         return snapshot_refs(self.table, tag.snapshot) - protected
 
     def expire(self, now: Optional[dt.datetime] = None, dry_run: bool = False) -> list[str]:

@@ -7,7 +7,7 @@ import pytest
 
 import lakeformat as lf
 from lakeformat.fileio import FileIO
-from lakeformat.references import FileRefs, snapshot_refs, union
+from lakeformat.references import FileRefs, changelog_refs, snapshot_refs, union
 from lakeformat.rollback import files_to_delete, plan_rollback
 from lakeformat.table import Table
 from tests.s3server import BUCKET, CREDS, s3_endpoint  # noqa: F401 (fixture)
@@ -40,14 +40,16 @@ def reachable(t) -> set:
     return set(refs.paths(t.path))
 
 
-def expire_snapshot_files(t, upto: int) -> None:
+def expire_snapshot_files(t, upto: int, keep_changelogs: bool = False) -> None:
     """Snapshot expiration as far as these tests need it: the snapshot files go, and the
     manifest lists of snapshots no tag holds (their data files stay: later snapshots use them)."""
     tagged = {g.snapshot.id for g in t.tags.list()}
     for i in range(t.snapshot_manager.earliest_id(), upto + 1):
+        s = t.snapshot(i)
         if i not in tagged:
-            for name in t.snapshot(i).manifest_lists():
-                os.remove(os.path.join(t.path, "manifest", name))
+            for name in s.manifest_lists():
+                if not (keep_changelogs and name == s.changelog_manifest_list):
+                    os.remove(os.path.join(t.path, "manifest", name))
         os.remove(t.snapshot_manager.path(i))
         t.snapshot_manager.forget(i)
     t.snapshot_manager.write_hint("EARLIEST", upto + 1)
@@ -288,3 +290,23 @@ def test_rollback_and_tags_on_s3(s3_endpoint):
     assert t.tags.names() == ["one"]
     assert all(t.io.exists(p) for p in snapshot_refs(t, t.latest_snapshot()).paths(t.path))
     assert not any(t.io.exists(p) for p in result.paths)
+
+
+def test_rollback_deletes_long_lived_changelogs_past_the_target(catalog):
+    t = catalog.create_table("db.cl", PK, primary_keys=["id"], options={"bucket": "1", "changelog-producer": "input"})
+    for i in range(4):
+        t.write(pa.table({"id": [i], "v": [f"v{i}"]}, schema=PK))
+    t.create_tag("one", 1)
+    os.makedirs(os.path.join(t.path, "changelog"))
+    for i in (1, 2):     # changelog retention outlives snapshots 1 and 2, which expire
+        with open(os.path.join(t.path, "changelog", f"changelog-{i}"), "w") as f:
+            f.write(t.snapshot(i).to_json())
+    log2 = set(changelog_refs(t, t.snapshot(2)).paths(t.path))
+    expire_snapshot_files(t, 2, keep_changelogs=True)
+    tagged = set(snapshot_refs(t, t.tags.get("one").snapshot).paths(t.path))
+    gone = (set(snapshot_refs(t, t.snapshot(3)).paths(t.path)) | log2) - tagged
+    result = t.rollback_to("one")
+    assert sorted(os.listdir(os.path.join(t.path, "changelog"))) == ["changelog-1"]
+    assert [s.id for s in t.snapshots()] == [1] and t.read().to_pylist() == [{"id": 0, "v": "v0"}]
+    assert gone <= set(result.paths) and not any(os.path.exists(p) for p in result.paths)
+    assert reachable(t) <= table_files(t)

@@ -203,3 +203,22 @@ def test_delete_dry_run(table):
     assert n > 0 and table.tags.names() == ["one"] and all(os.path.exists(p) for p in before)
     assert table.delete_tag("one") == n and not table.tags.exists("one")
     assert table.tags.expire(dry_run=True) == []
+
+
+def test_delete_of_expired_tag_keeps_what_a_long_lived_changelog_needs(catalog):
+    pk = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
+    t = catalog.create_table("db.cl", pk, primary_keys=["id"], options={"bucket": "1", "changelog-producer": "input"})
+    t.write(pa.table({"id": [1], "v": ["a"]}, schema=pk))
+    t.create_tag("first", 1)
+    t.write(pa.table({"id": [1], "v": ["b"]}, schema=pk), overwrite=True)
+    snap1 = t.snapshot(1)
+    os.makedirs(os.path.join(t.path, "changelog"))
+    with open(os.path.join(t.path, "changelog", "changelog-1"), "w") as f:   # what changelog retention does
+        f.write(snap1.to_json())
+    expire_snapshot_files(t, 1)
+    from lakeformat.references import changelog_refs
+    needed = changelog_refs(t, snap1).paths(t.path)
+    assert len(needed) >= 3                      # list, manifest, changelog file
+    assert t.delete_tag("first") > 0             # its data file and data manifests go ...
+    assert all(os.path.exists(p) for p in needed)   # ... its changelog stays
+    assert t.read().to_pylist() == [{"id": 1, "v": "b"}]
