@@ -13,11 +13,14 @@ manifests that no snapshot names. They are found by set difference:
 
 A candidate goes only if it is unreachable AND older than ``older_than`` by modification time
 (default one day), so a writer whose files are not committed yet is never hurt. Reading order
-makes concurrent work safe: stages first, then tags and changelogs, then snapshots, so work that
-moves from a stage or a snapshot into a tag during the run is still seen. If any of them cannot
-be read the run refuses to delete anything: a file unreadable metadata might name is not provably
-an orphan. Emptied bucket and partition directories are removed afterwards (local disks; object
-stores have no directories).
+makes concurrent work safe: stages first, then tags and changelogs, then snapshots (a publish
+moves files from a stage into a snapshot; a tag is taken from a snapshot before it expires), and
+before deleting, stages and tags are listed again and any new one's files are spared. If any of
+them cannot be read the run refuses to delete anything: a file unreadable metadata might name is
+not provably an orphan. Bucket directories this run emptied, or found empty and unmodified for
+``older_than``, are removed with their emptied partition directories (local disks; object
+stores have no directories). One race remains, as in Paimon: a writer creating a directory the
+instant it is removed.
 """
 from __future__ import annotations
 
@@ -123,13 +126,21 @@ def _read_records(table, root: str, what: str, names: Iterable[str], parse) -> l
     return out
 
 
-def _records(table, root: str) -> list[tuple[str, Snapshot]]:
-    """Tags, changelogs and snapshots under ``root``, in that order, as (kind, snapshot)."""
+_KINDS = (("tag", r"tag-.+"), ("changelog", r"changelog-\d+"), ("snapshot", r"snapshot-\d+"))
+
+
+def _records(table, root: str, kinds: Sequence[str], seen: set) -> list[tuple[str, Snapshot]]:
+    """Tags, changelogs and snapshots under ``root`` (in that order, those of ``kinds`` not in
+    ``seen``) as (kind, snapshot); adds what it reads to ``seen``."""
     io = table.io
     out = []
-    for kind, pattern in (("tag", r"tag-.+"), ("changelog", r"changelog-\d+"), ("snapshot", r"snapshot-\d+")):
-        names = sorted(n for n in io.list_names(join(root, kind)) if re.fullmatch(pattern, n))
+    for kind, pattern in _KINDS:
+        if kind not in kinds:
+            continue
+        names = sorted(n for n in io.list_names(join(root, kind))
+                       if re.fullmatch(pattern, n) and (root, n) not in seen)
         out += [(kind, s) for s in _read_records(table, root, kind, names, Snapshot.from_json)]
+        seen.update((root, n) for n in names)
     return out
 
 
@@ -139,22 +150,27 @@ def _branch_roots(table) -> list[str]:
             if i.type == pafs.FileType.Directory and i.base_name.startswith("branch-")]
 
 
-def reachable_files(table, progress: Optional[Progress] = None, threads: int = 8) -> Reachable:
+def reachable_files(table, progress: Optional[Progress] = None, threads: int = 8,
+                    seen: Optional[set] = None, kinds: Sequence[str] = ("tag", "changelog", "snapshot"),
+                    roots: Optional[Sequence[str]] = None) -> Reachable:
     """Everything a snapshot, tag, changelog, branch or stage of ``table`` reaches. Raises
-    LakeformatError (naming the file) if any of them cannot be read."""
+    LakeformatError (naming the file) if any of them cannot be read. ``seen`` (updated) holds
+    the stages and metadata files read before: a second call reads only new ones."""
     from lakeformat.staging import list_staged
+    seen = set() if seen is None else seen
     try:
-        staged = list_staged(table)
+        staged = [s for s in list_staged(table) if ("staged", s.stage_id, s.create_time) not in seen]
     except Exception as e:
         raise _Refuse(f"a staged commit cannot be read ({e})") from None
     data: set[str] = set()
     for s in staged:
         data |= s.file_names()
+        seen.add(("staged", s.stage_id, s.create_time))
     manifest_names: set[str] = set()
     index: set[str] = set()
     statistics: set[str] = set()
-    for root in [table.path] + _branch_roots(table):
-        records = _records(table, root)
+    for root in roots if roots is not None else [table.path] + _branch_roots(table):
+        records = _records(table, root, kinds, seen)
         data_r, manifest_r, index_r = _reach_records(table, root, records, progress, threads)
         data |= data_r
         index |= index_r
@@ -237,7 +253,7 @@ def _files(io, path: str, area: str) -> list[Candidate]:
             for i in io.list_dir(path) if i.type == pafs.FileType.File]
 
 
-def _bucket_dirs(table) -> list[str]:
+def _bucket_dirs(table) -> list[tuple[str, pafs.FileInfo]]:
     """Bucket directories of every partition directory present (whatever its values)."""
     io = table.io
     level = [table.path]
@@ -245,20 +261,26 @@ def _bucket_dirs(table) -> list[str]:
         prefix = escape_path_name(key) + "="
         level = [join(d, i.base_name) for d in level for i in io.list_dir(d)
                  if i.type == pafs.FileType.Directory and i.base_name.startswith(prefix)]
-    return [join(d, i.base_name) for d in level for i in io.list_dir(d)
+    return [(join(d, i.base_name), i) for d in level for i in io.list_dir(d)
             if i.type == pafs.FileType.Directory and i.base_name.startswith("bucket-")]
 
 
-def list_candidates(table) -> tuple[list[Candidate], list[str]]:
-    """Files that may be orphans, and the bucket directories they were found in."""
+def list_candidates(table, cutoff_ns: int) -> tuple[list[Candidate], list[str]]:
+    """Files that may be orphans, and the bucket directories that were empty already and
+    unmodified since ``cutoff_ns`` (left by expirations; no writer is starting in them)."""
     io = table.io
-    buckets = _bucket_dirs(table)
-    out = [c for d in buckets for c in _files(io, d, "data")]
+    out: list[Candidate] = []
+    empty: list[str] = []
+    for path, info in _bucket_dirs(table):
+        files = _files(io, path, "data")
+        out += files
+        if not files and not io.list_dir(path) and (info.mtime_ns or 0) < cutoff_ns:
+            empty.append(path)
     for area in (MANIFEST, INDEX, STATISTICS):
         out += _files(io, join(table.path, area), area)
     for d in _METADATA_DIRS:
         out += [c for c in _files(io, join(table.path, d), "temp") if _TEMP.match(c.name)]
-    return out, buckets
+    return out, empty
 
 
 # ---------------------------------------------------------------- executor
@@ -270,13 +292,18 @@ def remove_orphan_files(table, *, older_than: dt.timedelta = dt.timedelta(days=1
     if not isinstance(older_than, dt.timedelta) or older_than < dt.timedelta(0):
         raise LakeformatError(f"older_than must be a non-negative timedelta, not {older_than!r}")
     cutoff_ns = time.time_ns() - int(older_than.total_seconds() * 1e9)
+    seen: set = set()
     try:
-        reachable = reachable_files(table, progress)
+        reachable = reachable_files(table, progress, seen=seen)
+        candidates, empty_dirs = list_candidates(table, cutoff_ns)
+        orphans, young = select_orphans(candidates, reachable, cutoff_ns)
+        if orphans:
+            # a stage or tag made while we read (from a snapshot then expired) protects its files too
+            late = reachable_files(table, seen=seen, kinds=("tag", "changelog"), roots=[table.path])
+            orphans = [c for c in orphans if not late.reaches(c)]
     except _Refuse as e:
         raise LakeformatError(f"refusing to remove orphan files of {table.name}: {e}. Nothing was "
                               "deleted; repair or remove that file first.") from None
-    candidates, buckets = list_candidates(table)
-    orphans, young = select_orphans(candidates, reachable, cutoff_ns)
     total_bytes = sum(c.size for c in orphans)
     if dry_run:
         log.info("dry run: %d orphan file(s) of %s (%d bytes) older than %s would be deleted; %d younger kept",
@@ -286,15 +313,15 @@ def remove_orphan_files(table, *, older_than: dt.timedelta = dt.timedelta(days=1
         table.io.delete(c.path)
         if progress:
             progress(done, len(orphans), "orphan files deleted")
-    dirs = _remove_empty_dirs(table, {c.path.rsplit("/", 1)[0] for c in orphans if c.area == "data"})
+    dirs = _remove_empty_dirs(table, {c.path.rsplit("/", 1)[0] for c in orphans if c.area == "data"} | set(empty_dirs))
     log.info("deleted %d orphan file(s) of %s (%d bytes) older than %s; %d younger kept; %d empty "
              "directories removed", len(orphans), table.name, total_bytes, older_than, young, dirs)
     return OrphanResult(len(candidates), tuple(c.path for c in orphans), total_bytes, young, dirs, False)
 
 
 def _remove_empty_dirs(table, bucket_dirs: set[str]) -> int:
-    """Remove bucket directories this run emptied, then partition directories left empty,
-    bottom up. Only empty directories go (an rmdir fails on a file a writer just created)."""
+    """Remove the given (emptied or long empty) bucket directories, then partition directories
+    left empty, bottom up. Only empty directories go (an rmdir fails on a file a writer just created)."""
     removed = 0
     parents: set[str] = set()
     for d in sorted(bucket_dirs):

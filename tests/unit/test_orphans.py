@@ -210,3 +210,34 @@ def test_on_s3_orphans_go_reachable_and_staged_files_stay(s3_endpoint):
     assert by_id(t.read(snapshot_id=2))[0]["dt"] == "2024-01-01"   # the expired partition, by time travel
     lf.publish(t, "s1")
     assert len(t.read().to_pylist()) == len(rows) + 4
+
+
+def test_a_stage_made_while_the_run_reads_protects_its_files(table):
+    table.write(events(3, "2024-01-01"))
+    w = table.new_write("late")
+    w.write(events(3, "2024-01-02", start=10))
+    msgs = w.prepare_commit()
+    age_all(table)   # the staged files are old: only the stage that appears mid-run protects them
+    made = []
+
+    def progress(done, total, what):   # runs after stages were listed, before anything is deleted
+        if not made:
+            made.append(lf.stage(table, msgs, "late", commit_user="late", identifier=1))
+    result = table.remove_orphan_files(progress=progress)
+    assert made and result.orphans == ()
+    lf.publish(table, "late")
+    assert table.read().num_rows == 6
+
+
+def test_old_empty_bucket_directories_go_fresh_ones_stay(table):
+    table.write(events(3, "2024-01-01"))
+    old_dir = Path(table.path, "dt=2023-12-31", "bucket-0")
+    new_dir = Path(table.path, "dt=2024-01-02", "bucket-1")
+    old_dir.mkdir(parents=True)
+    new_dir.mkdir(parents=True)
+    age(old_dir)
+    assert table.remove_orphan_files(dry_run=True).dirs_removed == 0 and old_dir.exists()
+    result = table.remove_orphan_files()
+    assert result.dirs_removed == 2   # the bucket directory and its partition directory
+    assert not old_dir.parent.exists() and new_dir.exists()
+    assert table.read().num_rows == 3
