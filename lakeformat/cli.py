@@ -1,4 +1,5 @@
-"""The ``lakeformat`` command: inspect tables. Readable tables by default, ``--json`` for machines."""
+"""The ``lakeformat`` command: inspect tables (system tables) and run maintenance procedures.
+Readable tables by default, ``--json`` for machines."""
 from __future__ import annotations
 
 import argparse
@@ -38,11 +39,24 @@ def _emit(args, title: str, rows: list[dict], columns: Sequence[str]) -> None:
         print(json.dumps([_plain(r) for r in rows], indent=2))
         return
     t = RichTable(title=Text(title))
-    for c in columns:
-        t.add_column(Text(c))
-    for r in rows:   # Text, not str: values are data, never rich markup ('[/x]' would raise)
-        t.add_row(*(Text(str(_plain(r.get(c, "")))) for c in columns))
-    Console().print(t)
+    for c in columns:   # long values wrap inside their cell rather than being cut
+        t.add_column(Text(c), overflow="fold")
+    cells = [[_cell(r.get(c)) for c in columns] for r in rows]
+    for row in cells:   # Text, not str: values are data, never rich markup ('[/x]' would raise)
+        t.add_row(*(Text(v) for v in row))
+    console = Console()
+    if not console.is_terminal:   # a log or a pipe: room for the whole table instead of 80 columns
+        widest = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+        console = Console(width=max(80, sum(w + 3 for w in widest) + 1))
+    console.print(t)
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, dt.datetime) and not v.microsecond % 1000:   # millisecond times, as Paimon prints them
+        return v.isoformat(sep=" ", timespec="milliseconds")
+    return str(_plain(v))
 
 
 def cmd_databases(cat: Catalog, args) -> None:
@@ -79,22 +93,6 @@ def cmd_show(cat: Catalog, args) -> None:
             f"{snap.id} ({snap.commit_kind}, {snap.total_record_count:,} rows, {info['latest_snapshot']['time']})"))
 
 
-def cmd_snapshots(cat: Catalog, args) -> None:
-    rows = [{"id": s.id, "kind": s.commit_kind, "schema_id": s.schema_id,
-             "time": dt.datetime.fromtimestamp(s.time_millis / 1000).isoformat(timespec="seconds"),
-             "delta_records": s.delta_record_count, "total_records": s.total_record_count,
-             "commit_user": s.commit_user, "commit_identifier": s.commit_identifier}
-            for s in cat.get_table(args.table).snapshots()]
-    _emit(args, f"snapshots of {args.table}", rows,
-          ["id", "kind", "schema_id", "time", "delta_records", "total_records"])
-
-
-def cmd_files(cat: Catalog, args) -> None:
-    rows = cat.get_table(args.table).files(args.snapshot)
-    _emit(args, f"files of {args.table}", rows,
-          ["partition", "bucket", "file_name", "level", "row_count", "file_size"])
-
-
 def cmd_read(cat: Catalog, args) -> None:
     t = cat.get_table(args.table)
     rows, need = [], args.limit
@@ -122,27 +120,24 @@ def _global_flags(p: argparse.ArgumentParser, top: bool) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="lakeformat", description="Inspect lakeformat (Apache Paimon) tables.")
+    p = argparse.ArgumentParser(prog="lakeformat", description="Inspect and maintain lakeformat (Apache Paimon) tables.")
     _global_flags(p, top=True)
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("databases", help="list databases").set_defaults(fn=cmd_databases)
     t = sub.add_parser("tables", help="list tables")
     t.add_argument("database", nargs="?")
     t.set_defaults(fn=cmd_tables)
-    for name, fn, helptext in (("show", cmd_show, "schema, options and latest snapshot"),
-                               ("snapshots", cmd_snapshots, "list snapshots")):
-        s = sub.add_parser(name, help=helptext)
-        s.add_argument("table", help="database.table")
-        s.set_defaults(fn=fn)
-    f = sub.add_parser("files", help="live data files of a snapshot")
-    f.add_argument("table")
-    f.add_argument("--snapshot", type=int)
-    f.set_defaults(fn=cmd_files)
+    s = sub.add_parser("show", help="schema, options and latest snapshot")
+    s.add_argument("table", help="database.table")
+    s.set_defaults(fn=cmd_show)
+    from lakeformat import cli_procedures, cli_tables
+    cli_tables.register(sub)        # snapshots, schemas, options, files, ... (Paimon's system tables)
     r = sub.add_parser("read", help="print rows")
     r.add_argument("table")
     r.add_argument("--limit", type=int, default=20, help="rows to print (0 = all; default 20)")
     r.add_argument("--snapshot", type=int)
     r.set_defaults(fn=cmd_read)
+    cli_procedures.register(sub)    # compact, expire-snapshots, ... (Paimon's procedures)
     for sp in sub.choices.values():
         _global_flags(sp, top=False)
     return p

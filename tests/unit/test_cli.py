@@ -94,9 +94,9 @@ def test_show_table_without_snapshots(wh, capsys):
 
 def test_snapshots_json(wh, capsys):
     snaps = run_json(capsys, "--warehouse", wh, "--json", "snapshots", "db.t")
-    assert [s["id"] for s in snaps] == [1, 2, 3]
-    assert [s["kind"] for s in snaps] == ["APPEND", "APPEND", "OVERWRITE"]
-    assert [s["total_records"] for s in snaps] == [6, 10, 6]
+    assert [s["snapshot_id"] for s in snaps] == [1, 2, 3]
+    assert [s["commit_kind"] for s in snaps] == ["APPEND", "APPEND", "OVERWRITE"]
+    assert [s["total_record_count"] for s in snaps] == [6, 10, 6]
     code, out, _ = run(capsys, "--warehouse", wh, "snapshots", "db.t")
     assert code == 0 and "OVERWRITE" in out and "APPEND" in out
 
@@ -105,15 +105,15 @@ def test_files_of_a_snapshot(wh, capsys):
     files = run_json(capsys, "--warehouse", wh, "--json", "files", "db.t", "--snapshot", "1")
     live = lf.Catalog(wh).get_table("db.t").files(1)
     assert len(files) == len(live) >= 1
-    assert sorted(f["file_name"] for f in files) == sorted(f["file_name"] for f in live)
-    assert len({f["file_name"] for f in files}) == len(files)    # one entry per file
-    assert all(f["bucket"] in (0, 1) and f["partition"] == {"dt": "2024-01-01"} for f in files)
-    assert sum(f["row_count"] for f in files) == 6
-    assert all(Path(f["path"]).is_file() for f in files)
+    assert sorted(f["file_path"] for f in files) == sorted(f["path"] for f in live)
+    assert len({f["file_path"] for f in files}) == len(files)    # one entry per file
+    assert all(f["bucket"] in (0, 1) and f["partition"] == "dt=2024-01-01" for f in files)
+    assert sum(f["record_count"] for f in files) == 6
+    assert all(Path(f["file_path"]).is_file() for f in files)
     # default is the latest snapshot: 2024-01-01 was overwritten with 2 rows
     latest = run_json(capsys, "--warehouse", wh, "--json", "files", "db.t")
-    assert sum(f["row_count"] for f in latest) == 6
-    assert {f["partition"]["dt"] for f in latest} == {"2024-01-01", "2024-01-02"}
+    assert sum(f["record_count"] for f in latest) == 6
+    assert {f["partition"] for f in latest} == {"dt=2024-01-01", "dt=2024-01-02"}
 
 
 def test_read_limit_json(wh, capsys):
@@ -145,7 +145,7 @@ def test_read_readable_shows_values_verbatim(tmp_path, capsys):
 ])
 def test_global_flags_before_or_after_the_subcommand(wh, capsys, argv):
     snaps = run_json(capsys, *[a.format(wh=wh) for a in argv])
-    assert [s["id"] for s in snaps] == [1, 2, 3]
+    assert [s["snapshot_id"] for s in snaps] == [1, 2, 3]
 
 
 def test_flags_after_the_subcommand_do_not_reset_flags_before_it(wh, capsys):
@@ -218,6 +218,6 @@ def test_console_script(wh):
     ok = subprocess.run([str(script), "snapshots", "db.t", "--json"], capture_output=True, text=True,
                         env=env, timeout=60)
     assert ok.returncode == 0, ok.stderr
-    assert [s["id"] for s in json.loads(ok.stdout)] == [1, 2, 3]
+    assert [s["snapshot_id"] for s in json.loads(ok.stdout)] == [1, 2, 3]
     bad = subprocess.run([str(script), "show", "db.nope"], capture_output=True, text=True, env=env, timeout=60)
     assert bad.returncode == 1 and "db.nope" in bad.stderr and "Traceback" not in bad.stderr
