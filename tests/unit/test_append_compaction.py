@@ -296,3 +296,37 @@ def test_oracles_read_compacted_tables(catalog, tmp_path):
         expected = t.read()
         assert expected.num_rows == 6 * 703
         check_readers(res, reads[name], expected, "user_id", what=f"db.{name} after compaction")
+
+
+# ---------------------------------------------------------------- Table.compact for both kinds
+
+def test_primary_key_compaction_reports_progress_per_bucket(catalog):
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string()), pa.field("dt", pa.string(), False)])
+    t = catalog.create_table("db.pk", schema, partition_keys=["dt"], primary_keys=["id", "dt"],
+                             options={"bucket": "2", "write-only": "true"})
+    for i in range(3):
+        t.write(pa.table({"id": [1, 2, 3, 4], "v": [str(i)] * 4, "dt": ["a", "a", "b", "b"]}, schema=schema))
+    calls = []
+    snap = t.compact(full=True, partitions=[{"dt": "a"}], progress=lambda *a: calls.append(a))
+    assert snap.commit_kind == "COMPACT"
+    buckets = {(r["partition"], r["bucket"]): r["sorted_runs"] for r in t.system_table("buckets").to_pylist()}
+    assert all(runs == 1 for (p, _), runs in buckets.items() if p == "dt=a")
+    assert all(runs == 3 for (p, _), runs in buckets.items() if p == "dt=b")
+    assert calls[0] == (0, len(calls) - 1, "compacting") and calls[-1][:2] == (len(calls) - 1, len(calls) - 1)
+    assert all("{'dt': 'a'} bucket" in c[2] for c in calls[1:])
+    assert sorted(t.read().column("v").to_pylist()) == ["2"] * 4
+
+
+def test_dedicated_compaction_expires_for_write_only_writers(catalog):
+    opts = {"write-only": "true", "snapshot.num-retained.min": "1", "snapshot.num-retained.max": "2"}
+    t = catalog.create_table("db.t", EVENTS, options=opts)
+    for i in range(6):
+        t.write(events(3, "x", start=i * 3))
+    assert len(t.snapshots()) == 6                                       # writers never expire
+    t.compact()
+    assert [s.id for s in t.snapshots()] == [6, 7]
+    assert t.read().column("user_id").to_pylist() == list(range(18))
+    n = catalog.create_table("db.n", EVENTS, options={**opts, "write-only": "false"})
+    for i in range(6):
+        n.write(events(3, "x", start=i * 3))
+    assert len(n.snapshots()) == 2                                       # writers expire themselves
