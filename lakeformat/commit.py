@@ -107,15 +107,16 @@ class FileStoreCommit:
         return sorted(wanted - set(found))
 
     def _committed(self, identifiers: set[int], stop_below: Optional[int] = None) -> dict[int, Snapshot]:
-        """Snapshots of this user carrying one of ``identifiers``, scanning back from the latest.
-        Identifiers of one user grow over time (as Paimon assumes), so the scan stops at this
-        user's first snapshot with a smaller identifier than any asked for."""
+        """Snapshots of this user carrying one of ``identifiers``, scanning back from the latest
+        over every retained snapshot. Paimon assumes a user's identifiers grow and stops at the
+        first smaller one; identifiers derived from the work (``staging.identifier_for``, a hash
+        of table and date) do not grow, and stopping early would commit a re-run twice. Parsed
+        snapshots are cached, so a long-lived committer reads each one once."""
         sm = self.table.snapshot_manager
         latest, earliest = sm.latest_id(), sm.earliest_id()
         found: dict[int, Snapshot] = {}
         if latest is None or not identifiers:
             return found
-        floor = min(identifiers)
         for sid in range(latest, (earliest or 1) - 1, -1):
             if stop_below is not None and sid <= stop_below:
                 break
@@ -127,8 +128,8 @@ class FileStoreCommit:
                 continue
             if s.commit_identifier in identifiers:
                 found.setdefault(s.commit_identifier, s)
-            if s.commit_identifier < floor:
-                break
+                if len(found) == len(identifiers):
+                    break
         return found
 
     # -- commit ------------------------------------------------------------------------

@@ -225,3 +225,17 @@ def test_identifier_for_is_stable_positive_and_unambiguous():
         lf.identifier_for("x", 1.5)
     with pytest.raises(ValueError):
         lf.identifier_for()
+
+
+def test_direct_commits_with_hash_identifiers_are_exactly_once(table):
+    """The committer's own check must not assume a user's identifiers grow: identifier_for's
+    do not, and a re-run of an earlier day would otherwise be committed twice."""
+    ids = {d: lf.identifier_for("ingest", "t", d) for d in ("2024-06-01", "2024-06-02")}
+    big, small = sorted(ids, key=ids.get, reverse=True)
+
+    def commit(d):
+        return table.new_commit(USER).commit(write_messages(table, events(2, d)), ids[d])
+    first = commit(big)
+    commit(small)
+    assert commit(big).id == first.id   # the re-run finds the first commit
+    assert table.read().num_rows == 4
