@@ -110,6 +110,23 @@ def _read_changelog(table, cid: int) -> Snapshot:
         raise CorruptFileError(path, f"cannot parse changelog: {e}") from None
 
 
+def doomed_files(table, snapshot: Snapshot, plan: RollbackPlan, tags) -> FileRefs:
+    """The files the plan's removed snapshots, changelogs and tags refer to that nothing kept
+    does (reads their metadata; deletes nothing)."""
+    sm = table.snapshot_manager
+    removed_tags = [t for t in tags if t.name in plan.tags]
+    kept_tags = [t for t in tags if t.name not in plan.tags and t.snapshot.id != snapshot.id]
+    removed = union([added_refs(table, sm.get(i)) for i in plan.snapshots]
+                    + [changelog_refs(table, _read_changelog(table, i)) for i in plan.changelogs]
+                    + [snapshot_refs(table, t.snapshot) for t in removed_tags])
+    oldest = min(plan.snapshots) if plan.snapshots else None
+    if oldest is not None and oldest > snapshot.id + 1:   # snapshots expired in between: all it holds
+        removed = removed | snapshot_refs(table, sm.get(oldest))
+    kept = union([snapshot_refs(table, snapshot)] + [snapshot_refs(table, t.snapshot) for t in kept_tags]
+                 + [list_refs(sm.get(i)) for i in sm.list_ids() if i < snapshot.id])
+    return files_to_delete(removed, kept)
+
+
 def rollback_to(table, target: Union[int, str], progress: Optional[Progress] = None,
                 dry_run: bool = False) -> RollbackResult:
     """Make ``target`` (a snapshot id or tag name) the latest snapshot; with ``dry_run`` only
@@ -124,29 +141,13 @@ def rollback_to(table, target: Union[int, str], progress: Optional[Progress] = N
     plan = plan_rollback(snapshot.id, sm.list_ids(), _changelog_ids(table),
                          {t.name: t.snapshot.id for t in tags}, table.consumers.list())
 
-    # Read everything the plan removes before any of it goes.
-    removed_snaps = [sm.get(i) for i in plan.snapshots]
-    removed_logs = [_read_changelog(table, i) for i in plan.changelogs]
-    removed_tags = [t for t in tags if t.name in plan.tags]
-    kept_tags = [t for t in tags if t.name not in plan.tags]
-    removed = union([added_refs(table, s) for s in removed_snaps]
-                    + [changelog_refs(table, c) for c in removed_logs])   # their data lists may be gone
-    oldest = min(plan.snapshots) if plan.snapshots else None
-    if oldest is not None and oldest > snapshot.id + 1:   # expired snapshots in between: their files
-        removed = removed | snapshot_refs(table, sm.get(oldest))
-    removed = removed | union(snapshot_refs(table, t.snapshot) for t in removed_tags)
-    kept = union([snapshot_refs(table, snapshot)]
-                 + [snapshot_refs(table, t.snapshot) for t in kept_tags if t.snapshot.id != snapshot.id]
-                 + [list_refs(sm.get(i)) for i in sm.list_ids() if i < snapshot.id])
-    doomed = files_to_delete(removed, kept)
+    doomed = doomed_files(table, snapshot, plan, tags)   # read before anything goes
     paths = doomed.paths(table.path)
     if dry_run:
         return RollbackResult(snapshot, plan.snapshots, plan.tags, plan.consumers, len(paths), plan.recreate,
                               tuple(paths), True)
 
-    if plan.recreate:
-        if not sm.try_create(snapshot):
-            log.info("snapshot %d of %s exists already", snapshot.id, table.name)
+    if plan.recreate and sm.try_create(snapshot):
         log.info("recreated snapshot %d of %s from tag %r", snapshot.id, table.name, tag_name)
     for i in plan.snapshots:
         table.io.delete(sm.path(i))
