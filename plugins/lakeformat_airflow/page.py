@@ -74,6 +74,18 @@ def create_app(catalog: Callable[[], lf.Catalog], config: Optional[str] = None,
     return app
 
 
+def standalone_app() -> FastAPI:
+    """The page without Airflow's API server and without a login, for local use only
+    (``uvicorn --factory lakeformat_airflow.page:standalone_app --host 127.0.0.1``): the catalog
+    of connection ``$LAKEFORMAT_PLUGIN_CONN_ID`` (default ``lakeformat_default``, e.g. from
+    ``AIRFLOW_CONN_LAKEFORMAT_DEFAULT``), tables from ``$LAKEFORMAT_CONFIG``."""
+    import os
+
+    from lakeformat_airflow.hooks import LakeformatHook
+    conn_id = os.environ.get("LAKEFORMAT_PLUGIN_CONN_ID", LakeformatHook.default_conn_name)
+    return create_app(lambda: LakeformatHook(conn_id).get_catalog(), airflow_auth=False)
+
+
 # -- HTML -------------------------------------------------------------------------------
 def _e(x) -> str:
     return html.escape(str(x))
@@ -176,4 +188,4 @@ def render_page(warehouse: str, tables: list[TableOverview]) -> str:
             f'<main>{cards}</main></body></html>')
 
 
-__all__ = ["create_app", "render_page", "render_table", "airflow_user", "KINDS"]
+__all__ = ["create_app", "standalone_app", "render_page", "render_table", "airflow_user", "KINDS"]

@@ -1,0 +1,52 @@
+"""A small warehouse for the page tests, with sorted runs known by construction."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+
+import lakeformat as lf
+
+CONFIG = """tables:
+  user_behavior:
+    identifier: demo.user_behavior
+  item_price:
+    identifier: demo.item_price
+  not_yet:
+    identifier: demo.not_yet
+"""
+
+# (table, partition label, bucket) -> sorted runs
+EXPECTED_RUNS = {
+    ("demo.user_behavior", "dt=2024-06-01", 0): 3,   # three appends, one file each
+    ("demo.user_behavior", "dt=2024-06-02", 0): 1,
+    ("demo.item_price", "", 0): 2,                   # one level-0 file over a fully compacted level
+    ("scratch.notes", "", 0): 1,
+}
+
+
+def build_lakehouse(root: Path) -> tuple[str, str]:
+    """Returns (warehouse, config path)."""
+    wh = str(root / "wh")
+    cat = lf.Catalog(wh)
+    cat.create_database("demo")
+    cat.create_database("scratch")
+    ub = cat.create_table("demo.user_behavior",
+                          pa.schema([("user_id", pa.int64()), ("behavior", pa.string()), ("dt", pa.string())]),
+                          partition_keys=["dt"], options={"bucket": "1", "write-only": "true"})
+    for i in range(3):
+        ub.write(pa.table({"user_id": [i, i + 10], "behavior": ["pv", "buy"], "dt": ["2024-06-01"] * 2}))
+    ub.write(pa.table({"user_id": [99], "behavior": ["cart"], "dt": ["2024-06-02"]}))
+    ub.consumers.record("dashboard", 3)
+    ub.create_tag("first-day", 3)
+    ip = cat.create_table("demo.item_price", pa.schema([pa.field("item_id", pa.int64(), False), ("price", pa.float64())]),
+                          primary_keys=["item_id"], options={"bucket": "1", "write-only": "true"})
+    ip.write(pa.table({"item_id": [1, 2], "price": [1.0, 2.0]}))
+    ip.write(pa.table({"item_id": [2, 3], "price": [2.5, 3.0]}))
+    ip.compact(full=True)
+    ip.write(pa.table({"item_id": [4], "price": [4.0]}))
+    notes = cat.create_table("scratch.notes", pa.schema([("note", pa.string())]), options={"bucket": "1"})
+    notes.write(pa.table({"note": ["hello"]}))
+    config = root / "tables.yaml"
+    config.write_text(CONFIG)
+    return wh, str(config)
