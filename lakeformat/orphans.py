@@ -114,11 +114,12 @@ class _Refuse(LakeformatError):
 
 
 def _read_records(table, root: str, what: str, names: Iterable[str], parse) -> list:
+    """(name, parsed file) of each of ``names`` under ``root/what``."""
     out = []
     for name in names:
         path = join(root, what, name)
         try:
-            out.append(parse(table.io.read_bytes(path).decode()))
+            out.append((name, parse(table.io.read_bytes(path).decode())))
         except FileNotFoundError:
             continue   # deleted while we listed (an expired changelog, a deleted tag)
         except Exception as e:
@@ -139,7 +140,8 @@ def _records(table, root: str, kinds: Sequence[str], seen: set) -> list[tuple[st
             continue
         names = sorted(n for n in io.list_names(join(root, kind))
                        if re.fullmatch(pattern, n) and (root, n) not in seen)
-        out += [(kind, s) for s in _read_records(table, root, kind, names, Snapshot.from_json)]
+        out += [(kind if kind == "snapshot" else f"{kind} file {n}", s)
+                for n, s in _read_records(table, root, kind, names, Snapshot.from_json)]
         seen.update((root, n) for n in names)
     return out
 
@@ -239,7 +241,7 @@ def _refuse_unless_expired(table, root: str, users: Sequence[tuple[str, Snapshot
                            error: Exception) -> None:
     """A manifest (list) that cannot be read is fine only if every record naming it is a
     snapshot that expired while we read (its snapshot file is gone): then nothing needs it."""
-    alive = [f"{kind} {s.id}" for kind, s in users
+    alive = [f"{kind} (snapshot {s.id})" if kind != "snapshot" else f"snapshot {s.id}" for kind, s in users
              if kind != "snapshot" or table.io.exists(join(root, "snapshot", f"snapshot-{s.id}"))]
     if alive:
         raise _Refuse(f"{join(root, MANIFEST, name)} (named by {', '.join(alive[:3])}) cannot be read ({error})")

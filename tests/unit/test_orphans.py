@@ -241,3 +241,17 @@ def test_old_empty_bucket_directories_go_fresh_ones_stay(table):
     assert result.dirs_removed == 2   # the bucket directory and its partition directory
     assert not old_dir.parent.exists() and new_dir.exists()
     assert table.read().num_rows == 3
+
+
+def test_a_tag_whose_manifests_are_gone_stops_the_run(table):
+    table.write(events(3, "2024-01-01"))
+    table.create_tag("first", 1)
+    table.write(events(3, "2024-01-01", start=10), overwrite=True)
+    table.expire_snapshots(retain_min=1, retain_max=1, older_than=dt.timedelta(0))   # only the tag holds 1
+    crashed_write(table, events(1, "2024-01-02"))
+    age_all(table)
+    os.remove(Path(table.path, "manifest", table.tags.get("first").snapshot.base_manifest_list))
+    before = all_files(table)
+    with pytest.raises(lf.LakeformatError, match=r"named by tag file tag-first \(snapshot 1\)"):
+        table.remove_orphan_files()
+    assert all_files(table) == before
