@@ -35,7 +35,7 @@ from typing import Callable, Iterable, Optional, Sequence
 import fastavro
 import pyarrow.fs as pafs
 
-from lakeformat.errors import LakeformatError, NotFoundError
+from lakeformat.errors import LakeformatError
 from lakeformat.fileio import join
 from lakeformat.manifest import ManifestFile, ManifestList
 from lakeformat.partition import escape_path_name

@@ -209,7 +209,6 @@ def drop_partitions(table, partitions: Sequence[bytes], commit_user: Optional[st
 _last_check: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-
 def maybe_expire_partitions(table, now: Optional[dt.datetime] = None) -> Optional[list[dict]]:
     """The check writers run after a commit: expire partitions if ``partition.expiration-time``
     is set, the table is not ``write-only`` and the check interval has passed for this Table

@@ -192,7 +192,8 @@ def test_on_s3_orphans_go_reachable_and_staged_files_stay(s3_endpoint):
     from tests.s3server import BUCKET, CREDS
     cat = lf.Catalog(f"s3://{BUCKET}/wh-{uuid.uuid4().hex[:8]}", **{"s3.endpoint": s3_endpoint, **CREDS})
     cat.create_database("db")
-    t = cat.create_table("db.t", events(0).schema, partition_keys=["dt"], options={"bucket": "2", "bucket-key": "user_id"})
+    t = cat.create_table("db.t", events(0).schema, partition_keys=["dt"],
+                         options={"bucket": "2", "bucket-key": "user_id"})
     t.write(events(6, "2024-01-01"))
     t.write(events(6, "2024-01-02", start=10))
     assert t.expire_partitions(expiration_time="1 d", now=dt.datetime(2024, 1, 2, 12)) == [{"dt": "2024-01-01"}]
