@@ -5,9 +5,9 @@ ORACLE := .venv-oracle
 PY := $(VENV)/bin/python
 WAREHOUSE ?= $(or $(LAKEFORMAT_WAREHOUSE),./warehouse)
 
-.PHONY: setup test demo bench java postgres clean
+.PHONY: setup test demo bench java postgres chromium compose-cli clean
 
-setup: java postgres $(VENV)/.installed $(ORACLE)/.installed
+setup: java postgres chromium compose-cli $(VENV)/.installed $(ORACLE)/.installed
 
 java:
 	@command -v java >/dev/null 2>&1 || { \
@@ -19,6 +19,19 @@ postgres:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 	  echo "PostgreSQL not found: installing postgresql"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; }
+
+# The Lakehouse page test renders the page in headless Chromium (tests/airflow_plugin).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "chromium not found: installing chromium"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+
+# `docker compose config` validates docker-compose.yml (no Docker engine needed): Debian's
+# docker-compose when the docker CLI has no compose plugin.
+compose-cli:
+	@docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null 2>&1 || { \
+	  echo "docker compose not found: installing docker-compose"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-compose; }
 
 $(VENV)/.installed: pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)

@@ -1,0 +1,112 @@
+"""docker-compose.yml validates with `docker compose config` (or Debian's docker-compose),
+using the committed .env.example; without the secrets it refuses, naming the missing one.
+There is no Docker engine here: this checks the file, not running containers."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import tomllib
+
+import pytest
+import yaml
+
+from tests.airflow_plugin.conftest import ROOT
+
+from lakeformat_airflow.hooks import catalog_settings  # noqa: E402
+
+SERVICES = {"postgres", "minio", "minio-init", "airflow-init", "airflow-apiserver", "airflow-scheduler",
+            "airflow-dag-processor", "airflow-triggerer", "spark-master", "spark-worker-1", "spark-worker-2"}
+AIRFLOW = {"airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer"}
+
+
+def _compose() -> list[str]:
+    docker = shutil.which("docker")
+    if docker and subprocess.run([docker, "compose", "version"], capture_output=True).returncode == 0:
+        return [docker, "compose"]
+    if shutil.which("docker-compose"):
+        return [shutil.which("docker-compose")]
+    pytest.fail("neither `docker compose` nor `docker-compose` is installed: run `make compose-cli`")
+
+
+def _config(env_file) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in __import__("os").environ.items()
+             if not re.match(r"(AIRFLOW|POSTGRES|MINIO|LAKEHOUSE|SPARK_WORKER|COMPOSE)", k)}
+    return subprocess.run([*_compose(), "-f", str(ROOT / "docker-compose.yml"), "--env-file", str(env_file),
+                           "config"], capture_output=True, text=True, timeout=120, cwd=ROOT, env=clean)
+
+
+@pytest.fixture(scope="module")
+def config() -> dict:
+    proc = _config(ROOT / ".env.example")
+    assert proc.returncode == 0, proc.stderr
+    return yaml.safe_load(proc.stdout)
+
+
+def _env(service: dict) -> dict:
+    env = service.get("environment", {})
+    return env if isinstance(env, dict) else dict(e.split("=", 1) for e in env)
+
+
+def _mount_target(volume) -> str:
+    """The container path of a volume in either output form (v1 short strings, v2 mappings)."""
+    if isinstance(volume, dict):
+        return volume.get("target", "")
+    parts = str(volume).split(":")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def test_plugin_compose_config_validates_with_the_example_env(config):
+    assert set(config["services"]) == SERVICES
+    s = config["services"]
+    assert s["airflow-apiserver"]["command"] in ("api-server", ["api-server"])
+    for name in AIRFLOW:
+        env = _env(s[name])
+        assert env["AIRFLOW__CORE__AUTH_MANAGER"].endswith("SimpleAuthManager")
+        assert env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].startswith("postgresql+psycopg2://airflow:")
+        assert env["AIRFLOW__CORE__PLUGINS_FOLDER"] == "/opt/lakeformat/plugins"
+        assert json.loads(env["AIRFLOW_CONN_SPARK_DEFAULT"])["host"] == "spark://spark-master"
+        depends = s[name]["depends_on"]
+        assert depends["airflow-init"]["condition"] == "service_completed_successfully"
+        assert depends["minio-init"]["condition"] == "service_completed_successfully"
+        assert any(_mount_target(v) == "/opt/lakeformat" for v in s[name]["volumes"])
+    for worker in ("spark-worker-1", "spark-worker-2"):
+        assert s[worker]["command"] == ["worker", "spark://spark-master:7077"]
+    assert "mb --ignore-existing" in " ".join(s["minio-init"]["command"])
+
+
+def test_plugin_compose_lakeformat_connection_builds_an_s3_catalog(config):
+    conn = json.loads(_env(config["services"]["airflow-scheduler"])["AIRFLOW_CONN_LAKEFORMAT_DEFAULT"])
+    settings = catalog_settings("lakeformat_default", conn["host"], conn["login"], conn["password"], conn["extra"])
+    assert settings.warehouse == "s3://lakehouse/warehouse"
+    assert settings.options["s3.endpoint"] == "http://minio:9000"
+    assert settings.options["s3.access-key"] == "lakeformat"       # from .env.example, not the compose file
+
+
+def test_plugin_compose_refuses_without_secrets(tmp_path):
+    empty = tmp_path / "empty.env"
+    empty.write_text("")
+    proc = _config(empty)
+    assert proc.returncode != 0
+    assert re.search(r"set \w+ in \.env", proc.stderr), proc.stderr
+
+
+def test_plugin_compose_keeps_secrets_out_of_git():
+    compose = (ROOT / "docker-compose.yml").read_text()
+    example = dict(line.split("=", 1) for line in (ROOT / ".env.example").read_text().splitlines()
+                   if line and not line.startswith("#"))
+    for key in ("AIRFLOW_ADMIN_PASSWORD", "POSTGRES_PASSWORD", "MINIO_ROOT_PASSWORD", "AIRFLOW_JWT_SECRET"):
+        assert example[key].startswith("change-me") and example[key] not in compose
+    ignored = subprocess.run(["git", "check-ignore", "-q", ".env"], cwd=ROOT)
+    assert ignored.returncode == 0, ".env must be git-ignored"
+
+
+def test_plugin_airflow_image_matches_the_project_pins():
+    dockerfile = (ROOT / "docker" / "airflow.Dockerfile").read_text()
+    pins = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["airflow"]
+    airflow_pin = next(p for p in pins if p.startswith("apache-airflow=="))
+    version = airflow_pin.split("==")[1]
+    assert f"FROM apache/airflow:{version}-python3.11" in dockerfile
+    assert f'"{airflow_pin}"' in dockerfile and '-e "/opt/lakeformat[spark,airflow]"' in dockerfile
+    assert "default-jre-headless" in dockerfile    # spark-submit needs Java
