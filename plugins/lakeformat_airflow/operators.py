@@ -98,11 +98,10 @@ class LakeformatCompactOperator(LakeformatTableOperator):
 
     def execute(self, context) -> dict:
         t = self.get_table()
-        pk = bool(t.primary_keys)
-        before = bucket_runs(t.files(), pk)
+        before = bucket_runs(t)
         snap = t.compact(full=as_bool(self.full, "full"), partitions=self.partitions or None,
                          commit_user=self.commit_user, progress=self.progress())
-        after = bucket_runs(t.files(), pk) if snap else before
+        after = bucket_runs(t) if snap else before
         summary = {"table": t.name, "snapshot_id": snap.id if snap else None,
                    "files_before": sum(b.files for b in before), "files_after": sum(b.files for b in after),
                    "max_sorted_runs_before": max((b.sorted_runs for b in before), default=0),

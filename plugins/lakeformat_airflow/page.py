@@ -137,7 +137,7 @@ def _recent(t: TableOverview) -> str:
                    f'{_KIND_COLORS.get(s.kind, "#888")}">{_e(s.kind)}</span></td><td class="t">{_e(s.time)}</td>'
                    f'<td class="num">{s.delta_rows:+,}</td><td class="num">{s.total_rows:,}</td></tr>'
                    for s in t.recent_snapshots)
-    return ('<h3>Recent snapshots</h3><table><thead><tr><th>id</th><th>kind</th><th>committed (UTC)</th>'
+    return ('<h3>Recent snapshots</h3><table><thead><tr><th>id</th><th>kind</th><th>committed</th>'
             f'<th>delta</th><th>records</th></tr></thead><tbody>{rows}</tbody></table>') if rows else ""
 
 

@@ -74,7 +74,7 @@ def test_plugin_json_api_matches_the_tables(client, lakehouse):
     # the page agrees with the table's own metadata
     t = lf.Catalog(lakehouse[0]).get_table("demo.user_behavior")
     assert kinds_count(s.commit_kind for s in t.snapshots()) == ub["snapshots_by_kind"]
-    assert [b.sorted_runs for b in bucket_runs(t.files(), False)] == [b["sorted_runs"] for b in ub["buckets"]]
+    assert [b.sorted_runs for b in bucket_runs(t)] == [b["sorted_runs"] for b in ub["buckets"]] == [3, 1]
 
 
 def test_plugin_page_reports_an_unreadable_table_and_still_renders_the_rest(tmp_path):
@@ -87,14 +87,9 @@ def test_plugin_page_reports_an_unreadable_table_and_still_renders_the_rest(tmp_
     assert _runs_in_html(html)[("demo.user_behavior", "dt=2024-06-01", 0)] == 3
 
 
-def test_plugin_bucket_runs_follow_the_merge_tree():
-    files = [{"partition": {"dt": "d"}, "bucket": 0, "level": lvl, "row_count": 1, "file_size": 10}
-             for lvl in (0, 0, 0, 3, 3, 5)]
-    (pk,) = bucket_runs(files, primary_key=True)
-    assert (pk.partition, pk.files, pk.sorted_runs, pk.rows, pk.bytes) == ("dt=d", 6, 5, 6, 60)
-    (append,) = bucket_runs(files, primary_key=False)
-    assert append.sorted_runs == 6
+def test_plugin_kinds_count_keeps_paimon_order():
     assert kinds_count(["COMPACT", "APPEND", "APPEND", "ODD"]) == {"APPEND": 2, "COMPACT": 1, "ODD": 1}
+    assert list(kinds_count(["OVERWRITE", "COMPACT", "APPEND"])) == ["APPEND", "COMPACT", "OVERWRITE"]
 
 
 AIRFLOW_API = """
