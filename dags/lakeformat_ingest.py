@@ -97,7 +97,7 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
                 application_args=args, conf=spark_conf(config), name=f"lakeformat-ingest-{spec.name}",
                 verbose=False)
 
-            @task(retries=0, map_index_template="{{ unit_label }}")
+            @task(retries=0, multiple_outputs=False, map_index_template="{{ unit_label }}")
             def audit(stage_id: str, label: str, ti=None) -> dict:
                 """Great Expectations on the staged rows; a failure discards the stage."""
                 from airflow.sdk import get_current_context
@@ -118,7 +118,7 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
                 print(result["summary"])
                 return result
 
-            @task(outlets=[asset], map_index_template="{{ unit_label }}")
+            @task(outlets=[asset], multiple_outputs=False, map_index_template="{{ unit_label }}")
             def publish(stage_id: str, label: str, outlet_events=None) -> dict:
                 """Commit the audited stage exactly once; tell the Asset's consumers."""
                 from airflow.sdk import get_current_context

@@ -1,0 +1,154 @@
+"""The DAGs end to end with dag.test(): the real SparkSubmitOperator running jobs/ingest.py and
+jobs/compact.py on local Spark, Great Expectations audits, the plugin's maintenance operators.
+
+Spark start-up dominates, so the module ingests once (a fixture) and the tests look at what
+that did from different sides; every DAG run happens in a fresh interpreter (dag_runner.py)."""
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
+import pyarrow.json as pjson
+import pytest
+
+import lakeformat as lf
+from lakeformat import staging
+from lakeformat.pipeline import asset_uri, load_config
+
+from .conftest import BAD_DAY, DAYS, Airflow, _home
+
+CONFIG = load_config()
+UB, IP = CONFIG.table("user_behavior"), CONFIG.table("item_price")
+RANGE = {"start": DAYS[0], "end": DAYS[1]}
+
+
+def landing_rows(landing: Path, spec, day: str) -> pa.Table:
+    folder = landing / spec.landing_path.format(ds=day, hour=0)
+    read = pjson.read_json if spec.landing_format == "jsonl" else pcsv.read_csv
+    files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith((".", "_")))
+    return pa.concat_tables([read(str(p)) for p in files], promote_options="permissive")
+
+
+def data_files_on_disk(table: lf.Table) -> set[str]:
+    return {f for _, _, fs in os.walk(table.path) for f in fs if f.startswith("data-")}
+
+
+def live_files(table: lf.Table) -> set[str]:
+    return {f["file_name"] for f in table.files()}
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory, migrated_db, landing):
+    """Backfill DAYS[0]..DAYS[1] of user_behavior twice and of item_price once."""
+    root = tmp_path_factory.mktemp("ingested")
+    af = Airflow(_home(root, migrated_db), root / "warehouse", landing)
+    started = time.perf_counter()
+    runs = af.run({"dag_id": "lakeformat_ingest_user_behavior", "conf": RANGE},
+                  {"dag_id": "lakeformat_ingest_user_behavior", "conf": RANGE},
+                  {"dag_id": "lakeformat_ingest_item_price", "conf": RANGE})
+    print(f"ingest runs: {[round(r['seconds'], 1) for r in runs]} s, total {time.perf_counter() - started:.1f} s")
+    return af, runs
+
+
+def test_backfill_publishes_every_day_and_updates_the_asset(ingested):
+    af, (first, _, prices) = ingested
+    for run, spec in ((first, UB), (prices, IP)):
+        assert run["state"] == "success", run["tasks"]
+        assert run["tasks"] == {"plan": "success", **{f"ingest.{t}[{i}]": "success" for t in
+                                                      ("stage", "audit", "publish") for i in range(2)}}
+        events = run["asset_events"]
+        assert [uri for uri, _ in events] == [asset_uri(spec)] * 2
+        assert sorted(extra["unit"] for _, extra in events) == DAYS[:2]
+    cat = lf.Catalog(str(af.warehouse))
+    ub = cat.get_table(UB.identifier)
+    for day in DAYS[:2]:
+        got = ub.read(filter=lf.col("dt") == day)
+        want = landing_rows(af.landing, UB, day)
+        assert got.num_rows == want.num_rows > 0
+        assert sorted(got.column("user_id").to_pylist()) == sorted(want.column("user_id").to_pylist())
+    ip = cat.get_table(IP.identifier)
+    keys = set()
+    for day in DAYS[:2]:
+        keys |= set(landing_rows(af.landing, IP, day).column("item_id").to_pylist())
+    assert ip.read().num_rows == len(keys)          # upserts: one row per key
+    for t in (ub, ip):
+        assert staging.list_staged(t) == []        # nothing left pending
+
+
+def test_backfill_rerun_twice_leaves_no_duplicates(ingested):
+    af, (first, second, _) = ingested
+    assert second["state"] == "success", second["tasks"]
+    snap = lambda run: sorted(e[1]["snapshot_id"] for e in run["asset_events"])  # noqa: E731
+    assert snap(second) == snap(first)             # the re-run published nothing new
+    ub = lf.Catalog(str(af.warehouse)).get_table(UB.identifier)
+    assert [s.commit_kind for s in ub.snapshots()] == ["APPEND", "APPEND"]
+    expected = sum(landing_rows(af.landing, UB, d).num_rows for d in DAYS[:2])
+    assert ub.read().num_rows == expected
+    assert data_files_on_disk(ub) == live_files(ub)   # the re-run's rewritten files are gone
+
+
+def test_failed_audit_discards_the_stage_and_fails_the_run(airflow):
+    """A scheduled-style run (the logical date's day) on the bad day."""
+    (run,) = airflow.run({"dag_id": "lakeformat_ingest_user_behavior", "logical_date": BAD_DAY})
+    assert run["state"] == "failed"
+    assert run["tasks"] == {"plan": "success", "ingest.stage[0]": "success", "ingest.audit[0]": "failed",
+                            "ingest.publish[0]": "upstream_failed"}
+    assert run["asset_events"] == []
+    audit = run["xcom"]["ingest.audit[0]:audit"]
+    assert audit["success"] is False and audit["discarded_files"] > 0
+    assert audit["summary"].startswith(f"{UB.identifier} {BAD_DAY}: ")
+    assert "expectations failed" in audit["summary"] and "rows unexpected" in audit["summary"]
+    assert all(f["samples"] for f in audit["failed"] if f["unexpected"])
+    log = (airflow.home / "runner.log").read_text()
+    assert f"Stage ingest-user_behavior-{BAD_DAY} was discarded" in log   # the task's failure message
+    ub = lf.Catalog(str(airflow.warehouse)).get_table(UB.identifier)
+    assert ub.latest_snapshot() is None                # nothing published
+    assert staging.list_staged(ub) == []
+    assert data_files_on_disk(ub) == set()             # and no file left behind
+
+
+def _runs_per_bucket(table: lf.Table) -> int:
+    return max(table.system_table("buckets").column("sorted_runs").to_pylist() or [0])
+
+
+def test_compaction_then_maintenance(ingested):
+    af, _ = ingested
+    cat = lf.Catalog(str(af.warehouse))
+    ub, ip = cat.get_table(UB.identifier), cat.get_table(IP.identifier)
+    runs_before = _runs_per_bucket(ip)
+    assert runs_before >= 2                            # two days of upserts: two runs per bucket
+    # what maintenance must clean: a stray file no snapshot references (a crashed writer's) and
+    # a consumer that stopped reading 30 days ago (consumer.expiration-time is 7 d)
+    bucket_dir = next(Path(ub.path).glob("dt=*/bucket-*"))
+    stray = bucket_dir / "data-00000000-0000-0000-0000-000000000000-0.parquet"
+    shutil.copy(next(bucket_dir.glob("data-*.parquet")), stray)
+    ub.consumers.record("old-reader", 1)
+    month_ago = time.time() - 30 * 86400
+    os.utime(stray, (month_ago, month_ago))
+    consumer_file = Path(ub.path) / "consumer" / "consumer-old-reader"
+    os.utime(consumer_file, (month_ago, month_ago))
+
+    compaction, dry = af.run({"dag_id": "lakeformat_compaction", "conf": {"full": True}},
+                             {"dag_id": "lakeformat_maintenance", "conf": {"dry_run": True}})
+    assert compaction["state"] == "success", compaction["tasks"]
+    ip = cat.get_table(IP.identifier)
+    assert ip.latest_snapshot().commit_kind == "COMPACT"
+    assert _runs_per_bucket(ip) == 1
+    assert ip.read().num_rows == len(set(ip.read().column("item_id").to_pylist()))
+    assert dry["state"] == "success", dry["tasks"]
+    assert stray.exists() and consumer_file.exists()   # a dry run changes nothing
+
+    (real,) = af.run({"dag_id": "lakeformat_maintenance", "conf": {"dry_run": False}})
+    assert real["state"] == "success", real["tasks"]
+    assert not stray.exists()
+    assert not consumer_file.exists()
+    ub = cat.get_table(UB.identifier)
+    assert data_files_on_disk(ub) >= live_files(ub)
+    assert ub.read().num_rows == sum(landing_rows(af.landing, UB, d).num_rows for d in DAYS[:2])
+    orphans = real["xcom"]["user_behavior.remove_orphan_files:return_value"]
+    assert orphans["dry_run"] is False and orphans["orphan_files"] >= 1
