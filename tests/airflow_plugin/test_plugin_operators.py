@@ -28,18 +28,22 @@ from lakeformat_airflow.operators import (
 with DAG("plugin_maintenance", schedule=None, start_date=pendulum.datetime(2024, 1, 1),
          params={"dry_run": False}) as dag:
     compact = LakeformatCompactOperator(task_id="compact", table="demo.events", full=True)
+    consumers_dry = LakeformatCleanConsumersOperator(task_id="consumers_dry", table="demo.events", dry_run=True)
     consumers = LakeformatCleanConsumersOperator(task_id="clean_consumers", table="demo.events",
                                                  dry_run="{{ params.dry_run }}")
     expire_dry = LakeformatExpireSnapshotsOperator(task_id="expire_dry", table="demo.events",
                                                    retain_min=1, retain_max=2, dry_run=True)
     expire = LakeformatExpireSnapshotsOperator(task_id="expire", table="demo.events", retain_min=1,
                                                retain_max=2, dry_run="{{ params.dry_run }}")
+    partitions_dry = LakeformatExpirePartitionsOperator(task_id="partitions_dry", table="demo.events",
+                                                        expiration_time="30 d", dry_run=True)
     partitions = LakeformatExpirePartitionsOperator(task_id="expire_partitions", table="demo.events",
                                                     dry_run="{{ params.dry_run }}")
     orphans_dry = LakeformatRemoveOrphanFilesOperator(task_id="orphans_dry", table="demo.events")
     orphans = LakeformatRemoveOrphanFilesOperator(task_id="orphans", table="demo.events",
                                                   older_than="1 d", dry_run=False)
-    compact >> consumers >> expire_dry >> expire >> partitions >> orphans_dry >> orphans
+    (compact >> consumers_dry >> consumers >> expire_dry >> expire >> partitions_dry >> partitions
+     >> orphans_dry >> orphans)
 '''
 
 
@@ -98,6 +102,9 @@ def test_plugin_compact_operator(maintained):
 
 
 def test_plugin_clean_consumers_operator(maintained):
+    dry = maintained["result"]["xcom"]["consumers_dry"]
+    assert dry == {"table": "demo.events", "dry_run": True, "removed": ["stale"], "remaining": ["fresh"]}
+    assert "Would remove 1 consumer of demo.events idle for more than 1:00:00: stale" in maintained["log"]
     x = maintained["result"]["xcom"]["clean_consumers"]
     assert x == {"table": "demo.events", "dry_run": False, "removed": ["stale"], "remaining": ["fresh"]}
     t = maintained["catalog"].get_table("demo.events")
@@ -115,6 +122,8 @@ def test_plugin_expire_snapshots_operator(maintained):
 
 
 def test_plugin_expire_partitions_operator(maintained):
+    dry = maintained["result"]["xcom"]["partitions_dry"]
+    assert dry["partitions"] == [{"dt": OLD_DAY}] and dry["snapshot_id"] is None and dry["dry_run"] is True
     x = maintained["result"]["xcom"]["expire_partitions"]
     assert x["partitions"] == [{"dt": OLD_DAY}] and x["snapshot_id"] == 8
     t = maintained["catalog"].get_table("demo.events")
