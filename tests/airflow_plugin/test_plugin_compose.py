@@ -4,6 +4,7 @@ There is no Docker engine here: this checks the file, not running containers."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -31,7 +32,7 @@ def _compose() -> list[str]:
 
 
 def _config(env_file) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in __import__("os").environ.items()
+    clean = {k: v for k, v in os.environ.items()
              if not re.match(r"(AIRFLOW|POSTGRES|MINIO|LAKEHOUSE|SPARK_WORKER|COMPOSE)", k)}
     return subprocess.run([*_compose(), "-f", str(ROOT / "docker-compose.yml"), "--env-file", str(env_file),
                            "config"], capture_output=True, text=True, timeout=120, cwd=ROOT, env=clean)
