@@ -52,12 +52,20 @@ def create_app(catalog: Callable[[], lf.Catalog], config: Optional[str] = None,
                   "consumers, tags", dependencies=deps)
 
     def load(only=None) -> tuple[lf.Catalog, list[TableOverview]]:
-        cat = catalog()
-        return cat, overview(cat, configured_tables(config), only)
+        """The catalog and overviews; 503 naming the cause when the catalog cannot be opened
+        (no connection, bad options, store unreachable) or the tables config is broken."""
+        try:
+            cat = catalog()
+            return cat, overview(cat, configured_tables(config), only)
+        except Exception as e:  # noqa: BLE001 - reported to the user, who can fix the connection
+            raise HTTPException(status_code=503, detail=f"cannot read the lakehouse: {type(e).__name__}: {e}") from e
 
     @app.get("/", response_class=HTMLResponse)
-    def page() -> str:
-        cat, tables = load()
+    def page():
+        try:
+            cat, tables = load()
+        except HTTPException as e:
+            return HTMLResponse(render_error(e.detail), status_code=e.status_code)
         return render_page(cat.warehouse, tables)
 
     @app.get("/api/tables")
@@ -178,6 +186,13 @@ border-radius:2px;margin-right:4px;vertical-align:-1px}.runbar{display:inline-bl
 border-radius:3px;min-width:2px}.pill{color:#fff;border-radius:9px;padding:0 7px;font-size:11px}
 .muted{color:#6b778c;font-size:13px}.barcell{width:30%}td.t{white-space:nowrap}.error{color:#c0392b}
 """
+
+
+def render_error(message: str) -> str:
+    return (f'<!doctype html><html><head><meta charset="utf-8"><title>Lakehouse</title><style>{_CSS}</style>'
+            f'</head><body><header><h1>Lakehouse</h1></header><main><section class="card">'
+            f'<p class="error">{_e(message)}</p><p class="muted">Check the lakeformat connection '
+            '(lakeformat_default) and config/tables.yaml.</p></section></main></body></html>')
 
 
 def render_page(warehouse: str, tables: list[TableOverview]) -> str:

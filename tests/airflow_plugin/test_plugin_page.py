@@ -87,6 +87,17 @@ def test_plugin_page_reports_an_unreadable_table_and_still_renders_the_rest(tmp_
     assert _runs_in_html(html)[("demo.user_behavior", "dt=2024-06-01", 0)] == 3
 
 
+def test_plugin_page_explains_a_catalog_that_cannot_be_opened(tmp_path, monkeypatch):
+    from lakeformat_airflow.page import standalone_app
+    monkeypatch.delenv("AIRFLOW_CONN_LAKEFORMAT_DEFAULT", raising=False)
+    client = TestClient(standalone_app())
+    r = client.get("/")
+    assert r.status_code == 503 and "cannot read the lakehouse" in r.text and "lakeformat_default" in r.text
+    assert client.get("/api/tables").status_code == 503
+    monkeypatch.setenv("AIRFLOW_CONN_LAKEFORMAT_DEFAULT", json.dumps({"conn_type": "lakeformat"}))
+    assert "has no warehouse" in client.get("/api/tables").json()["detail"]
+
+
 def test_plugin_kinds_count_keeps_paimon_order():
     assert kinds_count(["COMPACT", "APPEND", "APPEND", "ODD"]) == {"APPEND": 2, "COMPACT": 1, "ODD": 1}
     assert list(kinds_count(["OVERWRITE", "COMPACT", "APPEND"])) == ["APPEND", "COMPACT", "OVERWRITE"]
