@@ -63,6 +63,13 @@ class StreamReader(DataSourceStreamReader):
         return self.opts.table.open()
 
     def initialOffset(self) -> dict:
+        # asked more than once per query: decided once, so a consumer recorded meanwhile by
+        # this very stream cannot move the start
+        if getattr(self, "_initial", None) is None:
+            self._initial = self._initial_offset()
+        return self._initial
+
+    def _initial_offset(self) -> dict:
         table, spec = self._table(), self.opts.read
         consumer_next = None
         if spec.consumer_id is not None:
@@ -73,10 +80,8 @@ class StreamReader(DataSourceStreamReader):
                     raise NotFoundError(
                         f"consumer {spec.consumer_id!r} of {table.name} needs snapshot {consumer_next}, but "
                         f"snapshots before {earliest} were expired; reset the consumer")
-        offset = start_offset(table.snapshot_manager.latest_id(), spec.stream_start, spec.start_snapshot,
-                              consumer_next)
-        self._record(offset)
-        return offset
+        return start_offset(table.snapshot_manager.latest_id(), spec.stream_start, spec.start_snapshot,
+                            consumer_next)
 
     def latestOffset(self, start: dict, limit) -> dict:
         # Spark plans a batch only once the one before it is done: ``start`` is finished work

@@ -1,0 +1,26 @@
+"""One real local SparkSession for the whole test run (JVM start-up is the expensive part):
+local[2], two shuffle partitions, no UI, quiet logs, Python workers from this interpreter."""
+import os
+import sys
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def spark():
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    import lakeformat.spark as lfs
+    session = (SparkSession.builder.master("local[2]").appName("lakeformat-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.default.parallelism", "2")
+               .config("spark.log.level", "ERROR")
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.driver.memory", "1g")
+               .getOrCreate())
+    lfs.register(session)
+    yield session
+    session.stop()
