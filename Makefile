@@ -5,7 +5,7 @@ ORACLE := .venv-oracle
 PY := $(VENV)/bin/python
 WAREHOUSE ?= $(or $(LAKEFORMAT_WAREHOUSE),./warehouse)
 
-.PHONY: setup test demo bench java postgres chromium compose-cli clean
+.PHONY: setup test demo bench java postgres chromium compose-cli clean pyfiles
 
 setup: java postgres chromium compose-cli $(VENV)/.installed $(ORACLE)/.installed
 
@@ -53,6 +53,15 @@ demo: setup
 
 bench: setup
 	$(PY) benchmarks/run.py
+
+# The lakeformat package as one archive for a Spark cluster: spark-submit --py-files dist/lakeformat.zip
+# jobs/<job>.py (the executors need lakeformat's dependencies, pyproject.toml, installed).
+pyfiles:
+	@mkdir -p dist
+	$(or $(wildcard $(PY)),$(PYTHON)) -c "import pathlib, zipfile; \
+	z = zipfile.ZipFile('dist/lakeformat.zip', 'w', zipfile.ZIP_DEFLATED); \
+	[z.write(p, p.as_posix()) for p in sorted(pathlib.Path('lakeformat').rglob('*.py'))]; z.close()"
+	@echo "dist/lakeformat.zip: ship it with spark-submit --py-files dist/lakeformat.zip"
 
 clean:
 	rm -rf $(VENV) $(ORACLE) warehouse
