@@ -213,11 +213,12 @@ class FileStoreCommit:
                     snapshot = self._try_commit_once(latest, attempt_entries, delta_metas, kind, identifier,
                                                      changelog_metas, sum(e.file.row_count for e in changelog))
                 except CorruptFileError:
-                    # a concurrent expiration removed `latest` while this attempt read it: newer
-                    # snapshots exist (expiration keeps the newest), so this is a lost race
-                    if latest is None or t.io.exists(t.snapshot_manager.path(latest.id)):
+                    # metadata of `latest` vanished while this attempt read it: a concurrent
+                    # expiration is removing it, which happens only once newer snapshots exist
+                    # (expiration keeps the newest), so this attempt lost the race. Without a
+                    # newer snapshot the file is really missing.
+                    if latest is None or max(t.snapshot_manager.list_ids(), default=0) <= latest.id:
                         raise
-                    t.snapshot_manager.forget(latest.id)
                     snapshot = None
                 if snapshot is not None:
                     delta_metas = changelog_metas = None   # now owned by the snapshot
@@ -338,9 +339,16 @@ class FileStoreCommit:
         stores that lack a conditional write; without one, the store's create-if-absent decides."""
         t = self.table
         if t.lock is None:
-            return t.snapshot_manager.try_create(snapshot)
+            return self._base_exists(snapshot) and t.snapshot_manager.try_create(snapshot)
         with t.lock.hold(t.name):
-            return t.snapshot_manager.create_locked(snapshot)
+            return self._base_exists(snapshot) and t.snapshot_manager.create_locked(snapshot)
+
+    def _base_exists(self, snapshot: Snapshot) -> bool:
+        """Whether the snapshot this one builds on still exists. If a concurrent expiration
+        removed it, newer snapshots exist and ``snapshot-N`` may be free again only because it
+        was expired too: creating it would fork history, so this attempt has lost the race."""
+        sm = self.table.snapshot_manager
+        return snapshot.id == 1 or self.table.io.exists(sm.path(snapshot.id - 1))
 
     def _delete(self, names: Sequence[str]) -> None:
         for n in names:

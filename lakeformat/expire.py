@@ -21,6 +21,15 @@ is left (deletes are idempotent, missing files are skipped). Before step 1 the r
 rules would keep more, because the interrupted run may already have deleted those snapshots'
 data files. Other Paimon readers ignore that file.
 
+Concurrent committers: a committer builds snapshot N+1 on the latest N it read and creates
+``snapshot-(N+1)`` only if absent. Expiration never deletes the newest ``retain_min`` snapshots,
+and a committer whose base N has been expired treats that as a lost race and retries on the new
+latest (``FileStoreCommit._base_exists``). Without a catalog lock that check and the create are
+two steps: a committer stalled between them while ``retain_min`` newer snapshots are committed,
+outlive ``snapshot.time-retained`` and get expired could re-create an expired id (Paimon has the
+same exposure; its defaults, 10 snapshots and 1 h, make it practically impossible). With
+``lock.enabled`` the snapshot files are deleted under the catalog lock and the race is closed.
+
 Changelog retention: lakeformat keeps changelog files exactly as long as their snapshots. Paimon
 moves changelogs into ``changelog/changelog-N`` files when ``changelog.*`` retention is longer
 than the snapshots'; lakeformat does not implement that and rejects such options
@@ -28,6 +37,7 @@ than the snapshots'; lakeformat does not implement that and rejects such options
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import time
@@ -286,8 +296,10 @@ def collect_deletions(table, reader: _Reader, plan: ExpirePlan, existing: Sequen
                 keep_lists.add(name)
                 keep_manifests.update(m.file_name for m in reader.metas(name, required=True))
     except CorruptFileError:
-        if not table.io.exists(reader.sm.path(plan.end)):
-            return None   # expired under us: the kept side must be read whole, so plan again
+        sdir = join(table.path, "snapshot")
+        if not table.io.exists(reader.sm.path(plan.end)) or \
+                any(e > plan.end for e in _intents(table.io.list_names(sdir))):
+            return None   # a concurrent run is expiring `end`: the kept side must be read whole, so plan again
         raise
 
     expired_ids = [i for i in existing if plan.begin <= i < plan.end]
@@ -369,13 +381,13 @@ class _Deleter:
         if self.io.scheme == "file" or len(paths) < 16:
             for i, p in enumerate(paths):
                 self.io.delete(p)
-                self._tick(i, len(paths), step, what)
+                self.tick(i, len(paths), step, what)
         else:   # object stores: one request per file, so many in flight
             with ThreadPoolExecutor(8) as pool:
                 for i, _ in enumerate(pool.map(self.io.delete, paths)):
-                    self._tick(i, len(paths), step, what)
+                    self.tick(i, len(paths), step, what)
 
-    def _tick(self, i: int, n: int, step: int, what: str) -> None:
+    def tick(self, i: int, n: int, step: int, what: str) -> None:
         self.done += 1
         if self.progress is not None and ((i + 1) % step == 0 or i + 1 == n):
             self.progress(self.done, self.total, what)
@@ -446,12 +458,16 @@ def _execute(table, sm: SnapshotManager, plan: ExpirePlan, d: Deletions, intents
     deleter.delete(d.changelog_files, "changelog files")
     deleter.delete(d.manifests, "manifests")
     deleter.delete(d.manifest_lists, "manifest lists")
-    for n, sid in enumerate(d.snapshots, 1):   # ascending: the table never has a gap
-        io.delete(sm.path(sid))
-        table.snapshot_manager.forget(sid)
-        if n % HINT_EVERY == 0:   # readers that trust EARLIEST (pypaimon) look only ~300 ahead
-            sm.write_hint(sm.EARLIEST, sid + 1)
-        deleter._tick(n - 1, len(d.snapshots), max(1, len(d.snapshots) // 20), "snapshots")
+    # ascending, so the table never has a gap; under the catalog lock if the table has one, so
+    # that a committer's check of its base snapshot and its create of the next are atomic
+    # with respect to these deletions (see FileStoreCommit._base_exists)
+    with table.lock.hold(table.name) if table.lock is not None else contextlib.nullcontext():
+        for n, sid in enumerate(d.snapshots, 1):
+            io.delete(sm.path(sid))
+            table.snapshot_manager.forget(sid)
+            if n % HINT_EVERY == 0:   # readers that trust EARLIEST (pypaimon) look only ~300 ahead
+                sm.write_hint(sm.EARLIEST, sid + 1)
+            deleter.tick(n - 1, len(d.snapshots), max(1, len(d.snapshots) // 20), "snapshots")
     sm.write_hint(sm.EARLIEST, plan.end)
     _forget_intents(io, sdir, [e for e in intents if e <= plan.end] + [plan.end])
 

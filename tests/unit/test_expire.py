@@ -161,10 +161,11 @@ def files_on_disk(t) -> set:
     return out
 
 
-def referenced(t) -> set:
-    """Every file a retained snapshot or a tag refers to, computed here from the manifests:
-    manifest lists, their manifests, live data files and changelog files."""
-    snaps = t.snapshots() + [tag.snapshot for tag in TagManager(t).list()]
+def referenced(t, snaps=None) -> set:
+    """Every file the snapshots (default: every snapshot and tag) refer to, computed here from
+    the manifests: manifest lists, their manifests, live data files and changelog files."""
+    if snaps is None:
+        snaps = t.snapshots() + [tag.snapshot for tag in TagManager(t).list()]
     mdir = Path(t.path, "manifest")
     mlist = ManifestList(t.io, t.path)
     mfile = ManifestFile(t.io, t.path, [f.type for f in t.schema.partition_fields], t.schema.id)
