@@ -15,14 +15,13 @@ keeps two compactions of one table from racing. Param ``full`` rewrites each buc
 """
 from __future__ import annotations
 
-from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import DAG, AssetAny, AssetOrTimeSchedule, CronTriggerTimetable, Param, TaskGroup
 
 from lakeformat.pipeline import PipelineConfig, load_config
 
 from lakeformat_airflow.operators import LakeformatExpireSnapshotsOperator
-from lakeformat_dag_common import (DEFAULT_ARGS, START_DATE, job, job_args, spark_conf, table_asset,
-                                   table_exists_task, warehouse_macro)
+from lakeformat_dag_common import (DEFAULT_ARGS, START_DATE, LakeformatSparkSubmitOperator, job, job_args,
+                                   spark_conf, table_asset, table_exists_task)
 
 CONFIG = load_config()
 
@@ -47,16 +46,15 @@ def build_compaction_dag(config: PipelineConfig) -> DAG:
         max_active_runs=1,
         default_args=DEFAULT_ARGS,
         tags=["lakeformat", "compaction"],
-        user_defined_macros={"lakeformat_warehouse": warehouse_macro(config.connection)},
         params={"full": Param(config.compaction.full, type="boolean",
                               description="Full compaction: rewrite every bucket into one sorted run")},
     ) as dag:
         for spec in config.tables:
             with TaskGroup(group_id=spec.name, tooltip=f"compact {spec.identifier}"):
-                compact = SparkSubmitOperator(
+                compact = LakeformatSparkSubmitOperator(
                     task_id="compact", application=job("compact"), conn_id=config.spark_connection,
-                    application_args=job_args(config, spec, "{{ lakeformat_warehouse() }}",
-                                              "{{ '--full' if params.full else '' }}"),
+                    lakeformat_conn_id=config.connection,
+                    application_args=job_args(config, spec, "{{ '--full' if params.full else '' }}"),
                     conf=spark_conf(config), name=f"lakeformat-compact-{spec.name}", verbose=False)
                 expire = LakeformatExpireSnapshotsOperator(
                     task_id="expire_snapshots", table=spec.identifier, conn_id=config.connection,

@@ -1,22 +1,29 @@
 """What the three lakeformat DAG files share (no DAG here; listed in .airflowignore).
 
 Parse-time code stays cheap: the config is YAML read once per parse, and nothing here opens the
-warehouse or reads a connection until a task runs. The warehouse a Spark job writes to comes
-from the lakeformat connection at run time (``warehouse_macro`` for templated arguments), so
-the DAGs and the plugin's operators always agree on it.
+warehouse or reads a connection until a task runs. Spark jobs learn the warehouse from the
+lakeformat connection when they are submitted (``LakeformatSparkSubmitOperator``), so the jobs,
+the plugin's operators and the hook always agree on it, and no connection detail ends up in a
+DAG file, an XCom or a rendered template.
 """
 from __future__ import annotations
 
 import datetime as dt
 import os
 from pathlib import Path
+from urllib.parse import urlparse
 
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Asset, task
 
 from lakeformat.pipeline import PROJECT_ROOT, PipelineConfig, TableSpec, asset_name, asset_uri
 
 START_DATE = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)   # catchup is off: only a lower bound
 DEFAULT_ARGS = {"owner": "lakeformat", "retries": 1, "retry_delay": dt.timedelta(minutes=1)}
+# catalog options that are secrets: they reach Spark as AWS_* environment variables of the driver
+# and the executors (which read them through the default AWS credential chain), never as arguments
+SECRET_ENV = {"s3.access-key": "AWS_ACCESS_KEY_ID", "s3.secret-key": "AWS_SECRET_ACCESS_KEY",
+              "s3.session-token": "AWS_SESSION_TOKEN"}
 
 
 def jobs_dir() -> Path:
@@ -28,35 +35,54 @@ def job(name: str) -> str:
     return str(jobs_dir() / f"{name}.py")
 
 
+def job_args(config: PipelineConfig, spec: TableSpec, *more: str) -> list[str]:
+    """Arguments every job takes (the warehouse is added at submit time)."""
+    return ["--table", spec.name, "--config", os.path.abspath(config.path), *more]
+
+
 def table_asset(spec: TableSpec, config: PipelineConfig) -> Asset:
     """The Asset an ingest run updates when it publishes into ``spec``'s table."""
     return Asset(name=asset_name(spec), uri=asset_uri(spec, config.connection),
                  extra={"table": spec.identifier})
 
 
-def catalog_settings(conn_id: str):
-    """The connection's warehouse and options (at run time, in a task)."""
-    from lakeformat_airflow.hooks import LakeformatHook
-    return LakeformatHook(conn_id).settings()
+def submit_settings(warehouse: str, options: dict) -> tuple[list[str], dict[str, str]]:
+    """(job arguments, environment) that give a Spark job a connection's catalog: the
+    warehouse (absolute when local: spark-submit may run elsewhere) and the non-secret options
+    as arguments, the secrets as environment variables."""
+    if not urlparse(warehouse).scheme or urlparse(warehouse).scheme == "file":
+        warehouse = os.path.abspath(warehouse.removeprefix("file://"))
+    args = ["--warehouse", warehouse]
+    env = {}
+    for k, v in sorted(options.items()):
+        if k in SECRET_ENV:
+            env[SECRET_ENV[k]] = v
+        else:
+            args.append(f"--catalog-option={k}={v}")
+    return args, env
 
 
-def warehouse_of(conn_id: str) -> str:
-    """The warehouse of a lakeformat connection, absolute when it is a local path (Spark jobs
-    may run in another working directory)."""
-    wh = catalog_settings(conn_id).warehouse
-    return wh if "://" in wh else os.path.abspath(wh)
+class LakeformatSparkSubmitOperator(SparkSubmitOperator):
+    """The provider's SparkSubmitOperator, for the jobs in ``jobs/``: when it runs it adds the
+    warehouse and catalog options of the lakeformat connection ``lakeformat_conn_id`` to the
+    job's arguments, and the credentials to the environment of the driver and, through
+    ``spark.executorEnv``, the executors. Empty arguments (an optional flag a template left
+    out, such as ``{{ '--full' if params.full else '' }}``) are dropped."""
 
+    def __init__(self, *, lakeformat_conn_id: str = "lakeformat_default", **kwargs):
+        super().__init__(**kwargs)
+        self.lakeformat_conn_id = lakeformat_conn_id
 
-def warehouse_macro(conn_id: str):
-    """``{{ lakeformat_warehouse() }}`` in templated fields: resolved when the task runs."""
-    def lakeformat_warehouse() -> str:
-        return warehouse_of(conn_id)
-    return lakeformat_warehouse
-
-
-def job_args(config: PipelineConfig, spec: TableSpec, warehouse: str, *more: str) -> list[str]:
-    """Arguments every job takes: the table's config name, the config file, the warehouse."""
-    return ["--table", spec.name, "--config", os.path.abspath(config.path), "--warehouse", warehouse, *more]
+    def execute(self, context):
+        from lakeformat_airflow.hooks import LakeformatHook
+        settings = LakeformatHook(self.lakeformat_conn_id).settings()
+        args, env = submit_settings(settings.warehouse, dict(settings.options))
+        self.application_args = [a for a in (self.application_args or []) if a != ""] + args
+        if env:
+            self.env_vars = {**(self.env_vars or {}), **env}
+            self.conf = {**(self.conf or {}), **{f"spark.executorEnv.{k}": v for k, v in env.items()}}
+        self.log.info("Submitting %s for %s", self.application, settings.describe())
+        return super().execute(context)
 
 
 def spark_conf(config: PipelineConfig) -> dict:

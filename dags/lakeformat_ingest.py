@@ -17,7 +17,8 @@ Each run ingests one or more units (a day, or an hour for tables whose landing p
 - re-runs never duplicate rows: the stage id of a unit is stable (``ingest-<table>-<unit>``),
   leftovers of failed attempts are cleared first, and publish commits exactly once per
   (commit user, identifier) with the identifier ``identifier_for("ingest", table, date[, hour])``
-  that the Spark job stamps on the stage.
+  that the Spark job stamps on the stage. A unit whose commit is still among the retained
+  snapshots is not even staged again: the job says so, and audit and publish are skipped.
 - a failed audit discards the staged files and fails the run with the audit's summary (which
   expectations failed, how many rows, sample values), also kept as the audit task's XCom.
 - publishing updates the table's Asset ``lakeformat://<connection>/<db>/<table>``, which
@@ -27,13 +28,12 @@ from __future__ import annotations
 
 import datetime as dt
 
-from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import DAG, CronDataIntervalTimetable, Param, task, task_group
 
 from lakeformat.pipeline import PipelineConfig, TableSpec, load_config
 
-from lakeformat_dag_common import (DEFAULT_ARGS, START_DATE, job, job_args, spark_conf, table_asset,
-                                   warehouse_of)
+from lakeformat_dag_common import (DEFAULT_ARGS, START_DATE, LakeformatSparkSubmitOperator, job, job_args,
+                                   spark_conf, table_asset)
 
 CONFIG = load_config()
 
@@ -65,16 +65,15 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
 
         @task(retries=0)
         def plan(params=None, logical_date=None) -> list[dict]:
-            """The units to ingest, each with its stage id and job arguments; clears what
-            earlier attempts at these units left staged."""
+            """The units to ingest, each with its stage id, commit identity and job arguments;
+            clears what earlier attempts at these units left staged."""
             import os
 
-            from lakeformat.pipeline import ingest_units, stage_id_for
+            from lakeformat.pipeline import ingest_identity, ingest_units, stage_id_for
             from lakeformat.wap import clear_leftover
             from lakeformat_airflow.hooks import LakeformatHook
 
             units = ingest_units(spec, logical_date, params.get("start"), params.get("end"))
-            warehouse = warehouse_of(conn)
             catalog = LakeformatHook(conn).get_catalog()
             table = catalog.get_table(spec.identifier) if catalog.table_exists(spec.identifier) else None
             out = []
@@ -84,30 +83,41 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
                     done = clear_leftover(table, sid)
                     if done:
                         print(done)
+                user, identifier = ingest_identity(spec, u)
                 out.append({"stage_id": sid, "label": u.label,
-                            "args": job_args(config, spec, warehouse, *u.job_args(), "--stage", sid,
+                            "commit": {"user": user, "identifier": str(identifier)},
+                            "args": job_args(config, spec, *u.job_args(), "--stage", sid,
                                              "--landing", os.path.abspath(config.landing))})
             print(f"{spec.identifier}: {len(out)} unit(s) to ingest: {', '.join(o['label'] for o in out)}")
             return out
 
         @task_group(group_id="ingest")
-        def ingest(stage_id: str, label: str, args: list):
-            stage = SparkSubmitOperator(
+        def ingest(stage_id: str, label: str, commit: dict, args: list):
+            stage = LakeformatSparkSubmitOperator(
                 task_id="stage", application=job("ingest"), conn_id=config.spark_connection,
-                application_args=args, conf=spark_conf(config), name=f"lakeformat-ingest-{spec.name}",
-                verbose=False)
+                lakeformat_conn_id=conn, application_args=args, conf=spark_conf(config),
+                name=f"lakeformat-ingest-{spec.name}", verbose=False)
 
             @task(retries=0, multiple_outputs=False, map_index_template="{{ unit_label }}")
-            def audit(stage_id: str, label: str, ti=None) -> dict:
-                """Great Expectations on the staged rows; a failure discards the stage."""
+            def audit(stage_id: str, label: str, commit: dict, ti=None) -> dict:
+                """Great Expectations on the staged rows; a failure discards the stage. Nothing
+                staged because the job found the unit committed already: skip (a re-run)."""
                 from airflow.sdk import get_current_context
-                from airflow.sdk.exceptions import AirflowFailException
+                from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
+                from lakeformat import staging
                 from lakeformat.wap import audit_stage
                 from lakeformat_airflow.hooks import LakeformatHook
 
                 get_current_context()["unit_label"] = label
                 table = LakeformatHook(conn).get_catalog().get_table(spec.identifier)
+                if stage_id not in {s.stage_id for s in staging.list_staged(table)}:
+                    done = staging.find_committed(table, commit["user"], int(commit["identifier"]))
+                    if done is not None:
+                        raise AirflowSkipException(f"{label} of {spec.identifier} is already published "
+                                                   f"(snapshot {done.id}): nothing staged, nothing to do")
+                    raise AirflowFailException(f"the ingest job staged nothing for {label} of {spec.identifier} "
+                                               f"(stage {stage_id}); see the log of the stage task")
                 outcome = audit_stage(table, stage_id, spec.quality, f"{spec.identifier} {label}")
                 result = outcome.as_dict()
                 if not result["success"]:
@@ -120,23 +130,30 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
 
             @task(outlets=[asset], multiple_outputs=False, map_index_template="{{ unit_label }}")
             def publish(stage_id: str, label: str, outlet_events=None) -> dict:
-                """Commit the audited stage exactly once; tell the Asset's consumers."""
+                """Commit the audited stage exactly once; tell the Asset's consumers, but only
+                when a snapshot was made (a unit published before changes nothing)."""
                 from airflow.sdk import get_current_context
+                from airflow.sdk.exceptions import AirflowSkipException
 
                 from lakeformat import staging
                 from lakeformat_airflow.hooks import LakeformatHook
 
                 get_current_context()["unit_label"] = label
                 table = LakeformatHook(conn).get_catalog().get_table(spec.identifier)
+                before = table.snapshot_manager.latest_id()
                 snap = staging.publish(table, stage_id)
+                if snap is None or (before is not None and snap.id <= before):
+                    raise AirflowSkipException(
+                        f"{label} of {spec.identifier} was published before"
+                        f"{f' (snapshot {snap.id})' if snap else ''}: nothing new, the staged rewrite is not "
+                        "committed again")
                 result = {"table": spec.identifier, "unit": label, "stage_id": stage_id,
-                          "snapshot_id": snap.id if snap else None,
-                          "rows": snap.delta_record_count if snap else 0}
+                          "snapshot_id": snap.id, "rows": snap.delta_record_count}
                 outlet_events[asset].extra = result
-                print(f"published {label} of {spec.identifier} as snapshot {result['snapshot_id']}")
+                print(f"published {label} of {spec.identifier} as snapshot {snap.id} ({snap.delta_record_count:,} rows)")
                 return result
 
-            stage >> audit(stage_id, label) >> publish(stage_id, label)
+            stage >> audit(stage_id, label, commit) >> publish(stage_id, label)
 
         ingest.expand_kwargs(plan())
     return dag

@@ -162,7 +162,7 @@ class Demo:
                            ", ".join(f"{c} → next {n}" for c, n in a["consumers"].items()) or "none")
             self.expect(a["rows"] == before[ident]["rows"], f"{ident}: rows changed in maintenance")
         self.console.print(tables)
-        runs = RichTable(title="sorted runs per bucket (a reader merges them; compaction bounds them)")
+        runs = RichTable(title="sorted runs per bucket, before and after compaction")
         for c in ("table", "partition", "bucket", "before", "after"):
             runs.add_column(c, justify="right" if c in ("bucket", "before", "after") else "left")
         for ident in after:

@@ -230,6 +230,14 @@ def stage_id_for(spec: TableSpec, unit: IngestUnit) -> str:
     return f"ingest-{spec.name}-{unit.label.replace(':', '')}"
 
 
+def ingest_identity(spec: TableSpec, unit: IngestUnit) -> tuple[str, int]:
+    """(commit user, commit identifier) of a unit's commit: what makes it exactly-once. The
+    ingest job (lakeformat/spark/ingest.py) stamps these on the stage it writes."""
+    from lakeformat.staging import identifier_for
+    parts = ("ingest", spec.name, unit.date) + (() if unit.hour is None else (f"{unit.hour:02d}",))
+    return f"lakeformat-ingest-{spec.name}", identifier_for(*parts)
+
+
 def asset_uri(spec: TableSpec, connection: str = "lakeformat_default") -> str:
     """The Airflow Asset URI of a table: the connection names the warehouse."""
     return f"lakeformat://{connection}/{spec.database}/{spec.table}"

@@ -57,7 +57,8 @@ class Airflow:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "LAKEFORMAT_"))}
         proc = subprocess.run([sys.executable, str(RUNNER), json.dumps(spec)], env=env, capture_output=True,
                               text=True, timeout=timeout, cwd=str(self.home))
-        (self.home / "runner.log").write_text(proc.stdout + proc.stderr)
+        with open(self.home / "runner.log", "a") as f:   # every run of this home, in order
+            f.write(proc.stdout + proc.stderr)
         results = [json.loads(ln[len("RESULT "):]) for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
         assert proc.returncode == 0 and results, \
             f"dag runner failed (exit {proc.returncode}); log {self.home / 'runner.log'}:\n{proc.stderr[-6000:]}"

@@ -5,6 +5,7 @@ Spark start-up dominates, so the module ingests once (a fixture) and the tests l
 that did from different sides; every DAG run happens in a fresh interpreter (dag_runner.py)."""
 from __future__ import annotations
 
+import datetime as dt
 import os
 import shutil
 import time
@@ -44,19 +45,26 @@ def live_files(table: lf.Table) -> set[str]:
 
 @pytest.fixture(scope="module")
 def ingested(tmp_path_factory, migrated_db, landing):
-    """Backfill DAYS[0]..DAYS[1] of user_behavior twice and of item_price once."""
+    """Backfill DAYS[0]..DAYS[1]: user_behavior once, then again (its commits are retained), and
+    item_price once; then expire user_behavior's first snapshot (the DAYS[0] commit) and run
+    the user_behavior backfill a third time (that day is staged again)."""
     root = tmp_path_factory.mktemp("ingested")
     af = Airflow(_home(root, migrated_db), root / "warehouse", landing)
     started = time.perf_counter()
     runs = af.run({"dag_id": "lakeformat_ingest_user_behavior", "conf": RANGE},
                   {"dag_id": "lakeformat_ingest_user_behavior", "conf": RANGE},
                   {"dag_id": "lakeformat_ingest_item_price", "conf": RANGE})
-    print(f"ingest runs: {[round(r['seconds'], 1) for r in runs]} s, total {time.perf_counter() - started:.1f} s")
-    return af, runs
+    ub = lf.Catalog(str(af.warehouse)).get_table(UB.identifier)
+    after_two = {"rows": ub.read().num_rows, "files": data_files_on_disk(ub), "snapshots": ub.snapshots()}
+    expired = ub.expire_snapshots(retain_max=1, older_than=dt.timedelta(0))
+    (third,) = af.run({"dag_id": "lakeformat_ingest_user_behavior", "conf": RANGE})
+    print(f"ingest runs: {[round(r['seconds'], 1) for r in runs + [third]]} s, "
+          f"total {time.perf_counter() - started:.1f} s")
+    return af, runs + [third], after_two, expired
 
 
 def test_backfill_publishes_every_day_and_updates_the_asset(ingested):
-    af, (first, _, prices) = ingested
+    af, (first, _, prices, _), _, _ = ingested
     for run, spec in ((first, UB), (prices, IP)):
         assert run["state"] == "success", run["tasks"]
         assert run["tasks"] == {"plan": "success", **{f"ingest.{t}[{i}]": "success" for t in
@@ -81,15 +89,26 @@ def test_backfill_publishes_every_day_and_updates_the_asset(ingested):
 
 
 def test_backfill_rerun_twice_leaves_no_duplicates(ingested):
-    af, (first, second, _) = ingested
-    assert second["state"] == "success", second["tasks"]
-    snap = lambda run: sorted(e[1]["snapshot_id"] for e in run["asset_events"])  # noqa: E731
-    assert snap(second) == snap(first)             # the re-run published nothing new
-    ub = lf.Catalog(str(af.warehouse)).get_table(UB.identifier)
-    assert [s.commit_kind for s in ub.snapshots()] == ["APPEND", "APPEND"]
+    af, (first, second, _, third), after_two, expired = ingested
     expected = sum(landing_rows(af.landing, UB, d).num_rows for d in DAYS[:2])
+    # re-run 1: both commits are retained, so the job stages nothing and audit/publish skip
+    assert second["state"] == "success", second["tasks"]
+    assert {t: st for t, st in second["tasks"].items() if not t.startswith(("plan", "ingest.stage"))} == {
+        f"ingest.{t}[{i}]": "skipped" for t in ("audit", "publish") for i in range(2)}
+    assert second["asset_events"] == []
+    assert after_two["rows"] == expected
+    assert [s.commit_kind for s in after_two["snapshots"]] == ["APPEND", "APPEND"]
+    # re-run 2, after the first day's commit expired: that day is staged and audited again, and
+    # publish recognises the unit (its publish record) instead of committing it twice
+    assert list(expired.expired) == [1] and expired.data_files == 0   # day 1's files stay live
+    assert third["state"] == "success", third["tasks"]
+    assert third["tasks"]["ingest.audit[0]"] == "success" and third["tasks"]["ingest.publish[0]"] == "skipped"
+    assert third["tasks"]["ingest.audit[1]"] == "skipped"
+    assert third["asset_events"] == []
+    ub = lf.Catalog(str(af.warehouse)).get_table(UB.identifier)
+    assert [s.id for s in ub.snapshots()] == [2]
     assert ub.read().num_rows == expected
-    assert data_files_on_disk(ub) == live_files(ub)   # the re-run's rewritten files are gone
+    assert staging.list_staged(ub) == []
 
 
 def test_failed_audit_discards_the_stage_and_fails_the_run(airflow):
@@ -117,7 +136,7 @@ def _runs_per_bucket(table: lf.Table) -> int:
 
 
 def test_compaction_then_maintenance(ingested):
-    af, _ = ingested
+    af = ingested[0]
     cat = lf.Catalog(str(af.warehouse))
     ub, ip = cat.get_table(UB.identifier), cat.get_table(IP.identifier)
     runs_before = _runs_per_bucket(ip)
@@ -143,12 +162,13 @@ def test_compaction_then_maintenance(ingested):
     assert dry["state"] == "success", dry["tasks"]
     assert stray.exists() and consumer_file.exists()   # a dry run changes nothing
 
-    (real,) = af.run({"dag_id": "lakeformat_maintenance", "conf": {"dry_run": False}})
+    time.sleep(1)
+    (real,) = af.run({"dag_id": "lakeformat_maintenance", "conf": {"dry_run": False, "orphan_older_than": "1 s"}})
     assert real["state"] == "success", real["tasks"]
     assert not stray.exists()
     assert not consumer_file.exists()
     ub = cat.get_table(UB.identifier)
-    assert data_files_on_disk(ub) >= live_files(ub)
+    assert data_files_on_disk(ub) == live_files(ub)   # the stray file and the re-run's rewrite
     assert ub.read().num_rows == sum(landing_rows(af.landing, UB, d).num_rows for d in DAYS[:2])
     orphans = real["xcom"]["user_behavior.remove_orphan_files:return_value"]
     assert orphans["dry_run"] is False and orphans["orphan_files"] >= 1

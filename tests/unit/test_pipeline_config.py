@@ -73,3 +73,18 @@ def test_bad_config_names_the_entry(tmp_path, text, fragment):
         load_config(str(p))
     with pytest.raises(PipelineConfigError, match="does not exist"):
         load_config(str(tmp_path / "missing.yaml"))
+
+
+def test_ingest_identity_is_the_ingest_jobs():
+    """The DAG recognises a unit the job already committed by the job's own (user, identifier)."""
+    from lakeformat.pipeline import ingest_identity
+    from lakeformat.spark.ingest import plan
+    from lakeformat.table_config import load
+    for spec, unit in ((load_config().table("user_behavior"), IngestUnit("2024-06-01")),
+                       (HOURLY, IngestUnit("2024-06-01", 7))):
+        definition = load().get("user_behavior")
+        if spec is HOURLY:
+            from dataclasses import replace
+            definition = replace(definition, name="clicks", landing_path=HOURLY.landing_path)
+        p = plan(definition, "/landing", unit.date, unit.hour)
+        assert ingest_identity(spec, unit) == (p.commit_user, p.identifier)
