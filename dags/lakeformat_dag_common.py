@@ -11,19 +11,14 @@ from __future__ import annotations
 import datetime as dt
 import os
 from pathlib import Path
-from urllib.parse import urlparse
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Asset, task
 
-from lakeformat.pipeline import PROJECT_ROOT, PipelineConfig, TableSpec, asset_name, asset_uri
+from lakeformat.pipeline import PROJECT_ROOT, PipelineConfig, TableSpec, asset_name, asset_uri, submit_settings
 
 START_DATE = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)   # catchup is off: only a lower bound
 DEFAULT_ARGS = {"owner": "lakeformat", "retries": 1, "retry_delay": dt.timedelta(minutes=1)}
-# catalog options that are secrets: they reach Spark as AWS_* environment variables of the driver
-# and the executors (which read them through the default AWS credential chain), never as arguments
-SECRET_ENV = {"s3.access-key": "AWS_ACCESS_KEY_ID", "s3.secret-key": "AWS_SECRET_ACCESS_KEY",
-              "s3.session-token": "AWS_SESSION_TOKEN"}
 
 
 def jobs_dir() -> Path:
@@ -44,22 +39,6 @@ def table_asset(spec: TableSpec, config: PipelineConfig) -> Asset:
     """The Asset an ingest run updates when it publishes into ``spec``'s table."""
     return Asset(name=asset_name(spec), uri=asset_uri(spec, config.connection),
                  extra={"table": spec.identifier})
-
-
-def submit_settings(warehouse: str, options: dict) -> tuple[list[str], dict[str, str]]:
-    """(job arguments, environment) that give a Spark job a connection's catalog: the
-    warehouse (absolute when local: spark-submit may run elsewhere) and the non-secret options
-    as arguments, the secrets as environment variables."""
-    if not urlparse(warehouse).scheme or urlparse(warehouse).scheme == "file":
-        warehouse = os.path.abspath(warehouse.removeprefix("file://"))
-    args = ["--warehouse", warehouse]
-    env = {}
-    for k, v in sorted(options.items()):
-        if k in SECRET_ENV:
-            env[SECRET_ENV[k]] = v
-        else:
-            args.append(f"--catalog-option={k}={v}")
-    return args, env
 
 
 class LakeformatSparkSubmitOperator(SparkSubmitOperator):

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
+from urllib.parse import urlparse
 
 from lakeformat.errors import LakeformatError
 from lakeformat.options import parse_bool, parse_duration
@@ -236,6 +237,29 @@ def ingest_identity(spec: TableSpec, unit: IngestUnit) -> tuple[str, int]:
     from lakeformat.staging import identifier_for
     parts = ("ingest", spec.name, unit.date) + (() if unit.hour is None else (f"{unit.hour:02d}",))
     return f"lakeformat-ingest-{spec.name}", identifier_for(*parts)
+
+
+# catalog options that are secrets: they reach Spark as AWS_* environment variables of the driver
+# and the executors (read through the default AWS credential chain), never as job arguments
+SECRET_ENV = {"s3.access-key": "AWS_ACCESS_KEY_ID", "s3.secret-key": "AWS_SECRET_ACCESS_KEY",
+              "s3.session-token": "AWS_SESSION_TOKEN"}
+
+
+def submit_settings(warehouse: str, options: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
+    """(job arguments, environment) that give a Spark job a connection's catalog: the warehouse
+    (absolute when local: spark-submit may run in another directory) and the non-secret
+    options as arguments, the secrets as environment variables."""
+    scheme = urlparse(warehouse).scheme
+    if scheme in ("", "file"):
+        warehouse = os.path.abspath(warehouse.removeprefix("file://"))
+    args = ["--warehouse", warehouse]
+    env = {}
+    for k, v in sorted(options.items()):
+        if k in SECRET_ENV:
+            env[SECRET_ENV[k]] = v
+        else:
+            args.append(f"--catalog-option={k}={v}")
+    return args, env
 
 
 def asset_uri(spec: TableSpec, connection: str = "lakeformat_default") -> str:

@@ -88,3 +88,16 @@ def test_ingest_identity_is_the_ingest_jobs():
             definition = replace(definition, name="clicks", landing_path=HOURLY.landing_path)
         p = plan(definition, "/landing", unit.date, unit.hour)
         assert ingest_identity(spec, unit) == (p.commit_user, p.identifier)
+
+
+def test_spark_jobs_get_catalog_options_as_arguments_and_secrets_in_the_environment(tmp_path, monkeypatch):
+    from lakeformat.pipeline import submit_settings
+    args, env = submit_settings("s3://lake/wh", {"s3.endpoint": "http://minio:9000", "s3.access-key": "AK",
+                                                 "s3.secret-key": "SK", "s3.path-style-access": "true"})
+    assert args == ["--warehouse", "s3://lake/wh", "--catalog-option=s3.endpoint=http://minio:9000",
+                    "--catalog-option=s3.path-style-access=true"]
+    assert env == {"AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK"}
+    assert not any("SK" in a or "AK" in a for a in args)
+    monkeypatch.chdir(tmp_path)
+    assert submit_settings("warehouse", {}) == (["--warehouse", str(tmp_path / "warehouse")], {})
+    assert submit_settings("file:///data/wh", {})[0] == ["--warehouse", "/data/wh"]
