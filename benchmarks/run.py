@@ -9,6 +9,7 @@ loads those files into memory before any timer starts. See ``benchmarks/README.m
     .venv/bin/python benchmarks/run.py --quick         # small sizes, smoke test
     .venv/bin/python benchmarks/run.py --only commits,throughput
     .venv/bin/python benchmarks/run.py --only pk       # primary-key tables (primary_key.py)
+    .venv/bin/python benchmarks/run.py --only spark    # Spark data source vs Spark's Parquet (spark.py)
     .venv/bin/python benchmarks/run.py --profile       # also cProfile lakeformat's parts
 """
 from __future__ import annotations
@@ -38,6 +39,7 @@ from common import (DAYS, LF, ORACLE_IMPL, PYPAIMON, RAW_SNAPPY, RAW_ZSTD, RESUL
 from lakeformat.demo_data import SCHEMA, user_behavior  # noqa: E402
 from commit_worker import SCHEMA as THROUGHPUT_SCHEMA  # noqa: E402  (benchmarks/ is sys.path[0])
 import primary_key as pk  # noqa: E402
+import spark as spark_bench  # noqa: E402  (benchmarks/spark.py; pyspark is imported only when it runs)
 
 COMMIT_WORKER = Path(__file__).resolve().parent / "commit_worker.py"
 
@@ -517,6 +519,7 @@ def goals(res: dict) -> list[dict]:
         add(f"commit latency: commits {n - w + 1}–{n} / 1–{w}", x,
             None if x is None else x <= 1.5, "≤ 1.5×")
     pk.goals(res.get("pk"), add)
+    spark_bench.goals(res.get("spark"), add)
     return out
 
 
@@ -579,20 +582,22 @@ def main() -> int:
     ap.add_argument("--throughput-runs", type=int, default=3, help="throughput: runs per process count")
     ap.add_argument("--no-reference-layout", action="store_true",
                     help="planning: skip the reference table built without manifest merges")
-    ap.add_argument("--only", default="write,planning,commits,throughput,pk",
+    ap.add_argument("--only", default="write,planning,commits,throughput,pk,spark",
                     help="comma list of: write (benchmarks 1 and 2), planning, commits, throughput, pk "
-                         "(primary-key tables: primary_key.py)")
+                         "(primary-key tables: primary_key.py), spark (the Spark data source: spark.py)")
     ap.add_argument("--quick", action="store_true", help="small sizes for a smoke test")
     ap.add_argument("--profile", action="store_true",
                     help="cProfile lakeformat's write, read, planning and commits into results/profile.txt")
     ap.add_argument("--out", default=str(RESULTS / "latest.json"))
     pk.add_args(ap)
+    spark_bench.add_args(ap)
     args = ap.parse_args()
     if args.quick:
         args.rows, args.runs, args.partitions, args.files_per_partition = 100_000, 2, 10, 10
         args.plan_repeat, args.commits = 3, 40
         args.throughput_commits, args.throughput_runs = 5, 1
         pk.quick(args)
+        spark_bench.quick(args)
         if args.out == str(RESULTS / "latest.json"):
             args.out = str(RESULTS / "quick.json")
     only = set(args.only.split(","))
@@ -633,6 +638,9 @@ def main() -> int:
                                                  args.throughput_commits, args.throughput_runs)
         if "pk" in only:
             res["pk"] = pk.bench(tmp, oracle, args, profiles)
+        if "spark" in only:
+            console.print("[bold]spark. the lakeformat data source vs Spark's Parquet source[/]")
+            res["spark"] = spark_bench.bench(tmp, args, profiles)
     except Exception:
         traceback.print_exc()
         res["error"] = traceback.format_exc()
@@ -656,6 +664,8 @@ def main() -> int:
         print_throughput(res["throughput"])
     if "pk" in res:
         pk.print_results(res["pk"])
+    if "spark" in res:
+        spark_bench.print_results(res["spark"])
     print_goals(res["goals"])
     e = res["env"]
     console.print(f"python {e['python']}, pyarrow {e['pyarrow']} (oracle pyarrow {e['oracle_pyarrow']}, "

@@ -4,11 +4,12 @@ the executor-side reader that turns one task's files into Arrow batches.
 A task reads whole units: a data file of an append table, a key section of a primary-key bucket
 (files whose key ranges overlap, merged together), or a changelog file. Units are packed into
 Spark partitions of about ``source.split.target-size`` bytes, each unit costing at least
-``source.split.open-file-cost`` (Paimon's split options), in planning order, so neighbours in a
-bucket stay together.
+``source.split.open-file-cost`` (Paimon's split options), and into no fewer partitions than the
+session has cores when there are enough units.
 """
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from typing import Iterator, Optional, Sequence
 
@@ -45,27 +46,28 @@ class TaskPartition(InputPartition):
     """The units one Spark task reads (``value``: a tuple of ReadUnit)."""
 
 
-def pack(units: Sequence[ReadUnit], target: int, open_cost: int) -> list[tuple[ReadUnit, ...]]:
-    """Consecutive units grouped into bins of about ``target`` bytes (a unit bigger than the
-    target gets a bin of its own)."""
-    bins: list[tuple[ReadUnit, ...]] = []
-    current: list[ReadUnit] = []
-    weight = 0
-    for u in units:
-        w = max(u.size, open_cost)
-        if current and weight + w > target:
-            bins.append(tuple(current))
-            current, weight = [], 0
-        current.append(u)
-        weight += w
-    if current:
-        bins.append(tuple(current))
-    return bins
+def pack(units: Sequence[ReadUnit], target: int, open_cost: int, parallelism: int = 1) -> list[tuple[ReadUnit, ...]]:
+    """Units grouped into bins of about ``target`` bytes each (a unit weighs at least
+    ``open_cost``), and into at least ``parallelism`` bins when there are that many units, so
+    no core idles on a small read. Largest units first, each into the lightest bin; a bin
+    keeps its units in planning order (neighbours in a bucket stay in order)."""
+    if not units:
+        return []
+    weights = [max(u.size, open_cost) for u in units]
+    count = max(-(-sum(weights) // max(target, 1)), min(parallelism, len(units)))
+    bins: list[list[int]] = [[] for _ in range(count)]
+    lightest = [(0, b) for b in range(count)]   # a heap of (load, bin)
+    for i in sorted(range(len(units)), key=lambda i: -weights[i]):
+        load, b = heapq.heappop(lightest)
+        bins[b].append(i)
+        heapq.heappush(lightest, (load + weights[i], b))
+    return [tuple(units[i] for i in sorted(b)) for b in bins if b]
 
 
-def partitions(table, units: Sequence[ReadUnit]) -> list[TaskPartition]:
+def partitions(table, units: Sequence[ReadUnit], parallelism: int = 1) -> list[TaskPartition]:
     o = table.typed_options
-    return [TaskPartition(b) for b in pack(units, o.get(O.SOURCE_SPLIT_TARGET_SIZE), o.get(O.SOURCE_SPLIT_OPEN_FILE_COST))]
+    return [TaskPartition(b) for b in pack(units, o.get(O.SOURCE_SPLIT_TARGET_SIZE),
+                                           o.get(O.SOURCE_SPLIT_OPEN_FILE_COST), parallelism)]
 
 
 def split_units(table, splits: Sequence[Split]) -> list[ReadUnit]:

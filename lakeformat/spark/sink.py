@@ -25,6 +25,7 @@ from lakeformat.spark.types import from_spark
 from lakeformat.write import CommitMessage
 
 log = logging.getLogger(__name__)
+CHUNK_ROWS, CHUNK_BYTES = 1 << 20, 128 << 20
 
 
 @dataclass
@@ -43,15 +44,37 @@ def write_task(opts: SourceOptions, schema_id: int, commit_user: str, overwrite:
     w = table.new_write(commit_user, ignore_previous_files=overwrite)
     rows = 0
     try:
-        for batch in batches:
-            if batch.num_rows:
-                w.write(from_spark(batch, table.schema))
-                rows += batch.num_rows
+        for chunk in coalesce(batches):
+            w.write(from_spark(chunk, table.schema))
+            rows += chunk.num_rows
         messages = tuple(w.prepare_commit())
     except BaseException:
         w.abort()
         raise
     return TaskCommit(messages, rows)
+
+
+def coalesce(batches: Iterator[pa.RecordBatch], rows: int = CHUNK_ROWS,
+             nbytes: int = CHUNK_BYTES) -> Iterator[pa.Table]:
+    """Spark's Arrow batches (10,000 rows by default) gathered into chunks of about ``rows`` rows
+    or ``nbytes`` bytes: per-write costs (conforming, routing, statistics) are paid per chunk,
+    and Parquet row groups come out large."""
+    pending: list[pa.RecordBatch] = []
+    count = size = 0
+    for b in batches:
+        if not b.num_rows:
+            continue
+        pending.append(b)
+        count, size = count + b.num_rows, size + b.nbytes
+        if count >= rows or size >= nbytes:
+            yield _combine(pending)
+            pending, count, size = [], 0, 0
+    if pending:
+        yield _combine(pending)
+
+
+def _combine(batches: list[pa.RecordBatch]) -> pa.Table:
+    return pa.Table.from_batches(batches)
 
 
 def collect(table, results: Sequence[Optional[TaskCommit]]) -> list[CommitMessage]:

@@ -12,6 +12,7 @@ the ``columns`` option; without either, every column is read.
 """
 from __future__ import annotations
 
+import os
 from typing import Iterator, Optional
 
 import pyarrow as pa
@@ -58,8 +59,8 @@ def read_partition(opts: SourceOptions, columns, predicate, row_kind: bool, part
 
 
 class BatchReader(DataSourceReader):
-    def __init__(self, opts: SourceOptions, table, schema: StructType):
-        self.opts = opts
+    def __init__(self, opts: SourceOptions, table, schema: StructType, parallelism: int):
+        self.opts, self.parallelism = opts, parallelism
         self.schema_id = table.schema.id
         self.columns, self.row_kind = requested_columns(table, schema)
         self.target = spark_arrow_schema(schema)
@@ -79,7 +80,7 @@ class BatchReader(DataSourceReader):
             units = S.change_units(table, spec.start_snapshot, end, self.predicate)
         else:
             units = S.snapshot_units(table, S.resolve_snapshot(table, spec), self.predicate)
-        return S.partitions(table, units)
+        return S.partitions(table, units, self.parallelism)
 
     def read(self, partition):
         return read_partition(self.opts, self.columns, self.predicate, self.row_kind, partition, self.schema_id,
@@ -93,9 +94,14 @@ class LakeformatDataSource(DataSource):
     ``scan.mode``; writes: ``commit-user``, ``commit-identifier``, ``overwrite-partition``,
     ``stage-id``; any table option for this job only (e.g. ``write-only``)."""
 
+    default_parallelism: Optional[int] = None   # the session's, set by register()
+
     @classmethod
     def name(cls) -> str:
         return NAME
+
+    def _parallelism(self) -> int:
+        return self.default_parallelism or os.cpu_count() or 1
 
     def _parsed(self) -> SourceOptions:
         return parse(self.options)
@@ -110,7 +116,7 @@ class LakeformatDataSource(DataSource):
         opts = self._parsed()
         if opts.read.consumer_id is not None:
             raise LakeformatError("option 'consumer-id' records a stream's progress: use it with spark.readStream")
-        return BatchReader(opts, opts.table.open(), schema)
+        return BatchReader(opts, opts.table.open(), schema, self._parallelism())
 
     def writer(self, schema: StructType, overwrite: bool):
         from lakeformat.spark.sink import BatchWriter
@@ -129,7 +135,7 @@ class LakeformatDataSource(DataSource):
                                   "'tag' and 'end-snapshot' are for batch reads (use 'start-snapshot')")
         table = opts.table.open()
         columns, row_kind = requested_columns(table, schema)
-        return StreamReader(opts, columns, None, row_kind)
+        return StreamReader(opts, columns, None, row_kind, self._parallelism())
 
     def streamWriter(self, schema: StructType, overwrite: bool):
         from lakeformat.spark.sink import StreamWriter, stream_commit_user

@@ -56,8 +56,9 @@ def next_snapshot_needed(offset: dict) -> int:
 
 
 class StreamReader(DataSourceStreamReader):
-    def __init__(self, opts: SourceOptions, columns, predicate, row_kind: bool):
+    def __init__(self, opts: SourceOptions, columns, predicate, row_kind: bool, parallelism: int = 1):
         self.opts, self.columns, self.predicate, self.row_kind = opts, list(columns), predicate, row_kind
+        self.parallelism = parallelism
 
     def _table(self):
         return self.opts.table.open()
@@ -94,7 +95,7 @@ class StreamReader(DataSourceStreamReader):
         if start.get(FULL):
             units += snapshot_units(table, table.snapshot(start[SNAPSHOT]), self.predicate)
         units += change_units(table, start[SNAPSHOT], end[SNAPSHOT], self.predicate)
-        return partitions(table, units)
+        return partitions(table, units, self.parallelism)
 
     def read(self, partition):
         from lakeformat.spark.source import read_partition

@@ -70,8 +70,8 @@ def to_spark(data: pa.Table, target: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=target)
 
 
-def from_spark(batch: pa.RecordBatch, schema: TableSchema) -> pa.Table:
-    """A batch from Spark in the table's columns: names matched case-insensitively (Spark's
+def from_spark(batch, schema: TableSchema) -> pa.Table:
+    """A batch (or table) from Spark in the table's columns: names matched case-insensitively (Spark's
     default), zoned timestamps turned into wall-clock time where the column has no zone (what
     Spark's own cast to TIMESTAMP_NTZ does), and timestamps truncated to the column's precision.
     Everything else is left to the writer's own conformance check."""

@@ -1,0 +1,249 @@
+"""Spark benchmarks (``run.py --only spark``): the lakeformat data source against Spark's own
+Parquet source, in one SparkSession on ``local[2]``.
+
+  1. append write of the same cached DataFrame (``--spark-rows``, default 10,000,000
+     ``user_behavior`` rows over 2 days): ``df.write.format("lakeformat")`` into a table
+     partitioned by dt (bucket-unaware, so no shuffle) vs ``df.write.parquet`` (goal ≤ 1.3×);
+     plus, once, ``lakeformat.spark.write`` into a 4-bucket table (shuffled by partition and bucket);
+  2. full read back of those two outputs into Spark's ``noop`` sink (every row and column
+     materialised, nothing collected): ``spark.read.format("lakeformat")`` vs ``spark.read.parquet``
+     (goal ≤ 1.5×);
+  3. primary-key upsert of the same rows (key dt, user_id, item_id; 4 buckets) through
+     ``lakeformat.spark.write`` beside the library alone (``Table.write`` of the same rows as
+     one Arrow table in this process).
+
+Write and read runs alternate the contenders' order, on fresh outputs, after a warm-up that
+starts the Python workers both paths use; tables show the median and every run. To say where
+the time goes, the executor-side Python work of a write (``write_task`` on one task's rows) is
+timed on its own, and so is a write of a tiny DataFrame (the fixed cost of a job: planning and
+committing in Python processes the driver starts).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Optional
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from rich.table import Table as RichTable
+
+from common import DAYS, console, describe_files, fmt_s, fmt_x, lf, median, profiled, ratio
+from lakeformat.demo_data import SCHEMA, user_behavior  # noqa: E402
+
+LF_WRITE = "lakeformat: df.write.format('lakeformat')"
+LF_BUCKETED = "lakeformat.spark.write, 4 buckets (shuffle)"
+PQ_WRITE = "spark: df.write.parquet"
+LF_READ = "lakeformat: spark.read.format('lakeformat')"
+PQ_READ = "spark: spark.read.parquet"
+PK_SPARK = "lakeformat.spark.write (Spark, local[2])"
+PK_LIB = "Table.write (library only, this process)"
+PK_KEYS = ["dt", "user_id", "item_id"]
+CHUNK = 1_000_000
+
+
+def add_args(ap: argparse.ArgumentParser) -> None:
+    g = ap.add_argument_group("Spark benchmarks (--only spark)")
+    g.add_argument("--spark-rows", type=int, default=10_000_000, help="rows of the DataFrame written and read")
+    g.add_argument("--spark-runs", type=int, default=3, help="timed runs of the append write and the read")
+    g.add_argument("--spark-driver-memory", default="6g")
+    g.add_argument("--spark-no-pk", action="store_true", help="skip the primary-key upsert")
+
+
+def quick(args) -> None:
+    args.spark_rows, args.spark_runs = 300_000, 1
+
+
+def _session(memory: str):
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    import lakeformat.spark as lfs
+    spark = (SparkSession.builder.master("local[2]").appName("lakeformat-bench")
+             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
+             .config("spark.driver.memory", memory).config("spark.log.level", "ERROR").getOrCreate())
+    lfs.register(spark)
+    return spark
+
+
+def _timed(fn: Callable) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def _make_input(d: Path, rows: int) -> list[Path]:
+    d.mkdir(parents=True)
+    paths, done, seed = [], 0, 0
+    while done < rows:
+        n = min(CHUNK, rows - done)
+        p = d / f"part-{seed:03d}.parquet"
+        pq.write_table(user_behavior(n, DAYS, seed=seed), p)
+        paths.append(p)
+        done, seed = done + n, seed + 1
+    return paths
+
+
+def _table(wh: Path, name: str, **kw):
+    cat = lf.Catalog(str(wh))
+    cat.create_database("db", ignore_if_exists=True)
+    return cat.create_table(name, kw.pop("schema", SCHEMA), **kw)
+
+
+def _lf_reader(spark, wh: Path, name: str):
+    return spark.read.format("lakeformat").option("warehouse", str(wh)).option("table", name).load()
+
+
+def _write_breakdown(tmp: Path, df_rows: pa.Table, profile: bool, profiles: dict) -> dict:
+    """The executor-side Python work of one task, timed in this process: Spark hands a task its
+    rows as 10,000-row Arrow batches with microsecond, zoned timestamps."""
+    from lakeformat.spark.options import parse
+    from lakeformat.spark.sink import write_task
+    wh = tmp / "wh-breakdown"
+    _table(wh, "db.t", partition_keys=["dt"])
+    rows = df_rows.set_column(df_rows.schema.get_field_index("ts"), "ts",
+                              df_rows.column("ts").cast(pa.timestamp("us", tz="UTC")))
+    batches = rows.to_batches(max_chunksize=10_000)
+    opts = parse({"warehouse": str(wh), "table": "db.t"})
+    write_task(opts, 0, "warm-up", False, iter(batches[:5]))
+    secs = _timed(lambda: profiled(profile, "spark: write_task (one task's rows, in-process)",
+                                   lambda: write_task(opts, 0, "bench", False, iter(batches)), profiles,
+                                   sorts=("cumulative", "tottime"), threads=True))
+    shutil.rmtree(wh, ignore_errors=True)
+    return {"rows": rows.num_rows, "seconds": secs}
+
+
+def bench(tmp: Path, args, profiles: dict) -> dict:
+    import lakeformat.spark as lfs
+    n, runs = args.spark_rows, args.spark_runs
+    out: dict = {"rows": n, "runs": runs, "days": DAYS}
+    console.print(f"[bold]spark[/] {n:,} user_behavior rows, local[2], {runs} run(s)")
+    inputs = _make_input(tmp / "spark-input", n)
+    spark = _session(args.spark_driver_memory)
+    try:
+        out["spark"] = spark.version
+        df = spark.read.parquet(str(tmp / "spark-input")).cache()
+        assert df.count() == n
+        out["input_partitions"] = df.rdd.getNumPartitions()
+        # warm-up: both paths start their Python/JVM machinery once before any timer
+        tiny = df.limit(1000)
+        warm = _table(tmp / "wh-warm", "db.t", partition_keys=["dt"])
+        out["tiny_write_seconds"] = [_timed(lambda: tiny.write.format("lakeformat").option("warehouse", str(tmp / "wh-warm"))
+                                            .option("table", "db.t").mode("append").save()) for _ in range(2)]
+        _lf_reader(spark, tmp / "wh-warm", "db.t").write.format("noop").mode("overwrite").save()
+        tiny.write.mode("overwrite").parquet(str(tmp / "pq-warm"))
+        del warm
+
+        writes: dict = {LF_WRITE: {"runs": []}, PQ_WRITE: {"runs": []}}
+        reads: dict = {LF_READ: {"runs": []}, PQ_READ: {"runs": []}}
+        for r in range(runs):
+            wh, raw = tmp / f"wh-{r}", tmp / f"pq-{r}"
+            _table(wh, "db.t", partition_keys=["dt"])
+            jobs = {LF_WRITE: lambda: df.write.format("lakeformat").option("warehouse", str(wh))
+                    .option("table", "db.t").mode("append").save(),
+                    PQ_WRITE: lambda: df.write.mode("overwrite").parquet(str(raw))}
+            for name in (list(jobs) if r % 2 == 0 else list(jobs)[::-1]):
+                writes[name]["runs"].append(_timed(jobs[name]))
+            readers = {LF_READ: lambda: _lf_reader(spark, wh, "db.t"), PQ_READ: lambda: spark.read.parquet(str(raw))}
+            for name in (list(readers) if r % 2 == 0 else list(readers)[::-1]):
+                reads[name]["runs"].append(_timed(lambda: readers[name]().write.format("noop").mode("overwrite").save()))
+            if r == runs - 1:
+                writes[LF_WRITE].update(describe_files(wh))
+                writes[PQ_WRITE].update(describe_files(raw))
+                assert _lf_reader(spark, wh, "db.t").count() == n and spark.read.parquet(str(raw)).count() == n
+            else:
+                shutil.rmtree(wh, ignore_errors=True)
+                shutil.rmtree(raw, ignore_errors=True)
+            console.print(f"  run {r + 1}: write lakeformat {writes[LF_WRITE]['runs'][-1]:.1f}s, parquet "
+                          f"{writes[PQ_WRITE]['runs'][-1]:.1f}s; read lakeformat {reads[LF_READ]['runs'][-1]:.1f}s, "
+                          f"parquet {reads[PQ_READ]['runs'][-1]:.1f}s")
+        whb = tmp / "wh-bucketed"
+        _table(whb, "db.t", partition_keys=["dt"], options={"bucket": "4", "bucket-key": "user_id"})
+        writes[LF_BUCKETED] = {"runs": [_timed(lambda: lfs.write(df, "db.t", warehouse=str(whb)))], **describe_files(whb)}
+        for d in (writes, reads):
+            for v in d.values():
+                v["median"] = median(v["runs"])
+        out["write"], out["read"] = writes, reads
+        shutil.rmtree(whb, ignore_errors=True)
+
+        one_task = pq.read_table(inputs[0]) if n >= CHUNK else pa.concat_tables(pq.read_table(p) for p in inputs)
+        out["breakdown"] = _write_breakdown(tmp, one_task.slice(0, n // 2), args.profile, profiles)
+        del one_task
+
+        if not args.spark_no_pk:
+            console.print("  primary-key upsert")
+            from primary_key import PK_SCHEMA
+            whp, whl = tmp / "wh-pk-spark", tmp / "wh-pk-lib"
+            opts = {"bucket": "4"}
+            tp = _table(whp, "db.pk", schema=PK_SCHEMA, partition_keys=["dt"], primary_keys=PK_KEYS, options=opts)
+            tl = _table(whl, "db.pk", schema=PK_SCHEMA, partition_keys=["dt"], primary_keys=PK_KEYS, options=opts)
+            pk = {PK_SPARK: {"runs": [_timed(lambda: lfs.write(df, "db.pk", warehouse=str(whp)))]}}
+            arrow = pa.concat_tables(pq.read_table(p) for p in inputs).cast(PK_SCHEMA)
+            pk[PK_LIB] = {"runs": [_timed(lambda: profiled(args.profile, "spark: pk library-only write",
+                                                             lambda: tl.write(arrow), profiles))]}
+            del arrow
+            for name, wh, t in ((PK_SPARK, whp, tp), (PK_LIB, whl, tl)):
+                pk[name]["median"] = pk[name]["runs"][0]
+                pk[name].update(describe_files(wh))
+                pk[name]["rows_read"] = t.read(columns=["dt"]).num_rows
+            out["pk"] = pk
+    finally:
+        spark.stop()
+    return out
+
+
+def print_results(p: dict) -> None:
+    w, r = p["write"], p["read"]
+    t = RichTable(title=f"spark 1. Append write of one cached DataFrame: {p['rows']:,} rows, {len(p['days'])} days, "
+                        f"{p['input_partitions']} Spark partitions, local[2] (Spark {p.get('spark')})",
+                  title_justify="left")
+    for c in ("contender", "median s", "runs s", "× parquet", "M rows/s", "files", "MB", "codec"):
+        t.add_column(c, justify="left" if c in ("contender", "runs s", "codec") else "right")
+    base = w[PQ_WRITE]["median"]
+    for name in (PQ_WRITE, LF_WRITE, LF_BUCKETED):
+        v = w[name]
+        t.add_row(name, fmt_s(v["median"]), " ".join(f"{x:.2f}" for x in v["runs"]), fmt_x(ratio(v["median"], base)),
+                  f"{p['rows'] / v['median'] / 1e6:.2f}", str(v.get("files", "—")),
+                  f"{v.get('bytes', 0) / 1e6:.0f}", str(v.get("codec")))
+    console.print(t)
+    t = RichTable(title="spark 2. Full read into the noop sink", title_justify="left")
+    for c in ("reader", "median s", "runs s", "× parquet", "M rows/s"):
+        t.add_column(c, justify="left" if c in ("reader", "runs s") else "right")
+    base = r[PQ_READ]["median"]
+    for name in (PQ_READ, LF_READ):
+        v = r[name]
+        t.add_row(name, fmt_s(v["median"]), " ".join(f"{x:.2f}" for x in v["runs"]), fmt_x(ratio(v["median"], base)),
+                  f"{p['rows'] / v['median'] / 1e6:.2f}")
+    console.print(t)
+    b = p["breakdown"]
+    console.print(f"  where a lakeformat write's time goes: the Python work of one task ({b['rows']:,} rows: "
+                  f"conform, route, Parquet zstd, statistics) takes {b['seconds']:.2f}s in-process; a write of "
+                  f"1,000 rows (fixed cost: planning and commit in Python workers) takes "
+                  f"{min(p['tiny_write_seconds']):.2f}s; the rest is Spark turning rows into Arrow batches for "
+                  "the Python workers")
+    pk = p.get("pk")
+    if pk:
+        t = RichTable(title=f"spark 3. Primary-key upsert of the same {p['rows']:,} rows (key dt, user_id, item_id; "
+                            "4 buckets; one commit)", title_justify="left")
+        for c in ("writer", "seconds", "M rows/s", "× library", "files", "MB", "rows after merge"):
+            t.add_column(c, justify="left" if c == "writer" else "right")
+        for name in (PK_LIB, PK_SPARK):
+            v = pk[name]
+            t.add_row(name, fmt_s(v["median"]), f"{p['rows'] / v['median'] / 1e6:.2f}",
+                      fmt_x(ratio(v["median"], pk[PK_LIB]["median"])), str(v.get("files")),
+                      f"{v.get('bytes', 0) / 1e6:.0f}", f"{v['rows_read']:,}")
+        console.print(t)
+
+
+def goals(p: Optional[dict], add) -> None:
+    if not p:
+        return
+    x = ratio(p["write"][LF_WRITE]["median"], p["write"][PQ_WRITE]["median"])
+    add("spark append write: lakeformat vs df.write.parquet", x, None if x is None else x <= 1.3, "≤ 1.30×")
+    x = ratio(p["read"][LF_READ]["median"], p["read"][PQ_READ]["median"])
+    add("spark read: lakeformat vs spark.read.parquet", x, None if x is None else x <= 1.5, "≤ 1.50×")
