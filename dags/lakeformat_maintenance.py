@@ -33,9 +33,18 @@ def _partition_expiry(spec: TableSpec) -> bool:
     return bool(spec.partition_keys) and "partition.expiration-time" in spec.options
 
 
+def _duration_text(d) -> str:
+    """A timedelta in Paimon's duration syntax, in the largest whole unit ('1 d', '6 h')."""
+    secs = int(d.total_seconds())
+    for unit, n in (("d", 86400), ("h", 3600), ("min", 60)):
+        if secs and secs % n == 0:
+            return f"{secs // n} {unit}"
+    return f"{secs} s"
+
+
 def build_maintenance_dag(config: PipelineConfig) -> DAG:
     m = config.maintenance
-    older = f"{int(m.orphan_older_than.total_seconds())} s"
+    older = _duration_text(m.orphan_older_than)
     with DAG(
         dag_id="lakeformat_maintenance",
         description="Clean consumers, expire partitions and snapshots, remove orphan files",
