@@ -9,6 +9,7 @@ DAG file, an XCom or a rendered template.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import os
 from pathlib import Path
 
@@ -78,6 +79,7 @@ def table_exists_task(spec: TableSpec, config: PipelineConfig):
         from lakeformat_airflow.hooks import LakeformatHook
         found = LakeformatHook(config.connection).get_catalog().table_exists(spec.identifier)
         if not found:
-            print(f"{spec.identifier} does not exist yet (no ingest has created it): skipping its tasks")
+            logging.getLogger("lakeformat.dags").info(
+                "%s does not exist yet (no ingest has created it): skipping its tasks", spec.identifier)
         return found
     return exists()

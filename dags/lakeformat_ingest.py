@@ -26,7 +26,7 @@ Each run ingests one or more units (a day, or an hour for tables whose landing p
 """
 from __future__ import annotations
 
-import datetime as dt
+import logging
 
 from airflow.sdk import DAG, CronDataIntervalTimetable, Param, task, task_group
 
@@ -36,6 +36,7 @@ from lakeformat_dag_common import (DEFAULT_ARGS, START_DATE, LakeformatSparkSubm
                                    spark_conf, table_asset)
 
 CONFIG = load_config()
+log = logging.getLogger("lakeformat.dags.ingest")
 
 
 def _timetable(spec: TableSpec):
@@ -82,13 +83,13 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
                 if table is not None:
                     done = clear_leftover(table, sid)
                     if done:
-                        print(done)
+                        log.info("%s", done)
                 user, identifier = ingest_identity(spec, u)
                 out.append({"stage_id": sid, "label": u.label,
                             "commit": {"user": user, "identifier": str(identifier)},
                             "args": job_args(config, spec, *u.job_args(), "--stage", sid,
                                              "--landing", os.path.abspath(config.landing))})
-            print(f"{spec.identifier}: {len(out)} unit(s) to ingest: {', '.join(o['label'] for o in out)}")
+            log.info("%s: %d unit(s) to ingest: %s", spec.identifier, len(out), ", ".join(o["label"] for o in out))
             return out
 
         @task_group(group_id="ingest")
@@ -100,8 +101,8 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
 
             @task(retries=0, multiple_outputs=False, map_index_template="{{ unit_label }}")
             def audit(stage_id: str, label: str, commit: dict, ti=None) -> dict:
-                """Great Expectations on the staged rows; a failure discards the stage. Nothing
-                staged because the job found the unit committed already: skip (a re-run)."""
+                """Great Expectations on the staged rows; a failure discards the stage. When the
+                job staged nothing because the unit is committed already (a re-run), skip."""
                 from airflow.sdk import get_current_context
                 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
@@ -125,7 +126,7 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
                     raise AirflowFailException(
                         f"{result['summary']}\nStage {stage_id} was discarded "
                         f"({outcome.discarded_files} files deleted): nothing of {label} was published.")
-                print(result["summary"])
+                log.info("%s", result["summary"])
                 return result
 
             @task(outlets=[asset], multiple_outputs=False, map_index_template="{{ unit_label }}")
@@ -142,15 +143,18 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
                 table = LakeformatHook(conn).get_catalog().get_table(spec.identifier)
                 before = table.snapshot_manager.latest_id()
                 snap = staging.publish(table, stage_id)
-                if snap is None or (before is not None and snap.id <= before):
+                if snap is None:
                     raise AirflowSkipException(
-                        f"{label} of {spec.identifier} was published before"
-                        f"{f' (snapshot {snap.id})' if snap else ''}: nothing new, the staged rewrite is not "
-                        "committed again")
+                        f"nothing committed for {label} of {spec.identifier}: the stage held no changes, or "
+                        "the unit was published before and that snapshot has expired since")
+                if before is not None and snap.id <= before:
+                    raise AirflowSkipException(f"{label} of {spec.identifier} was published before as snapshot "
+                                               f"{snap.id}: not committed again")
                 result = {"table": spec.identifier, "unit": label, "stage_id": stage_id,
                           "snapshot_id": snap.id, "rows": snap.delta_record_count}
                 outlet_events[asset].extra = result
-                print(f"published {label} of {spec.identifier} as snapshot {snap.id} ({snap.delta_record_count:,} rows)")
+                log.info("published %s of %s as snapshot %d (%s rows)", label, spec.identifier, snap.id,
+                         f"{snap.delta_record_count:,}")
                 return result
 
             stage >> audit(stage_id, label, commit) >> publish(stage_id, label)

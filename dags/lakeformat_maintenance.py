@@ -17,7 +17,7 @@ step only reports what it would do) and ``orphan_older_than``; their defaults co
 """
 from __future__ import annotations
 
-from airflow.sdk import DAG, CronTriggerTimetable, Param, TaskGroup, task
+from airflow.sdk import DAG, CronTriggerTimetable, Param, TaskGroup
 
 from lakeformat.pipeline import PipelineConfig, TableSpec, load_config
 
