@@ -1,0 +1,72 @@
+"""Write-audit-publish steps around the ingest job (lakeformat.wap), without Airflow or Spark."""
+import os
+
+import pyarrow as pa
+import pytest
+
+from lakeformat import staging
+from lakeformat.quality import parse_expectations
+from lakeformat.wap import audit_stage, clear_leftover
+from tests.conftest import events
+
+RULES = parse_expectations([{"expect_column_values_to_be_between": {"column": "price", "min_value": 0}},
+                            {"expect_column_values_to_be_in_set": {"column": "behavior",
+                                                                   "value_set": ["pv", "buy", "cart"]}}])
+USER, IDENT = "lakeformat-ingest-events", staging.identifier_for("ingest", "events", "2024-01-01")
+
+
+@pytest.fixture
+def table(catalog):
+    return catalog.create_table("db.events", events(0).schema, partition_keys=["dt"],
+                                options={"bucket": "2", "bucket-key": "user_id", "write-only": "true"})
+
+
+def stage(table, data, stage_id="s1"):
+    w = table.new_write(commit_user=USER)
+    w.write(data)
+    return staging.stage(table, w.prepare_commit(), stage_id, commit_user=USER, identifier=IDENT)
+
+
+def files_on_disk(table):
+    return {f for _, _, fs in os.walk(table.path) for f in fs if f.startswith("data-")}
+
+
+def test_passing_audit_keeps_the_stage(table):
+    stage(table, events(50))
+    outcome = audit_stage(table, "s1", RULES, "db.events 2024-01-01")
+    assert outcome.report.success and outcome.discarded_files is None
+    assert outcome.as_dict()["summary"] == "db.events 2024-01-01: all 2 expectations passed on 50 rows"
+    assert [s.stage_id for s in staging.list_staged(table)] == ["s1"]
+
+
+def test_failed_audit_discards_every_staged_file(table):
+    bad = events(40)
+    bad = bad.set_column(2, "price", pa.array([(-1.0 if i % 10 == 0 else 1.0) for i in range(40)]))
+    stage(table, bad)
+    assert files_on_disk(table)
+    outcome = audit_stage(table, "s1", RULES, "db.events 2024-01-01")
+    d = outcome.as_dict()
+    assert not d["success"] and d["discarded_files"] == 2
+    assert d["failed"] == [{"expectation": "expect_column_values_to_be_between(column='price', min_value=0)",
+                            "unexpected": 4, "of": 40, "samples": [-1.0] * 4, "error": None}]
+    assert staging.list_staged(table) == [] and files_on_disk(table) == set()
+    assert table.latest_snapshot() is None
+
+
+def test_clear_leftover_discards_an_unpublished_stage(table):
+    assert clear_leftover(table, "s1") is None
+    stage(table, events(10))
+    assert "discarded stage s1" in clear_leftover(table, "s1")
+    assert staging.list_staged(table) == [] and files_on_disk(table) == set()
+    stage(table, events(10))                                   # the id is free again
+
+
+def test_clear_leftover_finishes_a_stage_committed_before_a_crash(table):
+    """The commit happened but the stage file stayed (a crash inside publish): finishing the
+    publish must not commit the rows a second time, nor delete the committed files."""
+    staged = stage(table, events(10))
+    table.new_commit(USER).commit(list(staged.messages), IDENT)    # what publish did before it crashed
+    assert "finished its publish" in clear_leftover(table, "s1")
+    assert staging.list_staged(table) == []
+    assert table.read().num_rows == 10 and len(table.snapshots()) == 1
+    assert files_on_disk(table) == {f["file_name"] for f in table.files()}
