@@ -38,7 +38,7 @@ STREAM_MODES = ("latest-full", "latest", "full")
 
 @dataclass(frozen=True)
 class TableRef:
-    """Where a table lives; ``open()`` loads it (once per process and schema)."""
+    """Where a table lives; ``open()`` loads it."""
 
     warehouse: Optional[str] = None
     identifier: Optional[str] = None
@@ -51,21 +51,10 @@ class TableRef:
         return self.identifier or self.path or "?"
 
     def open(self, schema_id: Optional[int] = None):
-        """The table at ``schema_id``, or at its latest schema (checked on every call: Python
-        workers live on between Spark jobs, and the table may have evolved meanwhile)."""
-        if schema_id is None:
-            latest = _OPEN.get((self, None))
-            if latest is not None:
-                ids = latest.schema_manager.list_ids()
-                if ids and ids[-1] == latest.schema.id:
-                    return latest
-            t = _OPEN[(self, None)] = self._load(None)
-            return t
-        key = (self, schema_id)
-        t = _OPEN.get(key)
-        if t is None:
-            t = _OPEN[key] = self._load(schema_id)
-        return t
+        """The table, at ``schema_id`` or its latest schema. Loaded afresh every time (a listing
+        and a small JSON file): Python workers live on between Spark jobs, and a cached table
+        would keep snapshots of a table dropped and created again at the same place."""
+        return self._load(schema_id)
 
     def _load(self, schema_id: Optional[int]):
         from lakeformat.catalog import Catalog
@@ -86,8 +75,6 @@ class TableRef:
             t = type(t)(t.io, t.path, t.name, schema, t.lock)
         return t
 
-
-_OPEN: dict = {}
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Iterator, Optional, Sequence
 
@@ -43,15 +44,36 @@ def write_task(opts: SourceOptions, schema_id: int, commit_user: str, overwrite:
     table = opts.table.open(schema_id)
     w = table.new_write(commit_user, ignore_previous_files=overwrite)
     rows = 0
+    # files are written in a background thread while the next rows arrive from Spark: Arrow
+    # releases the GIL, so receiving and encoding overlap (one chunk in flight bounds memory)
+    pool = ThreadPoolExecutor(1, thread_name_prefix="lakeformat-task-write")
+    pending = None
     try:
         for chunk in coalesce(batches):
-            w.write(from_spark(chunk, table.schema))
+            data = from_spark(chunk, table.schema)
+            if pending is not None:
+                pending.result()
+            pending = pool.submit(w.write, data)
             rows += chunk.num_rows
+        if pending is not None:
+            pending.result()
         messages = tuple(w.prepare_commit())
     except BaseException:
+        if pending is not None:
+            pending.cancel() or _settle(pending)
         w.abort()
         raise
+    finally:
+        pool.shutdown()
     return TaskCommit(messages, rows)
+
+
+def _settle(future) -> None:
+    """Wait for a write that could not be cancelled (its files must exist before abort deletes them)."""
+    try:
+        future.result()
+    except BaseException:
+        pass
 
 
 def coalesce(batches: Iterator[pa.RecordBatch], rows: int = CHUNK_ROWS,
