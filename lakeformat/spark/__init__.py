@@ -5,13 +5,14 @@ pyspark; the rest of lakeformat never does).
     lfs.register(spark)
     df = spark.read.format("lakeformat").option("warehouse", wh).option("table", "db.t").load()
     lfs.write(df, "db.t", warehouse=wh)              # shuffled by partition and bucket first
+    lfs.prepare(stream_df, "db.t", warehouse=wh).writeStream.format("lakeformat")...   # same, for streams
 """
 from __future__ import annotations
 
-from lakeformat.spark.dataframe import write
+from lakeformat.spark.dataframe import prepare, write
 from lakeformat.spark.source import NAME, LakeformatDataSource
 
-__all__ = ["register", "write", "LakeformatDataSource", "NAME"]
+__all__ = ["register", "write", "prepare", "LakeformatDataSource", "NAME"]
 
 
 def register(spark) -> None:

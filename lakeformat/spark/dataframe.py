@@ -81,6 +81,25 @@ def with_buckets(df, table):
     return tagged.repartition(*by).drop(BUCKET_COLUMN)
 
 
+def shape(df, table):
+    """``df`` ready for ``table``: its columns and types, and for fixed buckets shuffled so each
+    (partition, bucket) is in one Spark partition. Works on streaming DataFrames too, which is
+    how a stream goes into a primary-key table: ``prepare(df, ...).writeStream.format(...)``."""
+    shaped = align(df, table)
+    if table.schema.num_buckets > 0:
+        return with_buckets(shaped, table)
+    if table.schema.primary_keys:
+        raise LakeformatError(f"{table.name} is a primary-key table with dynamic buckets (bucket = -1), which "
+                              "lakeformat does not write yet; create it with a fixed 'bucket'")
+    return shaped
+
+
+def prepare(df, table: str, *, warehouse: Optional[str] = None, **catalog_options: str):
+    """:func:`shape` for a table named as :func:`write` names it."""
+    from lakeformat.spark.options import parse
+    return shape(df, parse(source_options(table, warehouse, None, catalog_options)).table.open())
+
+
 def write(df, table: str, *, warehouse: Optional[str] = None, mode: str = "append",
           overwrite_partition: Optional[Mapping[str, str]] = None, options: Optional[Mapping[str, str]] = None,
           **catalog_options: str) -> None:
@@ -103,12 +122,7 @@ def write(df, table: str, *, warehouse: Optional[str] = None, mode: str = "appen
     t = parse(opts).table.open()
     if overwrite_partition is not None:
         t.partition_matcher(dict(overwrite_partition))   # unknown keys fail before any work
-    shaped = align(df, t)
-    if t.schema.num_buckets > 0:
-        shaped = with_buckets(shaped, t)
-    elif t.schema.primary_keys:
-        raise LakeformatError(f"{t.name} is a primary-key table with dynamic buckets (bucket = -1), which "
-                              "lakeformat does not write yet; create it with a fixed 'bucket'")
+    shaped = shape(df, t)
     register(df.sparkSession)
     # static overwrite: the rows go in as an append-shaped write, the option names the partition
     shaped.write.format("lakeformat").options(**opts).mode(mode).save()

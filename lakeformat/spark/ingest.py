@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from lakeformat.errors import LakeformatError, NotFoundError
+from lakeformat.spark.sink import find_commit
 from lakeformat.table_config import TableDefinition, create_table
 
 log = logging.getLogger("lakeformat.jobs.ingest")
@@ -70,13 +71,6 @@ def read_landing(spark, d: TableDefinition, p: IngestPlan, table):
     return df.select(*table.schema.names)
 
 
-def _committed(table, user: str, identifier: int):
-    for s in reversed(table.snapshots()):
-        if s.commit_user == user and s.commit_identifier == identifier:
-            return s
-    return None
-
-
 def ingest(spark_factory, jt, date: str, hour: Optional[int], landing_root: str, stage_id: Optional[str]) -> str:
     """Run one unit; returns a one-line account of what happened. ``spark_factory()`` gives
     the SparkSession, only asked for when there is something to write."""
@@ -89,7 +83,7 @@ def ingest(spark_factory, jt, date: str, hour: Optional[int], landing_root: str,
     table = create_table(jt.catalog(), d)
     p = plan(d, landing_root, date, hour)
     unit = date if hour is None else f"{date} hour {hour:02d}"
-    done = _committed(table, p.commit_user, p.identifier)
+    done = find_commit(table, p.commit_user, p.identifier)
     if done is not None:
         return f"{d.name} {unit} is already ingested (snapshot {done.id}): nothing to do"
     options = {"commit-user": p.commit_user, "commit-identifier": str(p.identifier)}
@@ -107,7 +101,7 @@ def ingest(spark_factory, jt, date: str, hour: Optional[int], landing_root: str,
         from lakeformat.staging import load_staged
         staged = load_staged(table, stage_id)
         return f"staged {staged.row_count} rows of {d.name} {unit} as {stage_id} (not visible until published)"
-    snap = _committed(table, p.commit_user, p.identifier)
+    snap = find_commit(table, p.commit_user, p.identifier)
     if snap is None:
         return f"{d.name} {unit}: the landing folder had no rows; nothing committed"
     return f"ingested {d.name} {unit}: snapshot {snap.id} ({snap.commit_kind}, {snap.delta_record_count:+,} rows)"

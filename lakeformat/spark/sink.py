@@ -121,7 +121,7 @@ def delete_files(table, messages: Sequence[CommitMessage]) -> None:
     table.new_commit().abort(messages)
 
 
-def _already_committed(table, commit_user: str, identifier: int):
+def find_commit(table, commit_user: str, identifier: int):
     """The retained snapshot of ``commit_user`` carrying ``identifier``, scanning every one
     (identifiers of jobs are hashes, not increasing, so no early stop)."""
     for s in reversed(table.snapshots()):
@@ -146,7 +146,7 @@ def commit_job(opts: SourceOptions, schema_id: int, commit_user: str, overwrite:
             log.info("staged %d rows for %s as %s", rows, table.name, spec.stage_id)
             return
         if identifier != BATCH_IDENTIFIER:
-            done = _already_committed(table, commit_user, identifier)
+            done = find_commit(table, commit_user, identifier)
             if done is not None:
                 log.info("%s: identifier %d of %s is already committed as snapshot %d; the rows written "
                          "again are deleted", table.name, identifier, commit_user, done.id)

@@ -3,7 +3,6 @@ direct and a staged ingest, a re-run that changes nothing, and every maintenance
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import subprocess
 import sys

@@ -6,9 +6,8 @@ from __future__ import annotations
 import os
 
 import pyarrow as pa
-import pytest
 
-import lakeformat as lf
+import lakeformat.spark as lfs
 from lakeformat.consumer import ConsumerManager
 from lakeformat.demo_data import SCHEMA as UB_SCHEMA, user_behavior
 from tests.interop.helpers import assert_same_rows
@@ -102,3 +101,13 @@ def test_stream_of_a_primary_key_changelog(spark, catalog, tmp_path):
     assert stream("changes", **{"read.changelog": "true"}) == sorted(
         [(1, "ann", "+I"), (2, "bob", "+I"), (3, "cy", "+I"), (2, "bob2", "+I"), (3, None, "-D")], key=repr)
     assert stream("upserts") == sorted([(1, "ann"), (2, "bob"), (3, "cy"), (2, "bob2")], key=repr)
+
+    # a stream of upserts into another primary-key table: prepare() sends each bucket to one task
+    copy = catalog.create_table("db.users_copy", schema, primary_keys=["id"], options={"bucket": "2"})
+    source = spark.readStream.format("lakeformat").option("warehouse", wh).option("table", "db.users").load()
+    q = lfs.prepare(source.repartition(3), "db.users_copy", warehouse=wh).writeStream.format("lakeformat") \
+        .option("warehouse", wh).option("table", "db.users_copy").option("checkpointLocation", str(tmp_path / "copy")) \
+        .trigger(availableNow=True).start()
+    q.awaitTermination(120)
+    assert q.exception() is None, q.exception()
+    assert sorted(copy.read().to_pylist(), key=repr) == sorted(t.read().to_pylist(), key=repr)
