@@ -55,6 +55,9 @@ def test_every_job_answers_help():
         out = subprocess.run([sys.executable, str(ROOT / "jobs" / f"{job}.py"), "--help"], capture_output=True,
                              text=True, timeout=60, cwd=ROOT)
         assert out.returncode == 0 and "--table" in out.stdout and "--warehouse" in out.stdout, out.stderr
+    bad = subprocess.run([sys.executable, str(ROOT / "jobs" / "compact.py"), "--table", "no_such_table",
+                          "--config", str(CONFIG)], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert bad.returncode == 2 and "table 'no_such_table' is not in" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_ingest_direct_staged_published_and_rerun(tmp_path):
