@@ -11,6 +11,7 @@ batch Spark replays after a crash is never committed twice.
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -21,12 +22,14 @@ from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowW
 
 from lakeformat.commit import BATCH_IDENTIFIER, Overwrite
 from lakeformat.errors import CommitError, LakeformatError
+from lakeformat.fileio import join
 from lakeformat.spark.options import SourceOptions
 from lakeformat.spark.types import from_spark
 from lakeformat.write import CommitMessage
 
 log = logging.getLogger(__name__)
 CHUNK_ROWS, CHUNK_BYTES = 1 << 20, 128 << 20
+CLOCK_SKEW_MILLIS = 60_000   # snapshot times come from the committing process's clock
 
 
 @dataclass
@@ -121,6 +124,27 @@ def delete_files(table, messages: Sequence[CommitMessage]) -> None:
     table.new_commit().abort(messages)
 
 
+def delete_uncommitted(table, messages: Sequence[CommitMessage], commit_user: str, since_millis: int) -> None:
+    """Delete the files of ``messages`` that no snapshot of ``commit_user`` made since
+    ``since_millis`` added: after a commit that failed half-way (a COMPACT snapshot refused after
+    its APPEND snapshot was made) the committed files must stay."""
+    committed: set[str] = set()
+    for snap in reversed(table.snapshots()):
+        if snap.time_millis < since_millis:
+            break
+        if snap.commit_user == commit_user:
+            committed |= {e.file.file_name for e in table.delta_entries(snap)}
+    if not committed:
+        delete_files(table, messages)
+        return
+    for m in messages:
+        d = table.bucket_dir_of(m.partition, m.bucket)
+        moved = {f.file_name for f in m.compact_before}
+        for f in m.all_files():
+            if f.file_name not in moved and f.file_name not in committed:
+                table.io.delete(join(d, f.file_name))
+
+
 def find_commit(table, commit_user: str, identifier: int):
     """The retained snapshot of ``commit_user`` carrying ``identifier``, scanning every one
     (identifiers of jobs are hashes, not increasing, so no early stop)."""
@@ -131,7 +155,7 @@ def find_commit(table, commit_user: str, identifier: int):
 
 
 def commit_job(opts: SourceOptions, schema_id: int, commit_user: str, overwrite: bool,
-               results: Sequence[Optional[TaskCommit]]) -> None:
+               results: Sequence[Optional[TaskCommit]], since_millis: int) -> None:
     table = opts.table.open(schema_id)
     spec = opts.write
     messages = collect_or_abort(table, results)
@@ -162,7 +186,7 @@ def commit_job(opts: SourceOptions, schema_id: int, commit_user: str, overwrite:
         commit = table.new_commit(commit_user)
         snap = commit.commit(messages, identifier, overwrite=ow)
     except BaseException:
-        delete_files(table, messages)
+        delete_uncommitted(table, messages, commit_user, since_millis)
         raise
     if snap is not None:
         log.info("committed %d rows to %s as snapshot %d", rows, table.name, snap.id)
@@ -180,17 +204,18 @@ class BatchWriter(DataSourceArrowWriter):
     def __init__(self, opts: SourceOptions, schema_id: int, overwrite: bool):
         self.opts, self.schema_id, self.overwrite = opts, schema_id, overwrite
         self.commit_user = opts.write.commit_user or f"spark-{uuid.uuid4()}"
+        self.since_millis = int(time.time() * 1000) - CLOCK_SKEW_MILLIS   # snapshots this job may make
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> TaskCommit:
         return write_task(self.opts, self.schema_id, self.commit_user, self.overwrite, iterator)
 
     def commit(self, messages: list) -> None:
-        commit_job(self.opts, self.schema_id, self.commit_user, self.overwrite, messages)
+        commit_job(self.opts, self.schema_id, self.commit_user, self.overwrite, messages, self.since_millis)
 
     def abort(self, messages: list) -> None:
         table = self.opts.table.open(self.schema_id)
         found = [m for r in messages if r is not None for m in r.messages]
-        delete_files(table, found)
+        delete_uncommitted(table, found, self.commit_user, self.since_millis)
         log.info("aborted the write to %s: deleted the files of %d finished task(s)", table.name,
                  sum(r is not None for r in messages))
 
@@ -216,12 +241,16 @@ class StreamWriter(DataSourceStreamArrowWriter):
         try:
             commit.commit(found, batchId)
         except BaseException:
-            delete_files(table, found)
+            self._delete_unless_committed(table, found, batchId)
             raise
 
     def abort(self, messages: list, batchId: int) -> None:
         table = self.opts.table.open(self.schema_id)
-        delete_files(table, [m for r in messages if r is not None for m in r.messages])
+        self._delete_unless_committed(table, [m for r in messages if r is not None for m in r.messages], batchId)
+
+    def _delete_unless_committed(self, table, messages, batch_id: int) -> None:
+        if batch_id in table.new_commit(self.commit_user).filter_committed([batch_id]):
+            delete_files(table, messages)
 
 
 def stream_commit_user(opts: SourceOptions, options) -> str:

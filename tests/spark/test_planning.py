@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import os
 from pathlib import Path
 
 import pyarrow as pa
@@ -150,3 +151,22 @@ def test_landing_is_deterministic_and_bad_days_break_the_rules(tmp_path):
     assert pc.min(bad.column("price")).as_py() < 0 and "click" in bad.column("behavior").to_pylist()
     with pytest.raises(SystemExit):   # argparse: --end before --start
         landing.main(["--start", "2024-06-02", "--end", "2024-06-01", "--landing", str(tmp_path)])
+
+
+def test_a_failed_commit_deletes_only_what_no_snapshot_took(catalog):
+    """After a commit that failed half-way, the files a snapshot of this job took stay."""
+    import time
+
+    from lakeformat.spark.sink import delete_uncommitted
+    t = catalog.create_table("db.t", pa.schema([("id", pa.int64()), ("dt", pa.string())]), partition_keys=["dt"])
+    since = int(time.time() * 1000) - 1000
+    w = t.new_write("job")
+    w.write(pa.table({"id": [1, 2], "dt": ["a", "b"]}))
+    messages = w.prepare_commit()
+    committed, lost = [m for m in messages if t.partition_values(m.partition) == ("a",)], \
+        [m for m in messages if t.partition_values(m.partition) == ("b",)]
+    t.new_commit("job").commit(committed, 1)                 # made before the failure
+    delete_uncommitted(t, messages, "job", since)
+    assert t.read().to_pylist() == [{"id": 1, "dt": "a"}]  # still readable
+    path = os.path.join(t.bucket_dir_of(lost[0].partition, 0), lost[0].new_files[0].file_name)
+    assert not os.path.exists(path)
