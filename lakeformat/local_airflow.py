@@ -122,13 +122,19 @@ def _label(task_id: str, map_index: int) -> str:
     return task_id if map_index < 0 else f"{task_id}[{map_index}]"
 
 
-def run_dag(dag, logical_date: Optional[dt.datetime] = None, conf: Optional[dict] = None) -> RunResult:
-    """Run ``dag`` once with ``dag.test()``; a failed task fails the run, it does not raise."""
+def run_dag(dag_id: str, logical_date: Optional[dt.datetime] = None, conf: Optional[dict] = None) -> RunResult:
+    """Run DAG ``dag_id`` once with ``dag.test()``; a failed task fails the run, it does not
+    raise. The DAG files are parsed afresh for every run, as a worker would: tasks run in this
+    process, and a run's conf would otherwise stay in the params of the DAG object it ran."""
     from airflow.models.asset import AssetEvent, AssetModel
     from airflow.models.taskinstance import TaskInstance
     from airflow.models.xcom import XComModel
     from airflow.utils.session import create_session
 
+    dags = load_dags()
+    if dag_id not in dags:
+        raise LakeformatError(f"no DAG {dag_id!r} in {DAGS} (found: {', '.join(sorted(dags))})")
+    dag = dags[dag_id]
     kwargs = {"run_conf": conf or None}
     if logical_date is not None:
         kwargs["logical_date"] = logical_date

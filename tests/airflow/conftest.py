@@ -82,13 +82,3 @@ def _home(tmp_path: Path, migrated_db: Path) -> Path:
 def airflow_parse(tmp_path, migrated_db) -> Airflow:
     """An Airflow home for parsing only (no landing data)."""
     return Airflow(_home(tmp_path, migrated_db), tmp_path / "warehouse", None)
-
-
-@pytest.fixture
-def airflow(tmp_path, migrated_db, landing) -> Airflow:
-    """An Airflow home, an empty warehouse and the session's landing data."""
-    return Airflow(_home(tmp_path, migrated_db), tmp_path / "warehouse", landing)
-
-
-def log_of(af: Airflow) -> str:
-    return (af.home / "runner.log").read_text()

@@ -50,20 +50,22 @@ def ingested(tmp_path_factory, migrated_db, landing):
     root = tmp_path_factory.mktemp("ingested")
     af = Airflow(_home(root, migrated_db), root / "warehouse", landing)
     started = time.perf_counter()
-    runs = af.run({"dag_id": "lakeformat_ingest_user_behavior", "conf": RANGE},
-                  {"dag_id": "lakeformat_ingest_user_behavior", "conf": RANGE},
-                  {"dag_id": "lakeformat_ingest_item_price", "conf": RANGE})
+    *runs, bad = af.run({"dag_id": "lakeformat_ingest_user_behavior", "conf": RANGE},
+                        {"dag_id": "lakeformat_ingest_user_behavior", "conf": RANGE},
+                        {"dag_id": "lakeformat_ingest_item_price", "conf": RANGE},
+                        # a scheduled-style run (the logical date's day) on the bad day
+                        {"dag_id": "lakeformat_ingest_user_behavior", "logical_date": BAD_DAY})
     ub = lf.Catalog(str(af.warehouse)).get_table(UB.identifier)
     after_two = {"rows": ub.read().num_rows, "files": data_files_on_disk(ub), "snapshots": ub.snapshots()}
     expired = ub.expire_snapshots(retain_max=1, older_than=dt.timedelta(0))
     (third,) = af.run({"dag_id": "lakeformat_ingest_user_behavior", "conf": RANGE})
-    print(f"ingest runs: {[round(r['seconds'], 1) for r in runs + [third]]} s, "
+    print(f"ingest runs: {[round(r['seconds'], 1) for r in runs + [bad, third]]} s, "
           f"total {time.perf_counter() - started:.1f} s")
-    return af, runs + [third], after_two, expired
+    return af, runs + [third], after_two, expired, bad
 
 
 def test_backfill_publishes_every_day_and_updates_the_asset(ingested):
-    af, (first, _, prices, _), _, _ = ingested
+    af, (first, _, prices, _), *_ = ingested
     for run, spec in ((first, UB), (prices, IP)):
         assert run["state"] == "success", run["tasks"]
         assert run["tasks"] == {"plan": "success", **{f"ingest.{t}[{i}]": "success" for t in
@@ -88,7 +90,7 @@ def test_backfill_publishes_every_day_and_updates_the_asset(ingested):
 
 
 def test_backfill_rerun_twice_leaves_no_duplicates(ingested):
-    af, (first, second, _, third), after_two, expired = ingested
+    af, (first, second, _, third), after_two, expired, _ = ingested
     expected = sum(landing_rows(af.landing, UB, d).num_rows for d in DAYS[:2])
     # re-run 1: both commits are retained, so the job stages nothing and audit/publish skip
     assert second["state"] == "success", second["tasks"]
@@ -110,9 +112,8 @@ def test_backfill_rerun_twice_leaves_no_duplicates(ingested):
     assert staging.list_staged(ub) == []
 
 
-def test_failed_audit_discards_the_stage_and_fails_the_run(airflow):
-    """A scheduled-style run (the logical date's day) on the bad day."""
-    (run,) = airflow.run({"dag_id": "lakeformat_ingest_user_behavior", "logical_date": BAD_DAY})
+def test_failed_audit_discards_the_stage_and_fails_the_run(ingested):
+    af, *_, run = ingested
     assert run["state"] == "failed"
     assert run["tasks"] == {"plan": "success", "ingest.stage[0]": "success", "ingest.audit[0]": "failed",
                             "ingest.publish[0]": "upstream_failed"}
@@ -122,12 +123,12 @@ def test_failed_audit_discards_the_stage_and_fails_the_run(airflow):
     assert audit["summary"].startswith(f"{UB.identifier} {BAD_DAY}: ")
     assert "expectations failed" in audit["summary"] and "rows unexpected" in audit["summary"]
     assert all(f["samples"] for f in audit["failed"] if f["unexpected"])
-    log = (airflow.home / "runner.log").read_text()
+    log = (af.home / "runner.log").read_text()
     assert f"Stage ingest-user_behavior-{BAD_DAY} was discarded" in log   # the task's failure message
-    ub = lf.Catalog(str(airflow.warehouse)).get_table(UB.identifier)
-    assert ub.latest_snapshot() is None                # nothing published
+    ub = lf.Catalog(str(af.warehouse)).get_table(UB.identifier)
+    assert ub.read(filter=lf.col("dt") == BAD_DAY).num_rows == 0       # nothing published
+    assert not list(Path(ub.path).glob(f"dt={BAD_DAY}/bucket-*/data-*"))  # and no file left behind
     assert staging.list_staged(ub) == []
-    assert data_files_on_disk(ub) == set()             # and no file left behind
 
 
 def _runs_per_bucket(table: lf.Table) -> int:
