@@ -118,6 +118,51 @@ def _write_breakdown(tmp: Path, df_rows: pa.Table, profile: bool, profiles: dict
     return {"rows": rows.num_rows, "seconds": secs}
 
 
+def _floors(spark, df, files: list[str], runs: int) -> dict:
+    """What the Python Data Source path costs before lakeformat does anything: every row sent to
+    a Python worker and nothing back (``mapInArrow`` into the noop sink), and a minimal Python
+    data source that reads the same Parquet files with pyarrow and hands them to Spark."""
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+    def drop(batches):
+        for b in batches:
+            yield b.slice(0, 0)
+
+    schema = df.schema
+
+    class FloorReader(DataSourceReader):   # defined here: pickled by value for the workers
+        def partitions(self):
+            return [InputPartition(tuple(files[i::2])) for i in range(2)]
+
+        def read(self, partition):
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+            from pyspark.sql.pandas.types import to_arrow_schema
+            target = to_arrow_schema(schema, timezone="UTC")
+            for path in partition.value:
+                for b in pq.ParquetFile(path).iter_batches(65536, columns=target.names):
+                    yield pa.RecordBatch.from_arrays([c.cast(f.type) for c, f in zip(b.columns, target)], schema=target)
+
+    class FloorSource(DataSource):
+        @classmethod
+        def name(cls):
+            return "lakeformat_bench_floor"
+
+        def schema(self):
+            return schema
+
+        def reader(self, schema):
+            return FloorReader()
+
+    spark.dataSource.register(FloorSource)
+    out = {"to_python": [], "from_python": []}
+    for _ in range(runs):
+        out["to_python"].append(_timed(lambda: df.mapInArrow(drop, schema).write.format("noop").mode("overwrite").save()))
+        out["from_python"].append(_timed(lambda: spark.read.format("lakeformat_bench_floor").load()
+                                         .write.format("noop").mode("overwrite").save()))
+    return {k: median(v) for k, v in out.items()} | {"runs": out}
+
+
 def bench(tmp: Path, args, profiles: dict) -> dict:
     import lakeformat.spark as lfs
     n, runs = args.spark_rows, args.spark_runs
@@ -156,6 +201,7 @@ def bench(tmp: Path, args, profiles: dict) -> dict:
                 writes[LF_WRITE].update(describe_files(wh))
                 writes[PQ_WRITE].update(describe_files(raw))
                 assert _lf_reader(spark, wh, "db.t").count() == n and spark.read.parquet(str(raw)).count() == n
+                out["floors"] = _floors(spark, df, [str(f) for f in sorted(wh.rglob("*.parquet"))], runs)
             else:
                 shutil.rmtree(wh, ignore_errors=True)
                 shutil.rmtree(raw, ignore_errors=True)
@@ -220,12 +266,14 @@ def print_results(p: dict) -> None:
         t.add_row(name, fmt_s(v["median"]), " ".join(f"{x:.2f}" for x in v["runs"]), fmt_x(ratio(v["median"], base)),
                   f"{p['rows'] / v['median'] / 1e6:.2f}")
     console.print(t)
-    b = p["breakdown"]
-    console.print(f"  where a lakeformat write's time goes: the Python work of one task ({b['rows']:,} rows: "
-                  f"conform, route, Parquet zstd, statistics) takes {b['seconds']:.2f}s in-process; a write of "
-                  f"1,000 rows (fixed cost: planning and commit in Python workers) takes "
-                  f"{min(p['tiny_write_seconds']):.2f}s; the rest is Spark turning rows into Arrow batches for "
-                  "the Python workers")
+    b, f = p["breakdown"], p.get("floors") or {}
+    console.print(f"  where the time goes: sending every row to Python workers as Arrow (mapInArrow into noop, "
+                  f"no work) takes {fmt_s(f.get('to_python'), 2)}s, {fmt_x(ratio(f.get('to_python'), w[PQ_WRITE]['median']))} "
+                  f"of Spark's whole Parquet write; the Python work of one task ({b['rows']:,} rows: conform, route, "
+                  f"Parquet zstd, statistics) takes {b['seconds']:.2f}s in-process; a 1,000-row write (planning and "
+                  f"commit in Python workers) {min(p['tiny_write_seconds']):.2f}s. Reading: a minimal Python data "
+                  f"source handing the same files to Spark with pyarrow takes {fmt_s(f.get('from_python'), 2)}s "
+                  f"({fmt_x(ratio(f.get('from_python'), r[PQ_READ]['median']))} Spark's Parquet reader)")
     pk = p.get("pk")
     if pk:
         t = RichTable(title=f"spark 3. Primary-key upsert of the same {p['rows']:,} rows (key dt, user_id, item_id; "

@@ -17,7 +17,8 @@ from lakeformat import types as T
 from lakeformat.errors import DataError, SchemaError
 from lakeformat.schema import TableSchema
 
-ROW_KIND = "_row_kind"   # the change's kind (+I, -U, +U, -D) in a changelog read
+ROW_KIND = "_row_kind"
+_UTC = ("UTC", "Etc/UTC", "GMT", "Etc/GMT", "Z", "+00:00", "Etc/Universal", "Universal", "Zulu")   # the change's kind (+I, -U, +U, -D) in a changelog read
 
 _ATOMIC = {"BOOLEAN": S.BooleanType(), "TINYINT": S.ByteType(), "SMALLINT": S.ShortType(),
            "INT": S.IntegerType(), "BIGINT": S.LongType(), "FLOAT": S.FloatType(), "DOUBLE": S.DoubleType(),
@@ -99,7 +100,10 @@ def _timestamp_to_table(arr: pa.Array, t: T.DataType) -> pa.Array:
         return arr
     target = T.to_arrow(t)
     if t.root == "TIMESTAMP" and arr.type.tz is not None:
-        arr = pc.local_timestamp(arr)
+        if arr.type.tz in _UTC:   # wall clock = the stored UTC value: just drop the zone
+            arr = arr.cast(pa.timestamp(arr.type.unit))
+        else:
+            arr = pc.local_timestamp(arr)
     elif t.root == "TIMESTAMP_LTZ" and arr.type.tz is None:
         raise DataError("a timestamp without time zone cannot go into a TIMESTAMP WITH LOCAL TIME ZONE "
                         "column: cast it to TIMESTAMP in Spark first")
