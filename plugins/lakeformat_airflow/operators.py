@@ -212,7 +212,9 @@ class LakeformatCleanConsumersOperator(LakeformatTableOperator):
             else:
                 removed = consumers.clear(self.including or ".*", self.excluding)
         else:
-            older = as_duration(self.older_than, "older_than") or t.typed_options.get(O.CONSUMER_EXPIRATION_TIME)
+            older = as_duration(self.older_than, "older_than")
+            if older is None:   # a zero span is a real choice, not "unset"
+                older = t.typed_options.get(O.CONSUMER_EXPIRATION_TIME)
             if older is None:
                 self.log.info("%s has no consumer.expiration-time and no older_than was given: "
                               "no consumer expires (%s kept)", t.name, _plural(len(before), "consumer"))
@@ -246,7 +248,9 @@ class LakeformatRemoveOrphanFilesOperator(LakeformatTableOperator):
         from lakeformat.orphans import remove_orphan_files
         t = self.get_table()
         dry = as_bool(self.dry_run)
-        older = as_duration(self.older_than, "older_than") or dt.timedelta(days=1)
+        older = as_duration(self.older_than, "older_than")
+        if older is None:   # a zero span is a real choice, not "unset"
+            older = dt.timedelta(days=1)
         result = remove_orphan_files(t, older_than=older, dry_run=dry, progress=self.progress())
         summary = {"table": t.name, "dry_run": dry, **orphan_summary(result)}
         if summary["orphan_files"]:
