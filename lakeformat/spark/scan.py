@@ -54,7 +54,7 @@ def pack(units: Sequence[ReadUnit], target: int, open_cost: int, parallelism: in
     if not units:
         return []
     weights = [max(u.size, open_cost) for u in units]
-    count = max(-(-sum(weights) // max(target, 1)), min(parallelism, len(units)))
+    count = min(len(units), max(-(-sum(weights) // max(target, 1)), parallelism))
     bins: list[list[int]] = [[] for _ in range(count)]
     lightest = [(0, b) for b in range(count)]   # a heap of (load, bin)
     for i in sorted(range(len(units)), key=lambda i: -weights[i]):

@@ -170,3 +170,30 @@ def test_a_failed_commit_deletes_only_what_no_snapshot_took(catalog):
     assert t.read().to_pylist() == [{"id": 1, "dt": "a"}]  # still readable
     path = os.path.join(t.bucket_dir_of(lost[0].partition, 0), lost[0].new_files[0].file_name)
     assert not os.path.exists(path)
+
+
+def test_reader_planning_prunes_partitions_and_spreads_files(catalog):
+    """What the source's planning hands Spark, in this process: one task per file read when
+    splits are tiny, and no task at all for a partition a filter rules out."""
+    from pyspark.sql.types import StructType
+
+    from lakeformat.demo_data import SCHEMA, user_behavior
+    from lakeformat.spark.source import LakeformatDataSource
+    t = catalog.create_table("db.ub", SCHEMA, partition_keys=["dt"], options={"bucket": "2", "bucket-key": "user_id"})
+    rows = user_behavior(2000, ["2024-06-01", "2024-06-02"], seed=3)
+    t.write(rows)
+
+    def plan(*pushed, **opts):
+        source = LakeformatDataSource({"warehouse": catalog.warehouse, "table": "db.ub", **opts})
+        reader = source.reader(StructType.fromJson(source.schema().jsonValue()))
+        rest = list(reader.pushFilters(list(pushed)))
+        return reader.partitions(), rest
+
+    tiny = {"source.split.target-size": "1"}
+    parts, _ = plan(**tiny)
+    assert len(parts) == 4 and all(len(p.value) == 1 for p in parts)
+    parts, rest = plan(D.EqualTo(("dt",), "2024-06-02"), D.StringEndsWith(("behavior",), "v"), **tiny)
+    assert len(parts) == 2 and {u.split.partition for p in parts for u in p.value} == {("2024-06-02",)}
+    assert [type(f) for f in rest] == [D.StringEndsWith]
+    parts, _ = plan()
+    assert len(parts) == min(4, os.cpu_count() or 1)   # small files: spread over the cores, not one task
