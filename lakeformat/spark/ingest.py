@@ -7,8 +7,9 @@ Reads the configured landing folder (JSON lines or CSV) with the table's columns
 the commit user ``lakeformat-ingest-<table>``, so:
 
 - a re-run of a unit that is already committed does nothing (it is found among the retained
-  snapshots); when the folder names the table's partition (``dt={ds}``) a re-run whose earlier
-  commit has been expired since replaces that partition instead of adding the rows twice;
+  snapshots); when the folder names the table's partition (``dt={ds}``) and that partition has
+  rows already (a re-run whose earlier commit has been expired since), the rows replace it (an
+  OVERWRITE) instead of being added twice; otherwise they are appended;
 - ``--stage ID`` writes the files and records the commit as stage ``ID`` without publishing it
   (a leftover stage of an earlier attempt is cleared first); ``--publish ID`` and ``--discard ID``
   finish it later, exactly once (see :mod:`lakeformat.staging`).
@@ -91,8 +92,8 @@ def ingest(spark_factory, jt, date: str, hour: Optional[int], landing_root: str,
     if stage_id is not None:
         _clear_stage(table, stage_id)
         options["stage-id"] = stage_id
-    elif p.overwrite_partition is not None:
-        mode = "overwrite"
+    elif p.overwrite_partition is not None and _has_rows(table, dict(p.overwrite_partition)):
+        mode = "overwrite"   # a replacement; a first ingest appends (streaming readers follow appends)
     df = read_landing(spark_factory(), d, p, table)
     lfs.write(df, jt.identifier, warehouse=jt.warehouse, mode=mode,
               overwrite_partition=dict(p.overwrite_partition) if mode == "overwrite" else None,
@@ -105,6 +106,12 @@ def ingest(spark_factory, jt, date: str, hour: Optional[int], landing_root: str,
     if snap is None:
         return f"{d.name} {unit}: the landing folder had no rows; nothing committed"
     return f"ingested {d.name} {unit}: snapshot {snap.id} ({snap.commit_kind}, {snap.delta_record_count:+,} rows)"
+
+
+def _has_rows(table, partition: dict) -> bool:
+    from lakeformat import predicate as P
+    terms = [P.col(k) == v for k, v in partition.items()]
+    return bool(table.scan(filter=terms[0] if len(terms) == 1 else P.And(tuple(terms))).plan())
 
 
 def _clear_stage(table, stage_id: str) -> None:

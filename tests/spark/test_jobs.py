@@ -67,7 +67,7 @@ def test_ingest_direct_staged_published_and_rerun(tmp_path):
     direct = start("ingest", "--table", "user_behavior", "--date", "2024-06-01", "--landing", land, warehouse=wh)
     staged = start("ingest", "--table", "item_price", "--date", "2024-06-01", "--landing", land,
                    "--stage", "ingest-item_price-2024-06-01", warehouse=wh)
-    assert "ingested user_behavior 2024-06-01: snapshot 1" in finish(direct)
+    assert "ingested user_behavior 2024-06-01: snapshot 1 (APPEND" in finish(direct)
     assert "staged" in finish(staged)
 
     cfg = load(str(CONFIG))
