@@ -50,8 +50,8 @@ def _value_fits(t: T.DataType, v: Any) -> Optional[bool]:
         return True if isinstance(v, int) else None
     if r in ("FLOAT", "DOUBLE"):
         return False if isinstance(v, (int, float)) else None
-    if r == "DECIMAL":
-        return True if isinstance(v, (int, decimal.Decimal)) else None
+    if r == "DECIMAL":   # (pyarrow cannot compare a decimal column with a plain int)
+        return True if isinstance(v, decimal.Decimal) else None
     if r in ("CHAR", "VARCHAR"):
         return True if isinstance(v, str) else None
     if r == "DATE":

@@ -4,6 +4,7 @@ ingest plan and the landing generator."""
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import hashlib
 import os
 from pathlib import Path
@@ -31,6 +32,10 @@ ROWS = pa.table({"id": [1, 2, None, 4, 5], "name": ["a", None, "c", "dd", "e"],
                  "score": [1.5, 2.5, None, float("nan"), 0.0],
                  "day": [dt.date(2024, 1, d) for d in (1, 2, 3, 4, 5)],
                  "ts": [dt.datetime(2024, 1, 1, h) for h in (1, 2, 3, 4, 5)]})
+
+
+PRICES = new_schema(pa.schema([("price", pa.decimal128(10, 2))]))
+PRICE_ROWS = pa.table({"price": pa.array([decimal.Decimal("1.50"), decimal.Decimal("2.25"), None], pa.decimal128(10, 2))})
 
 
 def matching_ids(p) -> list:
@@ -64,6 +69,9 @@ def test_filters_spark_keeps():
     wrong_type = D.EqualTo(("id",), "1")
     not_in_null = D.Not(D.In(("id",), (1, None)))
     float_cmp = D.GreaterThan(("score",), 1.0)
+    assert filters.translate(D.EqualTo(("price",), 1), PRICES) is None
+    exact = filters.translate(D.GreaterThan(("price",), decimal.Decimal("1.6")), PRICES)
+    assert exact.exact and PRICE_ROWS.filter(P.to_arrow(exact.predicate)).num_rows == 1
     pred, rest = filters.push([starts, nested, wrong_type, not_in_null, float_cmp, D.EqualTo(("id",), 1)], SCHEMA)
     assert rest == [starts, nested, wrong_type, not_in_null, float_cmp]   # the float one is pushed, and kept
     assert pred == P.And((P.Compare("score", ">", 1.0), P.Compare("id", "==", 1)))
