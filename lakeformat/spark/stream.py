@@ -5,7 +5,9 @@ true}`` means "before the whole of snapshot n", the start of a stream that first
 as it is (``scan.mode`` ``latest-full``, the default) and then its changes. A micro-batch from
 offset a to b reads the whole snapshot a (if a is full) and the changes of snapshots a+1..b.
 Spark's checkpoint keeps the offsets, so a restarted query re-reads exactly the batch it had not
-finished. With ``consumer-id`` the stream also records, after each finished batch, the next
+finished. The changes of a snapshot are the rows its APPEND commit added, or for a primary-key
+table with a changelog producer its changelog; OVERWRITE and COMPACT snapshots of other tables
+add no new rows to a stream (as in Paimon). With ``consumer-id`` the stream also records, after each finished batch, the next
 snapshot it needs in ``consumer/consumer-<id>``: snapshot expiration keeps everything from there
 on, and a new query with the same consumer id and no checkpoint resumes there. Spark reports a
 batch as finished when it plans the next one, so after a stop the consumer may trail by the last
