@@ -32,7 +32,7 @@ CHUNK_ROWS, CHUNK_BYTES = 1 << 20, 128 << 20
 CLOCK_SKEW_MILLIS = 60_000   # snapshot times come from the committing process's clock
 
 
-@dataclass
+@dataclass(frozen=True)
 class TaskCommit(WriterCommitMessage):
     """What one Spark task wrote."""
 
