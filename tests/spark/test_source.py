@@ -158,14 +158,22 @@ def test_failed_task_leaves_no_rows_and_no_files(spark, catalog):
                              options={"bucket": "2", "bucket-key": "user_id"})
     df = spark.createDataFrame(user_behavior(2000, DAYS, seed=7)).repartition(2)
 
+    table_dir = t.path
+
     def explode_in_partition_one(batches):
+        import glob
         import time
 
         from pyspark import TaskContext
         for b in batches:
             yield b
         if TaskContext.get().partitionId() == 1:
-            time.sleep(1.0)   # the other task finishes its files first: its files must go too
+            # fail only once the other task has written its files (they must go too), and
+            # after a grace period for its result to reach the driver, however loaded the box
+            deadline = time.monotonic() + 60
+            while not glob.glob(f"{table_dir}/*/bucket-*/*.parquet") and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(2.0)
             raise RuntimeError("boom: task failed mid-write")
 
     failing = df.mapInArrow(explode_in_partition_one, df.schema)
