@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
-import time
-import urllib.request
 
 import numpy as np
 import pytest
@@ -17,6 +14,7 @@ from tests.airflow_plugin.conftest import PYTHON, airflow_env
 from tests.airflow_plugin.lakehouse import EXPECTED_RUNS, build_lakehouse
 from tests.airflow_plugin.png import distinct_colors, read_png
 from tests.airflow_plugin.test_plugin_page import _runs_in_html
+from tests.servers import free_port, wait_until_serving
 
 WIDTH, HEIGHT = 1280, 900
 HEADER_RGB = (0x1D, 0x24, 0x33)     # the page's header background (page.py _CSS)
@@ -29,12 +27,6 @@ def _chromium() -> str:
     return path
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def served_page(tmp_path):
     wh, config = build_lakehouse(tmp_path)
@@ -42,22 +34,13 @@ def served_page(tmp_path):
     home.mkdir()
     env = airflow_env(home, wh)
     env["LAKEFORMAT_CONFIG"] = config
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([PYTHON, "-m", "uvicorn", "--factory", "lakeformat_airflow.page:standalone_app",
                              "--host", "127.0.0.1", "--port", str(port)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(url + "api/tables", timeout=5).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    proc.kill()
-                    raise AssertionError(f"uvicorn did not serve {url}: {proc.stdout.read().decode()[-3000:]}")
-                time.sleep(0.2)
+        wait_until_serving(url + "api/tables", proc, "uvicorn", 60)
         yield url
     finally:
         proc.terminate()
