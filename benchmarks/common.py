@@ -20,6 +20,7 @@ ORACLE_PY = ROOT / ".venv-oracle" / "bin" / "python"
 ORACLE_SCRIPT = Path(__file__).resolve().parent / "oracle_bench.py"
 RESULTS = Path(__file__).resolve().parent / "results"
 
+import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 from rich.console import Console  # noqa: E402
 
@@ -94,6 +95,23 @@ class Oracle:
         except subprocess.TimeoutExpired:
             self.proc.kill()   # our own child, by handle
         self.log.close()
+
+
+def raw_write(out: Path, batches: list[pa.Table], **kw) -> list[float]:
+    out.mkdir(parents=True)
+    per = []
+    for i, tab in enumerate(batches):
+        start = time.perf_counter()
+        pq.write_table(tab, out / f"batch-{i}.parquet", **kw)
+        per.append(time.perf_counter() - start)
+    return per
+
+
+def lf_read(wh: Path) -> tuple[float, pa.Table]:
+    t = lf.Catalog(str(wh)).get_table("db.t")   # not timed (nor is the oracles' get_table)
+    start = time.perf_counter()
+    out = t.read()
+    return time.perf_counter() - start, out
 
 
 def data_files(root: Path) -> list[Path]:

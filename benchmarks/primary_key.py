@@ -33,7 +33,7 @@ import pyarrow.parquet as pq
 from rich.table import Table as RichTable
 
 from common import (DAYS, LF, ORACLE_IMPL, PYPAIMON, RUST, Oracle, OracleError, console, describe_files, fmt_s,
-                    fmt_x, lf, median, profiled, ratio)
+                    fmt_x, lf, lf_read, median, profiled, ratio, raw_write)
 from lakeformat.demo_data import SCHEMA, user_behavior  # noqa: E402
 from oracle_bench import table_digest  # noqa: E402  (pyarrow only: shared with the oracle venv)
 
@@ -209,23 +209,6 @@ def lf_write(wh: Path, options: dict, batches: list[pa.Table]) -> list[float]:
     return per
 
 
-def raw_write(out: Path, batches: list[pa.Table]) -> list[float]:
-    out.mkdir(parents=True)
-    per = []
-    for i, tab in enumerate(batches):
-        start = time.perf_counter()
-        pq.write_table(tab, out / f"batch-{i}.parquet", compression="zstd", compression_level=1)
-        per.append(time.perf_counter() - start)
-    return per
-
-
-def lf_read(wh: Path) -> tuple[float, pa.Table]:
-    t = lf.Catalog(str(wh)).get_table("db.t")   # not timed (nor is the oracles' get_table)
-    start = time.perf_counter()
-    out = t.read()
-    return time.perf_counter() - start, out
-
-
 # ------------------------------------------------------------------------------- 1 + 2: upsert write, merge-on-read
 
 def bench_write_read(tmp: Path, batches: list[pa.Table], expected: dict, oracle: Optional[Oracle], runs: int,
@@ -243,7 +226,7 @@ def bench_write_read(tmp: Path, batches: list[pa.Table], expected: dict, oracle:
                 if c in (LF, LF_WO):
                     per = lf_write(wh[c], OPTIONS[c], batches)
                 elif c == RAW:
-                    per = raw_write(wh[c], batches)
+                    per = raw_write(wh[c], batches, compression="zstd", compression_level=1)
                 else:
                     if oracle is None:
                         raise OracleError("oracle worker not available")

@@ -35,7 +35,8 @@ import pyarrow.parquet as pq
 from rich.table import Table as RichTable
 
 from common import (DAYS, LF, ORACLE_IMPL, PYPAIMON, RAW_SNAPPY, RAW_ZSTD, RESULTS, ROOT, RUST, Oracle,  # noqa: F401
-                    OracleError, console, describe_files, fmt_ms, fmt_s, fmt_x, lf, median, profiled, ratio)
+                    OracleError, console, describe_files, fmt_ms, fmt_s, fmt_x, lf, lf_read, median, profiled, ratio,
+                    raw_write)
 from lakeformat.demo_data import SCHEMA, user_behavior  # noqa: E402
 from commit_worker import SCHEMA as THROUGHPUT_SCHEMA  # noqa: E402  (benchmarks/ is sys.path[0])
 import primary_key as pk  # noqa: E402
@@ -69,23 +70,6 @@ def lf_write(wh: Path, batches: list[pa.Table]) -> list[float]:
         t.write(tab)
         per.append(time.perf_counter() - start)
     return per
-
-
-def raw_write(out: Path, batches: list[pa.Table], **kw) -> list[float]:
-    out.mkdir(parents=True)
-    per = []
-    for i, tab in enumerate(batches):
-        start = time.perf_counter()
-        pq.write_table(tab, out / f"batch-{i}.parquet", **kw)
-        per.append(time.perf_counter() - start)
-    return per
-
-
-def lf_read(wh: Path) -> tuple[float, pa.Table]:
-    t = lf.Catalog(str(wh)).get_table("db.t")   # not timed (nor is the oracles' get_table)
-    start = time.perf_counter()
-    out = t.read()
-    return time.perf_counter() - start, out
 
 
 def raw_read(d: Path) -> tuple[float, pa.Table]:
