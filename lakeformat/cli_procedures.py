@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import re
 import sys
 import time
 from contextlib import contextmanager
@@ -178,15 +177,7 @@ def _check_reset_target(t, next_snapshot: int) -> None:
 
 def cmd_clear_consumers(cat, args) -> None:
     t = _table(cat, args)
-    if args.dry_run:
-        try:
-            inc = re.compile(args.including)
-            exc = re.compile(args.excluding) if args.excluding else None
-        except re.error as e:
-            raise LakeformatError(f"invalid consumer pattern: {e}") from None
-        cleared = [c for c in sorted(t.consumers.list()) if inc.fullmatch(c) and not (exc and exc.fullmatch(c))]
-    else:
-        cleared = t.consumers.clear(including=args.including, excluding=args.excluding)
+    cleared = sorted(t.consumers.clear(including=args.including, excluding=args.excluding, dry_run=args.dry_run))
     verb = "would clear" if args.dry_run else "cleared"
     text = f"{verb} {len(cleared)} consumer(s) of {t.name}" + (f": {', '.join(cleared)}" if cleared else "")
     _report(args, text, {"table": t.name, "dry_run": args.dry_run, "consumers": cleared})

@@ -207,10 +207,7 @@ class LakeformatCleanConsumersOperator(LakeformatTableOperator):
         before = consumers.list()
         if self.including or self.excluding:
             rule = f"matching {self.including or '.*'}" + (f" but not {self.excluding}" if self.excluding else "")
-            if dry:
-                removed = _matching(list(before), self.including or ".*", self.excluding)
-            else:
-                removed = consumers.clear(self.including or ".*", self.excluding)
+            removed = sorted(consumers.clear(self.including or ".*", self.excluding, dry_run=dry))
         else:
             older = as_duration(self.older_than, "older_than")
             if older is None:   # a zero span is a real choice, not "unset"
@@ -220,7 +217,7 @@ class LakeformatCleanConsumersOperator(LakeformatTableOperator):
                               "no consumer expires (%s kept)", t.name, _plural(len(before), "consumer"))
                 return {"table": t.name, "dry_run": dry, "removed": [], "remaining": sorted(before)}
             rule = f"idle for more than {older}"
-            removed = _idle(t, older) if dry else consumers.expire(older)
+            removed = consumers.expire(older, dry_run=dry)
         remaining = sorted(set(before) - set(removed))
         if removed:
             self.log.info("%s %s of %s %s: %s (they had reached snapshots %s); %s remain",
@@ -332,21 +329,6 @@ def _size(n: int) -> str:
             return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
         n /= 1024
     return str(n)
-
-
-def _matching(ids: list[str], including: str, excluding: Optional[str]) -> list[str]:
-    import re
-    inc, exc = re.compile(including), re.compile(excluding) if excluding else None
-    return sorted(c for c in ids if inc.fullmatch(c) and not (exc and exc.fullmatch(c)))
-
-
-def _idle(t: lf.Table, older: dt.timedelta) -> list[str]:
-    """Consumers ``ConsumerManager.expire`` would delete: last written before now - older."""
-    from lakeformat.consumer import CONSUMER_PREFIX
-    cutoff = dt.datetime.now(dt.timezone.utc) - older
-    cm = t.consumers
-    return sorted(i.base_name[len(CONSUMER_PREFIX):] for i in t.io.list_dir(cm.dir)
-                  if i.base_name.startswith(CONSUMER_PREFIX) and i.mtime is not None and i.mtime < cutoff)
 
 
 def expire_summary(result, ids_before: Sequence[int]) -> dict:
