@@ -106,6 +106,10 @@ class FileStoreCommit:
         found = self._committed(wanted)
         return sorted(wanted - set(found))
 
+    def committed_snapshot(self, identifier: int) -> Optional[Snapshot]:
+        """The retained snapshot this user committed with ``identifier``, if any."""
+        return self._committed({identifier}).get(identifier)
+
     def _committed(self, identifiers: set[int], stop_below: Optional[int] = None) -> dict[int, Snapshot]:
         """Snapshots of this user carrying one of ``identifiers``, scanning back from the latest
         over every retained snapshot. Paimon assumes a user's identifiers grow and stops at the

@@ -302,18 +302,7 @@ def _write_marker(table, staged: StagedCommit, snapshot: Optional[Snapshot]) -> 
 def find_committed(table, commit_user: str, identifier: int) -> Optional[Snapshot]:
     """The snapshot ``commit_user`` committed with ``identifier``, searching every retained
     snapshot (identifiers need not grow)."""
-    sm = table.snapshot_manager
-    latest, earliest = sm.latest_id(), sm.earliest_id()
-    if latest is None:
-        return None
-    for sid in range(latest, (earliest or 1) - 1, -1):
-        try:
-            s = sm.get(sid)
-        except NotFoundError:
-            continue   # expired while we looked
-        if s.commit_user == commit_user and s.commit_identifier == identifier:
-            return s
-    return None
+    return table.new_commit(commit_user).committed_snapshot(identifier)
 
 
 def _snapshot_or_none(table, snapshot_id: Optional[int]) -> Optional[Snapshot]:

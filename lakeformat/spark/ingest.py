@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from lakeformat.errors import LakeformatError, NotFoundError
-from lakeformat.spark.sink import find_commit
+from lakeformat.staging import find_committed
 from lakeformat.table_config import TableDefinition, create_table
 
 log = logging.getLogger("lakeformat.jobs.ingest")
@@ -84,7 +84,7 @@ def ingest(spark_factory, jt, date: str, hour: Optional[int], landing_root: str,
     table = create_table(jt.catalog(), d)
     p = plan(d, landing_root, date, hour)
     unit = date if hour is None else f"{date} hour {hour:02d}"
-    done = find_commit(table, p.commit_user, p.identifier)
+    done = find_committed(table, p.commit_user, p.identifier)
     if done is not None:
         return f"{d.name} {unit} is already ingested (snapshot {done.id}): nothing to do"
     options = {"commit-user": p.commit_user, "commit-identifier": str(p.identifier)}
@@ -102,7 +102,7 @@ def ingest(spark_factory, jt, date: str, hour: Optional[int], landing_root: str,
         from lakeformat.staging import load_staged
         staged = load_staged(table, stage_id)
         return f"staged {staged.row_count} rows of {d.name} {unit} as {stage_id} (not visible until published)"
-    snap = find_commit(table, p.commit_user, p.identifier)
+    snap = find_committed(table, p.commit_user, p.identifier)
     if snap is None:
         return f"{d.name} {unit}: the landing folder had no rows; nothing committed"
     return f"ingested {d.name} {unit}: snapshot {snap.id} ({snap.commit_kind}, {snap.delta_record_count:+,} rows)"

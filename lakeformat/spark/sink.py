@@ -25,6 +25,7 @@ from lakeformat.errors import CommitError, LakeformatError
 from lakeformat.fileio import join
 from lakeformat.spark.options import SourceOptions
 from lakeformat.spark.types import from_spark
+from lakeformat.staging import find_committed
 from lakeformat.write import CommitMessage
 
 log = logging.getLogger(__name__)
@@ -145,15 +146,6 @@ def delete_uncommitted(table, messages: Sequence[CommitMessage], commit_user: st
                 table.io.delete(join(d, f.file_name))
 
 
-def find_commit(table, commit_user: str, identifier: int):
-    """The retained snapshot of ``commit_user`` carrying ``identifier``, scanning every one
-    (identifiers of jobs are hashes, not increasing, so no early stop)."""
-    for s in reversed(table.snapshots()):
-        if s.commit_user == commit_user and s.commit_identifier == identifier:
-            return s
-    return None
-
-
 def commit_job(opts: SourceOptions, schema_id: int, commit_user: str, overwrite: bool,
                results: Sequence[Optional[TaskCommit]], since_millis: int) -> None:
     table = opts.table.open(schema_id)
@@ -170,7 +162,7 @@ def commit_job(opts: SourceOptions, schema_id: int, commit_user: str, overwrite:
             log.info("staged %d rows for %s as %s", rows, table.name, spec.stage_id)
             return
         if identifier != BATCH_IDENTIFIER:
-            done = find_commit(table, commit_user, identifier)
+            done = find_committed(table, commit_user, identifier)
             if done is not None:
                 log.info("%s: identifier %d of %s is already committed as snapshot %d; the rows written "
                          "again are deleted", table.name, identifier, commit_user, done.id)
