@@ -36,7 +36,7 @@ compose-cli:
 $(VENV)/.installed: pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip==25.3
-	$(PY) -m pip install -q -e '.[dev,spark,airflow]'
+	$(PY) -m pip install -q -e '.[dev,spark,pipeline]'
 	$(PY) -m pip check
 	@touch $@
 
@@ -49,7 +49,7 @@ test: setup
 	$(PY) -m pytest -q
 
 demo: setup
-	LAKEFORMAT_WAREHOUSE=$(WAREHOUSE) $(PY) -m lakeformat.demo
+	LAKEFORMAT_WAREHOUSE=$(WAREHOUSE) $(PY) -m lakeformat.pipeline.demo
 
 bench: setup
 	$(PY) benchmarks/run.py

@@ -34,7 +34,7 @@ from rich.table import Table as RichTable
 
 from common import (DAYS, LF, ORACLE_IMPL, PYPAIMON, RUST, Oracle, OracleError, console, describe_files, fmt_s,
                     fmt_x, lf, lf_read, median, profiled, ratio, raw_write)
-from lakeformat.demo_data import SCHEMA, user_behavior  # noqa: E402
+from lakeformat.pipeline.demo_data import SCHEMA, user_behavior
 from oracle_bench import table_digest  # noqa: E402  (pyarrow only: shared with the oracle venv)
 
 KEYS = ["dt", "user_id", "item_id"]

@@ -37,7 +37,7 @@ from rich.table import Table as RichTable
 from common import (DAYS, LF, ORACLE_IMPL, PYPAIMON, RAW_SNAPPY, RAW_ZSTD, RESULTS, ROOT, RUST, Oracle,  # noqa: F401
                     OracleError, console, describe_files, fmt_ms, fmt_s, fmt_x, lf, lf_read, median, profiled, ratio,
                     raw_write)
-from lakeformat.demo_data import SCHEMA, user_behavior  # noqa: E402
+from lakeformat.pipeline.demo_data import SCHEMA, user_behavior
 from commit_worker import SCHEMA as THROUGHPUT_SCHEMA  # noqa: E402  (benchmarks/ is sys.path[0])
 import primary_key as pk  # noqa: E402
 import spark as spark_bench  # noqa: E402  (benchmarks/spark.py; pyspark is imported only when it runs)
@@ -184,8 +184,8 @@ def build_planning_table(wh: Path, partitions: int, files_per_partition: int, op
 
 def manifest_layout(wh: Path) -> list[dict]:
     """The manifests of the latest snapshot: entries and the partition range each covers."""
-    from lakeformat.manifest import ManifestList
-    from lakeformat.scan import decode_stats
+    from lakeformat.io.manifests import ManifestList
+    from lakeformat.read.scan import decode_stats
     t = lf.Catalog(str(wh)).get_table("db.plan")
     snap = t.latest_snapshot()
     ml = ManifestList(t.io, t.path)
@@ -291,7 +291,7 @@ def commit_sequence(tmp: Path, commits: int, profile: bool, profiles: dict) -> d
         write_times.append(wsecs)
         commit_times.append(csecs)
     snap = t.latest_snapshot()
-    from lakeformat.manifest import ManifestList
+    from lakeformat.io.manifests import ManifestList
     ml = ManifestList(t.io, t.path)
     metas = ml.read(snap.base_manifest_list) + ml.read(snap.delta_manifest_list)
     if profile:   # 10 extra commits under cProfile, after the timed ones

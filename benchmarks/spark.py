@@ -33,7 +33,7 @@ import pyarrow.parquet as pq
 from rich.table import Table as RichTable
 
 from common import DAYS, console, describe_files, fmt_s, fmt_x, lf, median, profiled, ratio
-from lakeformat.demo_data import SCHEMA, user_behavior  # noqa: E402
+from lakeformat.pipeline.demo_data import SCHEMA, user_behavior
 
 LF_WRITE = "lakeformat: df.write.format('lakeformat')"
 LF_BUCKETED = "lakeformat.spark.write, 4 buckets (shuffle)"

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from airflow.sdk import DAG, AssetAny, AssetOrTimeSchedule, CronTriggerTimetable, Param, TaskGroup
 
-from lakeformat.pipeline import PipelineConfig, load_config
+from lakeformat.pipeline.config import PipelineConfig, load_config
 
-from lakeformat_airflow.operators import LakeformatExpireSnapshotsOperator
-from lakeformat_dag_common import (DEFAULT_ARGS, START_DATE, LakeformatSparkSubmitOperator, job, job_args,
-                                   spark_conf, table_asset, table_exists_task)
+from lakeformat.pipeline.airflow.operators import LakeformatExpireSnapshotsOperator
+from lakeformat.pipeline.dags import (DEFAULT_ARGS, START_DATE, LakeformatSparkSubmitOperator, job, job_args,
+                                      spark_conf, table_asset, table_exists_task)
 
 CONFIG = load_config()
 

@@ -30,10 +30,10 @@ import logging
 
 from airflow.sdk import DAG, CronDataIntervalTimetable, Param, task, task_group
 
-from lakeformat.pipeline import PipelineConfig, TableSpec, load_config
+from lakeformat.pipeline.config import PipelineConfig, TableSpec, load_config
 
-from lakeformat_dag_common import (DEFAULT_ARGS, START_DATE, LakeformatSparkSubmitOperator, job, job_args,
-                                   spark_conf, table_asset)
+from lakeformat.pipeline.dags import (DEFAULT_ARGS, START_DATE, LakeformatSparkSubmitOperator, job, job_args,
+                                      spark_conf, table_asset)
 
 CONFIG = load_config()
 log = logging.getLogger("lakeformat.dags.ingest")
@@ -70,9 +70,9 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
             clears what earlier attempts at these units left staged."""
             import os
 
-            from lakeformat.pipeline import ingest_identity, ingest_units, stage_id_for
-            from lakeformat.wap import clear_leftover
-            from lakeformat_airflow.hooks import LakeformatHook
+            from lakeformat.pipeline.config import ingest_identity, ingest_units, stage_id_for
+            from lakeformat.pipeline.wap import clear_leftover
+            from lakeformat.pipeline.airflow.hooks import LakeformatHook
 
             units = ingest_units(spec, logical_date, params.get("start"), params.get("end"))
             catalog = LakeformatHook(conn).get_catalog()
@@ -106,9 +106,9 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
                 from airflow.sdk import get_current_context
                 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
-                from lakeformat import staging
-                from lakeformat.wap import audit_stage
-                from lakeformat_airflow.hooks import LakeformatHook
+                from lakeformat.commit import staging
+                from lakeformat.pipeline.wap import audit_stage
+                from lakeformat.pipeline.airflow.hooks import LakeformatHook
 
                 get_current_context()["unit_label"] = label
                 table = LakeformatHook(conn).get_catalog().get_table(spec.identifier)
@@ -136,8 +136,8 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
                 from airflow.sdk import get_current_context
                 from airflow.sdk.exceptions import AirflowSkipException
 
-                from lakeformat import staging
-                from lakeformat_airflow.hooks import LakeformatHook
+                from lakeformat.commit import staging
+                from lakeformat.pipeline.airflow.hooks import LakeformatHook
 
                 get_current_context()["unit_label"] = label
                 table = LakeformatHook(conn).get_catalog().get_table(spec.identifier)

@@ -2,7 +2,7 @@
 
     exists ─► clean_consumers ─► expire_partitions ─► expire_snapshots ─► remove_orphan_files
 
-The steps run in the Airflow task with the plugin's operators (plugins/lakeformat_airflow), not
+The steps run in the Airflow task with the plugin's operators (lakeformat/pipeline/airflow), not
 with Spark: they read and delete metadata and whole files, work a Spark application would only
 add start-up time to. The order matters: consumers that stopped reading are dropped first, since
 a consumer keeps every snapshot from its next one; dropping expired partitions makes an
@@ -19,11 +19,13 @@ from __future__ import annotations
 
 from airflow.sdk import DAG, CronTriggerTimetable, Param, TaskGroup
 
-from lakeformat.pipeline import PipelineConfig, TableSpec, load_config
+from lakeformat.pipeline.config import PipelineConfig, TableSpec, load_config
 
-from lakeformat_airflow.operators import (LakeformatCleanConsumersOperator, LakeformatExpirePartitionsOperator,
-                                          LakeformatExpireSnapshotsOperator, LakeformatRemoveOrphanFilesOperator)
-from lakeformat_dag_common import DEFAULT_ARGS, START_DATE, table_exists_task
+from lakeformat.pipeline.airflow.operators import (LakeformatCleanConsumersOperator,
+                                                   LakeformatExpirePartitionsOperator,
+                                                   LakeformatExpireSnapshotsOperator,
+                                                   LakeformatRemoveOrphanFilesOperator)
+from lakeformat.pipeline.dags import DEFAULT_ARGS, START_DATE, table_exists_task
 
 CONFIG = load_config()
 DRY_RUN = "{{ params.dry_run }}"

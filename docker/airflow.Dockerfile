@@ -15,7 +15,7 @@ USER airflow
 COPY --chown=airflow:root pyproject.toml README.md /opt/lakeformat/
 COPY --chown=airflow:root lakeformat /opt/lakeformat/lakeformat
 # Airflow stays at the base image's version: the extras pin the same apache-airflow==3.3.2.
-RUN pip install --no-cache-dir "apache-airflow==3.3.2" -e "/opt/lakeformat[spark,airflow]"
+RUN pip install --no-cache-dir "apache-airflow==3.3.2" -e "/opt/lakeformat[spark,pipeline]"
 COPY --chown=airflow:root docker/spark-node.sh /opt/lakeformat-docker/spark-node.sh
 
 ENV PYSPARK_PYTHON=python \

@@ -6,7 +6,7 @@
 
 A removed consumer no longer holds snapshots back from expiration.
 """
-from lakeformat.spark.jobs import parser, resolve, run
+from lakeformat.pipeline.jobs import parser, resolve, run
 
 
 def main(argv):
@@ -18,8 +18,8 @@ def main(argv):
     a = ap.parse_args(argv)
     if a.excluding and not a.including:
         ap.error("--excluding needs --including")
-    from lakeformat.consumer import ConsumerManager
-    from lakeformat.options import parse_duration
+    from lakeformat.maintenance.consumer import ConsumerManager
+    from lakeformat.format.options import parse_duration
     jt = resolve(a)
     consumers = ConsumerManager(jt.open())
     expired = consumers.expire(parse_duration(a.older_than) if a.older_than else None)

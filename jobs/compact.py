@@ -6,7 +6,7 @@ full compaction) on primary-key tables, committed as one COMPACT snapshot.
 The dedicated compaction job of tables written with ``write-only = true``. It also expires
 snapshots afterwards, as any commit of a table that is not write-only does.
 """
-from lakeformat.spark.jobs import parser, progress_logger, resolve, run
+from lakeformat.pipeline.jobs import parser, progress_logger, resolve, run
 
 
 def main(argv):

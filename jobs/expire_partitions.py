@@ -3,7 +3,7 @@ table's ``partition.expiration-time`` (or ``--expiration-time``), in one OVERWRI
 
     spark-submit jobs/expire_partitions.py --table user_behavior [--expiration-time "30 d"] [--dry-run]
 """
-from lakeformat.spark.jobs import parser, progress_logger, resolve, run
+from lakeformat.pipeline.jobs import parser, progress_logger, resolve, run
 
 
 def main(argv):
@@ -11,7 +11,7 @@ def main(argv):
     ap.add_argument("--expiration-time", help="override partition.expiration-time, e.g. '30 d'")
     ap.add_argument("--dry-run", action="store_true", help="only list the partitions that would be dropped")
     a = ap.parse_args(argv)
-    from lakeformat.partition_expire import expire_partitions
+    from lakeformat.maintenance.partition_expire import expire_partitions
     jt = resolve(a)
     table = jt.open()
     dropped = expire_partitions(table, expiration_time=a.expiration_time, dry_run=a.dry_run,

@@ -6,7 +6,7 @@
 Unset limits come from the table's options (snapshot.num-retained.min/max, snapshot.time-retained,
 snapshot.expire.limit). Tagged snapshots and those a consumer still needs are kept.
 """
-from lakeformat.spark.jobs import parser, progress_logger, resolve, run
+from lakeformat.pipeline.jobs import parser, progress_logger, resolve, run
 
 
 def main(argv):
@@ -17,8 +17,8 @@ def main(argv):
     ap.add_argument("--max-deletes", type=int, help="expire at most this many snapshots")
     ap.add_argument("--dry-run", action="store_true", help="only say what would be expired")
     a = ap.parse_args(argv)
-    from lakeformat.expire import expire_snapshots
-    from lakeformat.options import parse_duration
+    from lakeformat.maintenance.expire import expire_snapshots
+    from lakeformat.format.options import parse_duration
     jt = resolve(a)
     table = jt.open()
     result = expire_snapshots(table, retain_min=a.retain_min, retain_max=a.retain_max,

@@ -5,12 +5,12 @@
 
 Without a stage flag the rows are committed directly, exactly once per (table, date[, hour]);
 ``--stage`` writes them without publishing, ``--publish``/``--discard`` finish a stage. The table
-is created from the config when it does not exist yet. See lakeformat/spark/ingest.py.
+is created from the config when it does not exist yet. See lakeformat/pipeline/ingest.py.
 """
 import datetime as dt
 import os
 
-from lakeformat.spark.jobs import parser, resolve, run, spark_session
+from lakeformat.pipeline.jobs import parser, resolve, run, spark_session
 
 
 def main(argv):
@@ -24,7 +24,7 @@ def main(argv):
     g.add_argument("--publish", metavar="STAGE_ID", help="publish a staged ingest")
     g.add_argument("--discard", metavar="STAGE_ID", help="discard a staged ingest and delete its files")
     a = ap.parse_args(argv)
-    from lakeformat.spark import ingest
+    from lakeformat.pipeline import ingest
     jt = resolve(a)
     if a.publish or a.discard:   # metadata only: no Spark needed
         print(ingest.publish(jt, a.publish) if a.publish else ingest.discard(jt, a.discard))

@@ -5,7 +5,7 @@ are older than ``--older-than`` (default 1 day: younger files may belong to a ru
 """
 import datetime as dt
 
-from lakeformat.spark.jobs import parser, progress_logger, resolve, run
+from lakeformat.pipeline.jobs import parser, progress_logger, resolve, run
 
 
 def main(argv):
@@ -13,8 +13,8 @@ def main(argv):
     ap.add_argument("--older-than", default="1 d", help="only files older than this (default '1 d')")
     ap.add_argument("--dry-run", action="store_true", help="only list what would be deleted")
     a = ap.parse_args(argv)
-    from lakeformat.options import parse_duration
-    from lakeformat.orphans import remove_orphan_files
+    from lakeformat.format.options import parse_duration
+    from lakeformat.maintenance.orphans import remove_orphan_files
     jt = resolve(a)
     older = parse_duration(a.older_than)
     if older < dt.timedelta(0):

@@ -1,4 +1,4 @@
-"""Registers the lakeformat plugin (see lakeformat_airflow/plugin.py) with Airflow's plugin manager."""
-from lakeformat_airflow.plugin import LakeformatPlugin
+"""Registers the lakeformat Airflow plugin (lakeformat/pipeline/airflow/plugin.py) with Airflow's plugin manager."""
+from lakeformat.pipeline.airflow.plugin import LakeformatPlugin
 
 __all__ = ["LakeformatPlugin"]

@@ -36,8 +36,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeformat import options as o
 from lakeformat.errors import DataError, OptionError
+from lakeformat.format import options as o
 
 RETRACTABLE = {"sum", "count", "last_value", "last_non_null_value"}
 FUNCTIONS = RETRACTABLE | {"product", "min", "max", "first_value", "first_non_null_value",

@@ -13,7 +13,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeformat.mergetree.kv_file import DELETE, INSERT, KIND, SEQ, UPDATE_AFTER, UPDATE_BEFORE
+from lakeformat.mergetree.kv_file import (
+    DELETE,
+    INSERT,
+    KIND,
+    SEQ,
+    UPDATE_AFTER,
+    UPDATE_BEFORE,
+)
 
 _OLD, _NEW = "__old", "__new"
 

@@ -11,10 +11,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence, Union
 
-from lakeformat.manifest import DataFileMeta
-from lakeformat.mergetree.levels import KeyOf, Levels, LevelSortedRun, SortedRun, interval_partition
-from lakeformat.options import (COMPACTION_TRIGGER, FULL_COMPACTION_DELTA_COMMITS, MAX_SIZE_AMPLIFICATION,
-                                SIZE_RATIO, Options)
+from lakeformat.format.manifest import DataFileMeta
+from lakeformat.format.options import (
+    COMPACTION_TRIGGER,
+    FULL_COMPACTION_DELTA_COMMITS,
+    MAX_SIZE_AMPLIFICATION,
+    SIZE_RATIO,
+    Options,
+)
+from lakeformat.mergetree.levels import (
+    KeyOf,
+    Levels,
+    LevelSortedRun,
+    SortedRun,
+    interval_partition,
+)
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeformat import types as T
-from lakeformat.binary_row import serialize_row
-from lakeformat.manifest import FILE_SOURCE_APPEND, DataFileMeta
-from lakeformat.schema import TableSchema
-from lakeformat.write import RollingFileWriter, StatsCollector
+from lakeformat.format import types as T
+from lakeformat.format.binary_row import serialize_row
+from lakeformat.format.manifest import FILE_SOURCE_APPEND, DataFileMeta
+from lakeformat.format.schema import TableSchema
+from lakeformat.io.data_file import RollingFileWriter, StatsCollector
 
 KEY_PREFIX = "_KEY_"
 SEQ, KIND = "_SEQUENCE_NUMBER", "_VALUE_KIND"

@@ -14,7 +14,7 @@ import heapq
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
-from lakeformat.manifest import DataFileMeta
+from lakeformat.format.manifest import DataFileMeta
 
 KeyOf = Callable[[bytes], tuple]
 

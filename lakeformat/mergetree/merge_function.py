@@ -44,8 +44,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeformat import options as o
 from lakeformat.errors import DataError, OptionError
+from lakeformat.format import options as o
 from lakeformat.mergetree import aggregate as agg
 
 SEQUENCE_NUMBER, VALUE_KIND = "_SEQUENCE_NUMBER", "_VALUE_KIND"

@@ -12,14 +12,14 @@ from typing import Iterator, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeformat import options as O
-from lakeformat.fileio import join
-from lakeformat.manifest import DataFileMeta
+from lakeformat.format import options as O
+from lakeformat.format.manifest import DataFileMeta
+from lakeformat.io.data_file import iter_columns
+from lakeformat.io.fileio import join
 from lakeformat.mergetree.kv_file import DELETE, KIND, SEQ, UPDATE_BEFORE
 from lakeformat.mergetree.levels import interval_partition
 from lakeformat.mergetree.merge_function import MergeFunction
 from lakeformat.mergetree.slices import sliced_sections
-from lakeformat.read import iter_columns
 
 # Engines whose result for a column depends only on that column and the key's order.
 _COLUMNWISE = ("deduplicate", "first-row")

@@ -17,9 +17,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeformat.fileio import join
-from lakeformat.manifest import DataFileMeta
-from lakeformat.read import iter_columns, read_columns
+from lakeformat.format.manifest import DataFileMeta
+from lakeformat.io.data_file import iter_columns, read_columns
+from lakeformat.io.fileio import join
 
 # Parquet inflates to roughly this many times its size as Arrow columns.
 ARROW_INFLATION = 4

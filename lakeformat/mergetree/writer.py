@@ -21,20 +21,28 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeformat import options as O
 from lakeformat.errors import DataError, OptionError
-from lakeformat.fileio import join
-from lakeformat.manifest import FILE_SOURCE_COMPACT, DataFileMeta
-from lakeformat.mergetree.compaction import (CompactUnit, Rewrite, Upgrade, needs_stall, pick_full,
-                                             pick_universal, plan_rewrite, should_drop_delete)
+from lakeformat.format import options as O
+from lakeformat.format.commit_message import CommitMessage
+from lakeformat.format.manifest import FILE_SOURCE_COMPACT, DataFileMeta
+from lakeformat.io.data_file import read_columns
+from lakeformat.io.fileio import join
+from lakeformat.mergetree.changelog import diff
+from lakeformat.mergetree.compaction import (
+    CompactUnit,
+    Rewrite,
+    Upgrade,
+    needs_stall,
+    pick_full,
+    pick_universal,
+    plan_rewrite,
+    should_drop_delete,
+)
 from lakeformat.mergetree.kv_file import KIND, ROW_KINDS, SEQ, KeyValueFileWriter
 from lakeformat.mergetree.levels import Levels
-from lakeformat.mergetree.changelog import diff
 from lakeformat.mergetree.merge_function import MergeFunction, sort_for_merge
 from lakeformat.mergetree.slices import sliced_sections
 from lakeformat.mergetree.spill import MAX_SPILLED_RUNS, SpilledRuns
-from lakeformat.read import read_columns
-from lakeformat.write import CommitMessage
 
 log = logging.getLogger(__name__)
 

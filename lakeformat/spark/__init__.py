@@ -10,20 +10,6 @@ pyspark; the rest of lakeformat never does).
 from __future__ import annotations
 
 from lakeformat.spark.dataframe import prepare, write
-from lakeformat.spark.source import NAME, LakeformatDataSource
+from lakeformat.spark.source import NAME, LakeformatDataSource, register
 
 __all__ = ["register", "write", "prepare", "LakeformatDataSource", "NAME"]
-
-
-def register(spark) -> None:
-    """Make ``format("lakeformat")`` available in ``spark`` and let Spark push filters into it.
-    The registered class carries the session's default parallelism (the planning processes
-    cannot ask the session), so reads of a few files still use every core."""
-    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
-    try:
-        parallelism = spark.sparkContext.defaultParallelism
-    except Exception:   # Spark Connect: no SparkContext
-        parallelism = None
-    # a class of its own (pickled by value) so the setting travels with it
-    source = type("LakeformatSessionSource", (LakeformatDataSource,), {"default_parallelism": parallelism})
-    spark.dataSource.register(source)

@@ -14,9 +14,14 @@ from typing import Mapping, Optional
 
 import numpy as np
 import pyarrow as pa
+from pyspark.sql import functions as F
+from pyspark.sql.types import IntegerType
 
-from lakeformat import types as T
 from lakeformat.errors import DataError, LakeformatError
+from lakeformat.format import types as T
+from lakeformat.format.bucket import bucket_ids
+from lakeformat.spark.options import parse
+from lakeformat.spark.source import register
 from lakeformat.spark.types import _timestamp_to_table, spark_type
 
 BUCKET_COLUMN = "__lakeformat_bucket"
@@ -36,7 +41,6 @@ def source_options(table: str, warehouse: Optional[str], options: Optional[Mappi
 
 def align(df, table):
     """``df`` with exactly the table's columns, in order, cast to the table's types in Spark."""
-    from pyspark.sql import functions as F
     by_lower = {}
     for name in df.columns:
         if name.lower() in by_lower:
@@ -61,7 +65,6 @@ def align(df, table):
 def bucket_function(keys: list[str], types: list[T.DataType], num_buckets: int):
     """The Arrow UDF body: Paimon's bucket of each row from its bucket-key columns."""
     def buckets(*columns: pa.Array) -> pa.Array:
-        from lakeformat.bucket import bucket_ids
         cols = [_timestamp_to_table(c, t) for c, t in zip(columns, types)]
         cols = [c if c.type.equals(T.to_arrow(t)) else c.cast(T.to_arrow(t)) for c, t in zip(cols, types)]
         return pa.array(np.asarray(bucket_ids(cols, types, num_buckets), dtype=np.int32))
@@ -70,8 +73,6 @@ def bucket_function(keys: list[str], types: list[T.DataType], num_buckets: int):
 
 def with_buckets(df, table):
     """``df`` shuffled so that each (partition, bucket) of ``table`` lands in one Spark partition."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import IntegerType
     schema = table.schema
     keys = schema.bucket_keys
     types = [schema.field(k).type for k in keys]
@@ -96,7 +97,6 @@ def shape(df, table):
 
 def prepare(df, table: str, *, warehouse: Optional[str] = None, **catalog_options: str):
     """:func:`shape` for a table named as :func:`write` names it."""
-    from lakeformat.spark.options import parse
     return shape(df, parse(source_options(table, warehouse, None, catalog_options)).table.open())
 
 
@@ -110,8 +110,6 @@ def write(df, table: str, *, warehouse: Optional[str] = None, mode: str = "appen
     instead. ``options``: more data source options (``commit-user``, ``commit-identifier``,
     ``stage-id``, table options for this write). ``catalog_options``: ``s3.*``, ``lock.*``.
     """
-    from lakeformat.spark import register
-    from lakeformat.spark.options import parse
     if mode not in ("append", "overwrite"):
         raise LakeformatError(f"mode must be 'append' or 'overwrite', not {mode!r}")
     opts = source_options(table, warehouse, options, catalog_options)

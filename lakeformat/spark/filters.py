@@ -16,9 +16,9 @@ from typing import Any, Optional, Sequence
 
 from pyspark.sql import datasource as D
 
-from lakeformat import predicate as P
-from lakeformat import types as T
-from lakeformat.schema import TableSchema
+from lakeformat.format import predicate as P
+from lakeformat.format import types as T
+from lakeformat.format.schema import TableSchema
 
 _INTS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
 

@@ -15,10 +15,13 @@ import os
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
-from lakeformat import options as O
+from lakeformat.commit.lock import LOCK_OPTION_KEYS, lock_from_options
 from lakeformat.errors import LakeformatError, OptionError
-from lakeformat.fileio import S3_OPTION_KEYS, FileIO
-from lakeformat.lock import LOCK_OPTION_KEYS, lock_from_options
+from lakeformat.format import options as O
+from lakeformat.format.names import split_identifier, validate_name, validate_ref_name
+from lakeformat.io.fileio import S3_OPTION_KEYS, FileIO
+from lakeformat.table.catalog import Catalog
+from lakeformat.table.table import Table
 
 WAREHOUSE, TABLE, PATH = "warehouse", "table", "path"
 SNAPSHOT_ID, AS_OF, TAG = "snapshot-id", "as-of-timestamp", "tag"
@@ -57,8 +60,6 @@ class TableRef:
         return self._load(schema_id)
 
     def _load(self, schema_id: Optional[int]):
-        from lakeformat.catalog import Catalog
-        from lakeformat.table import Table
         opts = dict(self.catalog_options)
         if self.identifier is not None:
             t = Catalog(self.warehouse, **opts).get_table(self.identifier)
@@ -74,7 +75,6 @@ class TableRef:
             schema = dataclasses.replace(t.schema, options={**t.schema.options, **dict(self.table_options)})
             t = type(t)(t.io, t.path, t.name, schema, t.lock)
         return t
-
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,6 @@ def _table_ref(opts: dict, table_opts: dict) -> TableRef:
             raise OptionError(f"option 'table' ({opts[TABLE]}) needs option 'warehouse' too")
         if opts.get(PATH):
             raise OptionError("give option 'table' (with 'warehouse') or a path, not both")
-        from lakeformat.catalog import split_identifier
         split_identifier(opts[TABLE])
         return TableRef(opts[WAREHOUSE], opts[TABLE], None, catalog, dynamic)
     if opts.get(PATH):
@@ -201,7 +200,6 @@ def _read_spec(opts: dict) -> ReadSpec:
         raise OptionError(f"option {STREAM_START!r} must be one of {list(STREAM_MODES)}, got {mode!r}")
     consumer = opts.get(CONSUMER) or None
     if consumer is not None:
-        from lakeformat.names import validate_ref_name
         validate_ref_name(consumer, "consumer")
     return ReadSpec(snapshot_id, as_of, tag, start, end, cols, _bool(opts, CHANGELOG), consumer,
                     "latest-full" if mode == "full" else mode)
@@ -213,7 +211,6 @@ def _write_spec(opts: dict) -> WriteSpec:
         static = parse_partition_spec(opts[STATIC_PARTITION])
     stage = opts.get(STAGE) or None
     if stage is not None:
-        from lakeformat.catalog import validate_name
         validate_name(stage, "stage")
     user = opts.get(COMMIT_USER) or None
     ident = _int(opts, IDENTIFIER)

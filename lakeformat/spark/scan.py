@@ -17,13 +17,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.datasource import InputPartition
 
-from lakeformat import options as O
-from lakeformat import predicate as P
-from lakeformat.errors import LakeformatError, NotFoundError
-from lakeformat.fileio import join
-from lakeformat.manifest import DataFileMeta
-from lakeformat.scan import FileScan, Split
-from lakeformat.snapshot import Snapshot
+from lakeformat.errors import NotFoundError
+from lakeformat.format import options as O
+from lakeformat.format import predicate as P
+from lakeformat.format.manifest import DataFileMeta
+from lakeformat.format.snapshot import Snapshot
+from lakeformat.io.data_file import iter_columns
+from lakeformat.io.fileio import join
+from lakeformat.maintenance.tag import TagManager
+from lakeformat.mergetree.kv_file import DELETE, KIND, UPDATE_BEFORE
+from lakeformat.mergetree.read import merge_columns, read_section, sections
+from lakeformat.read.scan import FileScan, Split
 from lakeformat.spark.types import ROW_KIND
 
 FILE, SECTION, CHANGELOG = "file", "section", "changelog"
@@ -75,7 +79,6 @@ def split_units(table, splits: Sequence[Split]) -> list[ReadUnit]:
     primary-key tables."""
     if not table.schema.primary_keys:
         return [ReadUnit(FILE, s, (f,)) for s in splits for f in s.files]
-    from lakeformat.mergetree.read import sections
     key_of = table.key_decoder()
     return [ReadUnit(SECTION, s, tuple(sec)) for s in splits for sec in sections(s.files, key_of)]
 
@@ -121,10 +124,6 @@ def resolve_snapshot(table, spec) -> Optional[Snapshot]:
     """The snapshot a batch read sees: a tag's, a snapshot id's, the one current at a time, or
     the latest."""
     if spec.tag is not None:
-        try:
-            from lakeformat.tag import TagManager
-        except ImportError:
-            raise LakeformatError("reading a tag needs lakeformat.tag, which this installation lacks") from None
         return TagManager(table).get(spec.tag).snapshot
     if spec.snapshot_id is not None:
         try:
@@ -151,19 +150,16 @@ class UnitReader:
         self._expr = P.to_arrow(predicate) if predicate is not None else None
 
     def read(self, unit: ReadUnit) -> Iterator[pa.Table]:
-        from lakeformat.read import iter_columns
         d = self.table.bucket_dir_of(unit.split.partition_bytes, unit.split.bucket)
         if unit.kind == FILE:
             for f in unit.files:
                 for data in iter_columns(self.table, join(d, f.file_name), f, self.fields, (), BATCH_ROWS):
                     yield from self._finish(data, None)
         elif unit.kind == SECTION:
-            from lakeformat.mergetree.read import merge_columns, read_section
             cols = merge_columns(self.table, self.needed)
             for data in read_section(self.table, d, list(unit.files), cols):
                 yield from self._finish(data, None)
         else:
-            from lakeformat.mergetree.kv_file import KIND, DELETE, UPDATE_BEFORE
             for f in unit.files:
                 for data in iter_columns(self.table, join(d, f.file_name), f, self.fields, (KIND,), BATCH_ROWS):
                     kinds = data.column(KIND)

@@ -18,15 +18,19 @@ from dataclasses import dataclass
 from typing import Iterator, Optional, Sequence
 
 import pyarrow as pa
-from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
 
-from lakeformat.commit import BATCH_IDENTIFIER, Overwrite
+from lakeformat.commit.commit import BATCH_IDENTIFIER, Overwrite
+from lakeformat.commit.staging import find_committed, stage
 from lakeformat.errors import CommitError, LakeformatError
-from lakeformat.fileio import join
+from lakeformat.format.commit_message import CommitMessage
+from lakeformat.io.fileio import join
 from lakeformat.spark.options import SourceOptions
 from lakeformat.spark.types import from_spark
-from lakeformat.staging import find_committed
-from lakeformat.write import CommitMessage
 
 log = logging.getLogger(__name__)
 CHUNK_ROWS, CHUNK_BYTES = 1 << 20, 128 << 20
@@ -155,7 +159,6 @@ def commit_job(opts: SourceOptions, schema_id: int, commit_user: str, overwrite:
     identifier = spec.identifier if spec.identifier is not None else BATCH_IDENTIFIER
     try:
         if spec.stage_id is not None:
-            from lakeformat.staging import stage
             if overwrite or spec.static_partition is not None:
                 raise LakeformatError("a staged write cannot overwrite: stage appends, publish commits them")
             stage(table, messages, spec.stage_id, commit_user=commit_user, identifier=identifier)

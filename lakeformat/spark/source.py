@@ -13,49 +13,22 @@ the ``columns`` option; without either, every column is read.
 from __future__ import annotations
 
 import os
-from typing import Iterator, Optional
+from typing import Optional
 
-import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader
 from pyspark.sql.types import StructType
 
-from lakeformat import predicate as P
-from lakeformat.errors import LakeformatError, SchemaError
+from lakeformat.errors import LakeformatError
+from lakeformat.format import predicate as P
 from lakeformat.spark import scan as S
 from lakeformat.spark.filters import push
 from lakeformat.spark.options import SourceOptions, parse
-from lakeformat.spark.types import ROW_KIND, spark_arrow_schema, spark_schema, to_spark
+from lakeformat.spark.read import read_partition, requested_columns
+from lakeformat.spark.sink import BatchWriter, StreamWriter, stream_commit_user
+from lakeformat.spark.stream import StreamReader
+from lakeformat.spark.types import spark_arrow_schema, spark_schema
 
 NAME = "lakeformat"
-
-
-def requested_columns(table, schema: StructType) -> tuple[list[str], bool]:
-    """(table columns to read, whether ``_row_kind`` is wanted) for the schema Spark asks for;
-    names match case-insensitively, as Spark's do."""
-    by_lower = {n.lower(): n for n in table.schema.names}
-    cols, row_kind = [], False
-    for f in schema.fields:
-        if f.name == ROW_KIND:
-            row_kind = True
-        elif f.name.lower() in by_lower:
-            cols.append(by_lower[f.name.lower()])
-        else:
-            raise SchemaError(f"column {f.name!r} is not in {table.name} (columns: {table.schema.names})")
-    return cols, row_kind
-
-
-def read_partition(opts: SourceOptions, columns, predicate, row_kind: bool, partition,
-                   schema_id: Optional[int], target: Optional[pa.Schema] = None) -> Iterator[pa.RecordBatch]:
-    units = getattr(partition, "value", None)
-    if not units:
-        return
-    table = opts.table.open(schema_id)
-    if target is None:
-        target = spark_arrow_schema(spark_schema([table.schema.field(c) for c in columns], row_kind))
-    reader = S.UnitReader(table, columns, predicate, row_kind, keep_retractions=row_kind)
-    for unit in units:
-        for data in reader.read(unit):
-            yield from to_spark(data, target).to_batches()
 
 
 class BatchReader(DataSourceReader):
@@ -119,14 +92,12 @@ class LakeformatDataSource(DataSource):
         return BatchReader(opts, opts.table.open(), schema, self._parallelism())
 
     def writer(self, schema: StructType, overwrite: bool):
-        from lakeformat.spark.sink import BatchWriter
         opts = self._parsed()
         if opts.write.static_partition is not None and not overwrite:
             raise LakeformatError("option 'overwrite-partition' replaces a partition: use it with mode('overwrite')")
         return BatchWriter(opts, opts.table.open().schema.id, overwrite)
 
     def streamReader(self, schema: StructType):
-        from lakeformat.spark.stream import StreamReader
         opts = self._parsed()
         spec = opts.read
         if spec.snapshot_id is not None or spec.as_of_millis is not None or spec.tag is not None \
@@ -138,9 +109,22 @@ class LakeformatDataSource(DataSource):
         return StreamReader(opts, columns, None, row_kind, self._parallelism())
 
     def streamWriter(self, schema: StructType, overwrite: bool):
-        from lakeformat.spark.sink import StreamWriter, stream_commit_user
         if overwrite:
             raise LakeformatError("a stream into lakeformat appends (or upserts into a primary-key table); "
                                   "complete output mode is not supported")
         opts = self._parsed()
         return StreamWriter(opts, opts.table.open().schema.id, stream_commit_user(opts, self.options))
+
+
+def register(spark) -> None:
+    """Make ``format("lakeformat")`` available in ``spark`` and let Spark push filters into it.
+    The registered class carries the session's default parallelism (the planning processes
+    cannot ask the session), so reads of a few files still use every core."""
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    try:
+        parallelism = spark.sparkContext.defaultParallelism
+    except Exception:   # Spark Connect: no SparkContext
+        parallelism = None
+    # a class of its own (pickled by value) so the setting travels with it
+    source = type("LakeformatSessionSource", (LakeformatDataSource,), {"default_parallelism": parallelism})
+    spark.dataSource.register(source)

@@ -20,9 +20,10 @@ from typing import Optional
 
 from pyspark.sql.datasource import DataSourceStreamReader
 
-from lakeformat.consumer import ConsumerManager
 from lakeformat.errors import NotFoundError
+from lakeformat.maintenance.consumer import ConsumerManager
 from lakeformat.spark.options import SourceOptions
+from lakeformat.spark.read import read_partition
 from lakeformat.spark.scan import change_units, partitions, snapshot_units
 
 log = logging.getLogger(__name__)
@@ -100,7 +101,6 @@ class StreamReader(DataSourceStreamReader):
         return partitions(table, units, self.parallelism)
 
     def read(self, partition):
-        from lakeformat.spark.source import read_partition
         return read_partition(self.opts, self.columns, self.predicate, self.row_kind, partition, None)
 
     def commit(self, end: dict) -> None:

@@ -12,10 +12,11 @@ from typing import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import types as S
+from pyspark.sql.pandas.types import to_arrow_schema
 
-from lakeformat import types as T
 from lakeformat.errors import DataError, SchemaError
-from lakeformat.schema import TableSchema
+from lakeformat.format import types as T
+from lakeformat.format.schema import TableSchema
 
 ROW_KIND = "_row_kind"
 _UTC = ("UTC", "Etc/UTC", "GMT", "Etc/GMT", "Z", "+00:00", "Etc/Universal", "Universal", "Zulu")   # the change's kind (+I, -U, +U, -D) in a changelog read
@@ -57,7 +58,6 @@ def spark_schema(fields: Sequence[T.DataField], row_kind: bool = False) -> S.Str
 
 def spark_arrow_schema(schema: S.StructType) -> pa.Schema:
     """The exact Arrow schema Spark accepts from a Python data source for ``schema``."""
-    from pyspark.sql.pandas.types import to_arrow_schema
     return to_arrow_schema(schema, timezone="UTC")
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lakeformat.local_airflow import airflow_env
+from lakeformat.pipeline.local_airflow import airflow_env
 
 HERE = Path(__file__).resolve().parent
 RUNNER = HERE / "dag_runner.py"
@@ -36,7 +36,7 @@ def migrated_db(tmp_path_factory) -> Path:
 def landing(tmp_path_factory) -> Path:
     """Landing files of both configured tables for DAYS; BAD_DAY breaks the quality rules."""
     root = tmp_path_factory.mktemp("landing")
-    proc = subprocess.run([sys.executable, "-m", "lakeformat.landing", "--landing", str(root),
+    proc = subprocess.run([sys.executable, "-m", "lakeformat.pipeline.landing", "--landing", str(root),
                            "--start", DAYS[0], "--end", DAYS[-1], "--bad-day", BAD_DAY, "--seed", "7",
                            "--rows-per-day", str(ROWS_PER_DAY)],
                           capture_output=True, text=True, timeout=300)

@@ -18,8 +18,8 @@ MARK = "RESULT "
 
 def _spy_on_table_io() -> list:
     """Record every catalog or file-system object lakeformat creates (what table IO needs)."""
-    import lakeformat.catalog
-    import lakeformat.fileio
+    import lakeformat.table.catalog
+    import lakeformat.io.fileio
     opened: list = []
     for cls in (lakeformat.catalog.Catalog, lakeformat.fileio.FileIO):
         original = cls.__init__
@@ -44,7 +44,7 @@ def parse_report() -> dict:
     from airflow.dag_processing.dagbag import BundleDagBag
     from airflow.utils.dag_cycle_tester import check_cycle
 
-    from lakeformat.local_airflow import DAGS
+    from lakeformat.pipeline.local_airflow import DAGS
     opened = _spy_on_table_io()
     t0 = time.perf_counter()
     bag = BundleDagBag(dag_folder=str(DAGS), bundle_path=DAGS)
@@ -68,7 +68,7 @@ def parse_report() -> dict:
 
 
 def main(spec: dict) -> None:
-    from lakeformat.local_airflow import load_dags, prepare, run_dag
+    from lakeformat.pipeline.local_airflow import load_dags, prepare, run_dag
     prepare(spec["home"], warehouse=spec["warehouse"], landing=spec.get("landing"), config=spec.get("config"),
             log_level=spec.get("log_level", "INFO"))
     if spec.get("parse"):

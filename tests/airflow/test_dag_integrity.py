@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from lakeformat.pipeline import load_config
+from lakeformat.pipeline.config import load_config
 
 UNREACHABLE = "s3://no-such-bucket-lakeformat/wh"   # no endpoint, no credentials: any IO would fail
 

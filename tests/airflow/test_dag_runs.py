@@ -17,8 +17,8 @@ import pyarrow.json as pjson
 import pytest
 
 import lakeformat as lf
-from lakeformat import staging
-from lakeformat.pipeline import IngestUnit, asset_uri, ingest_identity, load_config
+from lakeformat.commit import staging
+from lakeformat.pipeline.config import IngestUnit, asset_uri, ingest_identity, load_config
 
 from .conftest import BAD_DAY, DAYS, Airflow, _home
 

@@ -35,7 +35,7 @@ def served_page(tmp_path):
     env = airflow_env(home, wh)
     env["LAKEFORMAT_CONFIG"] = config
     port = free_port()
-    proc = subprocess.Popen([PYTHON, "-m", "uvicorn", "--factory", "lakeformat_airflow.page:standalone_app",
+    proc = subprocess.Popen([PYTHON, "-m", "uvicorn", "--factory", "lakeformat.pipeline.airflow.page:standalone_app",
                              "--host", "127.0.0.1", "--port", str(port)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"

@@ -15,7 +15,7 @@ import yaml
 
 from tests.airflow_plugin.conftest import ROOT
 
-from lakeformat_airflow.hooks import catalog_settings  # noqa: E402
+from lakeformat.pipeline.airflow.hooks import catalog_settings
 
 SERVICES = {"postgres", "minio", "minio-init", "airflow-init", "airflow-apiserver", "airflow-scheduler",
             "airflow-dag-processor", "airflow-triggerer", "spark-master", "spark-worker-1", "spark-worker-2"}

@@ -14,8 +14,8 @@ from lakeformat.errors import LakeformatError, NotFoundError
 from tests.airflow_plugin.conftest import connection_json
 from tests.s3server import BUCKET, CREDS, s3_endpoint  # noqa: F401 (fixture)
 
-from lakeformat_airflow.hooks import LakeformatHook, catalog_settings  # noqa: E402 (conftest sets sys.path)
-from lakeformat_airflow.tables_config import resolve_table  # noqa: E402
+from lakeformat.pipeline.airflow.hooks import LakeformatHook, catalog_settings
+from lakeformat.pipeline.airflow.tables_config import resolve_table
 
 
 def test_plugin_hook_builds_a_catalog_from_a_json_connection(tmp_path, monkeypatch):

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 import lakeformat as lf
-from lakeformat import staging
+from lakeformat.commit.commit import staging
 
 from tests.airflow_plugin.conftest import run_dag
 
@@ -21,7 +21,7 @@ MAINTENANCE_DAG = '''
 import datetime as dt
 import pendulum
 from airflow.sdk import DAG
-from lakeformat_airflow.operators import (
+from lakeformat.pipeline.airflow.operators import (
     LakeformatCleanConsumersOperator, LakeformatCompactOperator, LakeformatExpirePartitionsOperator,
     LakeformatExpireSnapshotsOperator, LakeformatRemoveOrphanFilesOperator)
 
@@ -147,7 +147,7 @@ def test_plugin_remove_orphan_files_operator(maintained):
 STAGING_DAG = '''
 import pendulum
 from airflow.sdk import DAG
-from lakeformat_airflow.operators import LakeformatDiscardOperator, LakeformatPublishOperator
+from lakeformat.pipeline.airflow.operators import LakeformatDiscardOperator, LakeformatPublishOperator
 
 with DAG("plugin_staging", schedule=None, start_date=pendulum.datetime(2024, 1, 1)) as dag:
     publish = LakeformatPublishOperator(task_id="publish", table="demo.events", stage_id="good-batch")

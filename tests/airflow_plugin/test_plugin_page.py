@@ -14,8 +14,8 @@ import lakeformat as lf
 from tests.airflow_plugin.conftest import PYTHON, airflow_env
 from tests.airflow_plugin.lakehouse import EXPECTED_RUNS, build_lakehouse
 
-from lakeformat_airflow.overview import bucket_runs, kinds_count  # noqa: E402
-from lakeformat_airflow.page import create_app  # noqa: E402
+from lakeformat.pipeline.airflow.overview import bucket_runs, kinds_count
+from lakeformat.pipeline.airflow.page import create_app
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +88,7 @@ def test_plugin_page_reports_an_unreadable_table_and_still_renders_the_rest(tmp_
 
 
 def test_plugin_page_explains_a_catalog_that_cannot_be_opened(tmp_path, monkeypatch):
-    from lakeformat_airflow.page import standalone_app
+    from lakeformat.pipeline.airflow.page import standalone_app
     monkeypatch.delenv("AIRFLOW_CONN_LAKEFORMAT_DEFAULT", raising=False)
     client = TestClient(standalone_app())
     r = client.get("/")

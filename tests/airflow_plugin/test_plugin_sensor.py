@@ -15,8 +15,8 @@ import subprocess
 import sys
 import pendulum
 from airflow.sdk import DAG, task
-from lakeformat_airflow.hooks import LakeformatHook
-from lakeformat_airflow.sensors import LakeformatSnapshotSensor
+from lakeformat.pipeline.airflow.hooks import LakeformatHook
+from lakeformat.pipeline.airflow.sensors import LakeformatSnapshotSensor
 
 WRITER = """
 import sys, time, pyarrow as pa, lakeformat as lf
@@ -72,16 +72,16 @@ def test_plugin_snapshot_sensor_waits_for_a_commit_of_another_process(tmp_path, 
 
 
 def test_plugin_trigger_serializes_to_its_own_class_path():
-    from lakeformat_airflow.triggers import LakeformatSnapshotTrigger
+    from lakeformat.pipeline.airflow.triggers import LakeformatSnapshotTrigger
     trig = LakeformatSnapshotTrigger(table="user_behavior", after_snapshot_id=7, kinds=["APPEND"], poll_interval=5)
     path, kwargs = trig.serialize()
-    assert path == "lakeformat_airflow.triggers.LakeformatSnapshotTrigger"
+    assert path == "lakeformat.pipeline.airflow.triggers.LakeformatSnapshotTrigger"
     again = LakeformatSnapshotTrigger(**kwargs)
     assert again.serialize() == (path, kwargs) and kwargs["after_snapshot_id"] == 7
 
 
 def test_plugin_newer_snapshot_skips_other_kinds(tmp_path):
-    from lakeformat_airflow.triggers import newer_snapshot
+    from lakeformat.pipeline.airflow.triggers import newer_snapshot
     cat = lf.Catalog(str(tmp_path / "wh"))
     cat.create_database("db")
     t = cat.create_table("db.t", pa.schema([("id", pa.int64())]), options={"bucket": "1", "write-only": "true"})

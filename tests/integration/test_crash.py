@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 import lakeformat as lf
-from lakeformat.manifest import ManifestList
+from lakeformat.io.manifests import ManifestList
 from tests.integration.workers import SCHEMA, rows
 
 KILLS = 200

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import lakeformat as lf
-from lakeformat.expire import INTENT_PREFIX, expire_snapshots
+from lakeformat.maintenance.expire import INTENT_PREFIX, expire_snapshots
 from tests.integration.workers import SCHEMA, rows
 from tests.oracle import run_oracle
 from tests.unit.test_expire import PK_SCHEMA, files_on_disk, referenced
@@ -197,7 +197,7 @@ def test_concurrent_commits_while_expiring_keep_every_row_once(tmp_path, locked)
     # Every writer also expires after each commit, down to 3 snapshots, and so does an expirer
     # process in a loop: expirations race each other and the commits. Without a lock, snapshots
     # are kept 300 ms (a committer stalled longer between its last check and its create could
-    # re-create an expired id, see lakeformat/expire.py); under the catalog lock, 1 ms.
+    # re-create an expired id, see lakeformat/maintenance/expire.py); under the catalog lock, 1 ms.
     t = cat.create_table("db.t", SCHEMA, partition_keys=["p"], options={
         "snapshot.num-retained.min": "3", "snapshot.time-retained": "1 ms" if locked else "300 ms",
         "snapshot.expire.limit": "4", "manifest.merge-min-count": "3"})

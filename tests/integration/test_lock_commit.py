@@ -14,8 +14,8 @@ import pyarrow as pa
 import pytest
 
 import lakeformat as lf
-from lakeformat.fileio import FileIO
-from lakeformat.lock import LOCK_TABLE
+from lakeformat.io.fileio import FileIO
+from lakeformat.commit.lock import LOCK_TABLE
 from tests.integration.workers import SCHEMA, rows
 from tests.pg import postgres_dsn  # noqa: F401 (fixture)
 from tests.s3server import BUCKET, CREDS, s3_endpoint  # noqa: F401 (fixture)

@@ -125,7 +125,7 @@ def test_schema_evolution_read_by_oracles(catalog, oracle):
     check_readers(res, i, expected, "user_id")
     # Snapshot 1 was committed under schema 0. Paimon (Java, pypaimon) time-travels to the
     # snapshot's schema, so pypaimon answers with the old names and without "score"; lakeformat
-    # deliberately reads every snapshot in the table's current schema (lakeformat/read.py). The
+    # deliberately reads every snapshot in the table's current schema (lakeformat/read/split_read.py). The
     # data must agree once the names are mapped through the field ids.
     check_readers(res, j, rows(range(0, 40), schema=old), "user_id", readers=["pypaimon"], what="at snapshot 1")
     at_1 = t.read(snapshot_id=1)
@@ -393,7 +393,7 @@ KEY_TYPES = pa.schema([
 # Java's generated projection writes a null DECIMAL(p > 18) / TIMESTAMP(p > 3) through
 # writeDecimal/writeTimestamp(pos, null, p), which reserves 16/8 zero bytes in the variable part,
 # and the bucket hash covers them (paimon-codegen GenerateUtils.binaryWriterWriteNull).
-# lakeformat does the same (lakeformat/binary_row.py); pypaimon 2.1 just sets the null bit, so
+# lakeformat does the same (lakeformat/format/binary_row.py); pypaimon 2.1 just sets the null bit, so
 # rows with such a null key go to other buckets there. Those rows are left out of the comparison.
 NON_COMPACT = {"k_dec_wide", "k_ts6", "k_ltz"}
 COMPOSITE = ["k_date", "k_dec_wide", "k_ts6", "k_bytes", "k_bool"]

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import lakeformat as lf
-from lakeformat import landing
-from lakeformat.spark import ingest
-from lakeformat.spark.jobs import parser, resolve
+from lakeformat.pipeline import landing
+from lakeformat.pipeline import ingest
+from lakeformat.pipeline.jobs import parser, resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = str(ROOT / "config" / "tables.yaml")

@@ -15,9 +15,9 @@ import pyarrow.csv as pcsv
 import pyarrow.json as pjson
 
 import lakeformat as lf
-from lakeformat import landing
-from lakeformat.consumer import ConsumerManager
-from lakeformat.table_config import create_table, load
+from lakeformat.pipeline import landing
+from lakeformat.maintenance.consumer import ConsumerManager
+from lakeformat.pipeline.tables import create_table, load
 
 ROOT = Path(__file__).resolve().parents[2]
 SPARK_SUBMIT = ROOT / ".venv" / "bin" / "spark-submit"

@@ -15,15 +15,15 @@ import pytest
 from pyspark.sql import datasource as D
 
 import lakeformat as lf
-from lakeformat import predicate as P
-from lakeformat import landing
+from lakeformat.format import predicate as P
+from lakeformat.pipeline import landing
 from lakeformat.errors import OptionError
-from lakeformat.manifest import DataFileMeta
-from lakeformat.scan import Split
-from lakeformat.schema import new_schema
+from lakeformat.format.manifest import DataFileMeta
+from lakeformat.read.scan import Split
+from lakeformat.format.schema import new_schema
 from lakeformat.spark import filters, options, scan, stream
-from lakeformat.spark.ingest import plan
-from lakeformat.table_config import ConfigError, load
+from lakeformat.pipeline.ingest import plan
+from lakeformat.pipeline.tables import ConfigError, load
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = new_schema(pa.schema([("id", pa.int64()), ("name", pa.string()), ("score", pa.float64()),
@@ -185,7 +185,7 @@ def test_reader_planning_prunes_partitions_and_spreads_files(catalog):
     splits are tiny, and no task at all for a partition a filter rules out."""
     from pyspark.sql.types import StructType
 
-    from lakeformat.demo_data import SCHEMA, user_behavior
+    from lakeformat.pipeline.demo_data import SCHEMA, user_behavior
     from lakeformat.spark.source import LakeformatDataSource
     t = catalog.create_table("db.ub", SCHEMA, partition_keys=["dt"], options={"bucket": "2", "bucket-key": "user_id"})
     rows = user_behavior(2000, ["2024-06-01", "2024-06-02"], seed=3)

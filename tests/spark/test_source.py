@@ -11,7 +11,7 @@ import pytest
 
 import lakeformat as lf
 import lakeformat.spark as lfs
-from lakeformat.demo_data import SCHEMA as UB_SCHEMA, user_behavior
+from lakeformat.pipeline.demo_data import SCHEMA as UB_SCHEMA, user_behavior
 from tests.interop.helpers import Oracle, assert_same_rows, check_readers
 
 DAYS = ["2024-06-01", "2024-06-02"]

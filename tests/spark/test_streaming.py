@@ -8,8 +8,8 @@ import os
 import pyarrow as pa
 
 import lakeformat.spark as lfs
-from lakeformat.consumer import ConsumerManager
-from lakeformat.demo_data import SCHEMA as UB_SCHEMA, user_behavior
+from lakeformat.maintenance.consumer import ConsumerManager
+from lakeformat.pipeline.demo_data import SCHEMA as UB_SCHEMA, user_behavior
 from tests.interop.helpers import assert_same_rows
 
 KEY = ["user_id", "item_id", "ts"]

@@ -7,10 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lakeformat as lf
-from lakeformat.append_compact import (AppendCompactPolicy, pick, pick_full, pick_windows,
-                                       sequence_order)
+from lakeformat.write.append_compact import AppendCompactPolicy, pick, pick_full, pick_windows, sequence_order
 from lakeformat.errors import CommitConflictError
-from lakeformat.manifest import FILE_SOURCE_COMPACT, DataFileMeta
+from lakeformat.format.manifest import FILE_SOURCE_COMPACT, DataFileMeta
 from tests.conftest import EVENTS, events
 
 

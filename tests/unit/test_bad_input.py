@@ -141,7 +141,7 @@ def test_corrupt_latest_snapshot_names_the_file(three_snapshots):
 def test_missing_manifest_names_the_file(three_snapshots):
     t = three_snapshots
     s3 = t.snapshot(3)
-    from lakeformat.manifest import ManifestList
+    from lakeformat.io.manifests import ManifestList
     metas = ManifestList(t.io, t.path).read(s3.delta_manifest_list)
     victim = Path(t.path) / "manifest" / metas[0].file_name
     victim.unlink()

@@ -6,10 +6,10 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
-from lakeformat.binary_row import (decode_row, deserialize_row, encode_row,
-                                   java_big_integer_bytes, serialize_row)
+from lakeformat.format.binary_row import (decode_row, deserialize_row, encode_row, java_big_integer_bytes,
+                                          serialize_row)
 from lakeformat.errors import DataError, SchemaError
-from lakeformat.types import ArrayType, atomic, type_to_json
+from lakeformat.format.types import ArrayType, atomic, type_to_json
 from tests.oracle import run_oracle
 
 UTC = timezone.utc

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lakeformat.binary_row import NANOS_PER_UNIT
-from lakeformat.bucket import bucket_ids, hash_row, hash_rows
+from lakeformat.format.binary_row import NANOS_PER_UNIT
+from lakeformat.format.bucket import bucket_ids, hash_row, hash_rows
 from lakeformat.errors import OptionError, SchemaError
-from lakeformat.types import ArrayType, DataField, atomic, field_to_json, to_arrow
+from lakeformat.format.types import ArrayType, DataField, atomic, field_to_json, to_arrow
 from tests.oracle import run_oracle
 
 S = atomic("STRING")

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 import lakeformat as lf
-from lakeformat.cli import main
+from lakeformat.cli.main import main
 from tests.conftest import EVENTS, events
 
 

@@ -11,8 +11,9 @@ import pyarrow as pa
 import pytest
 
 import lakeformat as lf
-from lakeformat.cli import _plain, main
-from lakeformat.system_tables import SYSTEM_TABLES
+from lakeformat.cli.main import main
+from lakeformat.cli.output import plain
+from lakeformat.table.system_tables import SYSTEM_TABLES
 from tests.conftest import EVENTS, events
 
 OPTIONS = {"bucket": "2", "bucket-key": "user_id", "write-only": "true", "snapshot.num-retained.min": "1",
@@ -58,7 +59,7 @@ def table(wh) -> lf.Table:
 def test_every_system_table_lists_as_json_and_readable(wh, capsys, name):
     t = table(wh)
     t.create_tag("v1", snapshot_id=2)
-    assert run_json(capsys, wh, name, "db.t") == [_plain(r) for r in t.system_table(name).to_pylist()]
+    assert run_json(capsys, wh, name, "db.t") == [plain(r) for r in t.system_table(name).to_pylist()]
     code, out, err = run(capsys, "--warehouse", wh, name, "db.t")
     assert code == 0 and err == ""
     assert f"{name} of db.t" in out

@@ -6,10 +6,11 @@ import pyarrow.parquet as pq
 import pytest
 
 import lakeformat as lf
-from lakeformat.binary_row import serialize_row
-from lakeformat.manifest import ADD, DELETE, DataFileMeta, ManifestEntry, ManifestFileMeta, ManifestList, SimpleStats
-from lakeformat.manifest_merge import fold, plan_merge
-from lakeformat.write import CommitMessage
+from lakeformat.format.binary_row import serialize_row
+from lakeformat.format.manifest import ADD, DELETE, DataFileMeta, ManifestEntry, ManifestFileMeta, SimpleStats
+from lakeformat.io.manifests import ManifestList
+from lakeformat.commit.manifest_merge import fold, plan_merge
+from lakeformat.format.commit_message import CommitMessage
 from tests.conftest import EVENTS, events
 
 KB = 1024

@@ -5,14 +5,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lakeformat.binary_row import deserialize_row, serialize_row
-from lakeformat.manifest import DataFileMeta
+from lakeformat.format.binary_row import deserialize_row, serialize_row
+from lakeformat.format.manifest import DataFileMeta
 from lakeformat.mergetree.compaction import (CompactUnit, Rewrite, Upgrade, _create_unit, full_compaction_due,
                                              needs_stall, pick_full, pick_universal, plan_rewrite,
                                              should_drop_delete)
 from lakeformat.mergetree.levels import LevelSortedRun, Levels, SortedRun, interval_partition
-from lakeformat.options import COMPACTION_TRIGGER, Options
-from lakeformat.types import type_from_json
+from lakeformat.format.options import COMPACTION_TRIGGER, Options
+from lakeformat.format.types import type_from_json
 
 INT = [type_from_json("INT")]
 

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 import lakeformat as lf
-from lakeformat import consumer as C
+from lakeformat.maintenance import consumer as C
 
 SCHEMA = pa.schema([("id", pa.int64())])
 PK = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])

@@ -13,10 +13,11 @@ from hypothesis import strategies as st
 
 import lakeformat as lf
 from lakeformat.errors import LakeformatError, OptionError
-from lakeformat.expire import (INTENT_PREFIX, ExpirePlan, overlapping_tags, plan_expiration,
-                               previous_tag, released_files)
-from lakeformat.manifest import ADD, DELETE, DataFileMeta, ManifestEntry, ManifestFile, ManifestList
-from lakeformat.tag import TagManager
+from lakeformat.maintenance.expire import (INTENT_PREFIX, ExpirePlan, overlapping_tags, plan_expiration,
+                                           previous_tag, released_files)
+from lakeformat.format.manifest import ADD, DELETE, DataFileMeta, ManifestEntry
+from lakeformat.io.manifests import ManifestFile, ManifestList
+from lakeformat.maintenance.tag import TagManager
 from tests.s3server import s3_endpoint  # noqa: F401 (fixture)
 
 SCHEMA = pa.schema([("id", pa.int64()), ("p", pa.string())])
@@ -305,7 +306,7 @@ def test_progress_reports_every_step_up_to_the_total(catalog):
 
 def test_log_says_what_was_deleted(catalog, caplog):
     t = build_append(catalog)
-    with caplog.at_level(logging.INFO, logger="lakeformat.expire"):
+    with caplog.at_level(logging.INFO, logger="lakeformat.maintenance.expire"):
         r = t.expire_snapshots(retain_min=5, older_than=ZERO, max_deletes=1000)
     assert (f"expired snapshots 1..{r.end - 1} of db.t: deleted {r.data_files} data files, 0 changelog "
             f"files, {r.manifests} manifests, {r.manifest_lists} manifest lists") in caplog.text
@@ -394,7 +395,7 @@ def test_a_failed_expiration_after_commit_is_logged_not_raised(catalog, caplog):
     t.write(rows([1]))
     os.makedirs(Path(t.path, "consumer"), exist_ok=True)
     Path(t.path, "consumer", "consumer-broken").write_text('{"nextSnap')   # a reader died mid-write
-    with caplog.at_level(logging.WARNING, logger="lakeformat.expire"):
+    with caplog.at_level(logging.WARNING, logger="lakeformat.maintenance.expire"):
         s = t.write(rows([2]))
     assert s is not None and s.id == 2 and ids_of(t.read()) == [1, 2]
     assert "after a commit failed (the commit itself succeeded" in caplog.text

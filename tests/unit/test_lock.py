@@ -11,7 +11,7 @@ import pytest
 
 import lakeformat as lf
 from lakeformat.errors import LockTimeoutError, OptionError
-from lakeformat.lock import PostgresLock, SQLiteLock, lock_from_options
+from lakeformat.commit.lock import PostgresLock, SQLiteLock, lock_from_options
 from tests.pg import postgres_dsn  # noqa: F401 (fixture)
 
 
@@ -50,7 +50,7 @@ def test_acquire_and_release(make_lock, lock_id):
 
 
 def test_second_holder_waits_for_release(make_lock, lock_id, caplog):
-    caplog.set_level(logging.DEBUG, "lakeformat.lock")
+    caplog.set_level(logging.DEBUG, "lakeformat.commit.lock")
     lock = make_lock(check_max_sleep=0.02)
     held, events = threading.Event(), []
 

@@ -8,11 +8,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lakeformat as lf
-from lakeformat.binary_row import serialize_row
-from lakeformat.fileio import FileIO
-from lakeformat.manifest import ADD, DELETE, SORTED_BY, DataFileMeta, ManifestEntry, ManifestFile
-from lakeformat.partition import PartitionFilter
-from lakeformat.types import DataField, type_from_json
+from lakeformat.format.binary_row import serialize_row
+from lakeformat.io.fileio import FileIO
+from lakeformat.format.manifest import ADD, DELETE, SORTED_BY, DataFileMeta, ManifestEntry
+from lakeformat.io.manifests import ManifestFile
+from lakeformat.format.partition import PartitionFilter
+from lakeformat.format.types import DataField, type_from_json
 
 FIELDS = [DataField(0, "a", type_from_json("INT")), DataField(1, "b", type_from_json("STRING"))]
 TYPES = [f.type for f in FIELDS]

@@ -4,9 +4,9 @@ import re
 
 import pytest
 
-from lakeformat import options as O
+from lakeformat.format import options as O
 from lakeformat.errors import OptionError
-from lakeformat.options import Option, Options, validate
+from lakeformat.format.options import Option, Options, validate
 
 MB = 1 << 20
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import lakeformat as lf
-from lakeformat.manifest import ManifestFile
-from lakeformat.commit import data_entries
+from lakeformat.io.manifests import ManifestFile
+from lakeformat.commit.commit import data_entries
 from tests.conftest import events
 from tests.s3server import s3_endpoint  # noqa: F401 (fixture)
 

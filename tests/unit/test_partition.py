@@ -4,8 +4,8 @@ from decimal import Decimal
 
 import pytest
 
-from lakeformat.partition import java_float_text, partition_path, partition_text
-from lakeformat.types import DataField, type_from_json as parse_type
+from lakeformat.format.partition import java_float_text, partition_path, partition_text
+from lakeformat.format.types import DataField, type_from_json as parse_type
 
 
 @pytest.mark.parametrize("value,text", [

@@ -7,13 +7,13 @@ import pyarrow as pa
 import pytest
 
 import lakeformat as lf
-from lakeformat.commit import FileStoreCommit
+from lakeformat.commit.commit import FileStoreCommit
 from lakeformat.errors import CommitConflictError, OptionError
-from lakeformat.options import Options
-from lakeformat.partition_expire import (ExpirePolicy, PartitionInfo, maybe_expire_partitions,
-                                         plan_expiration)
-from lakeformat.partition_time import compile_pattern, parse_default, partition_time
-from lakeformat.write import CommitMessage
+from lakeformat.format.options import Options
+from lakeformat.maintenance.partition_expire import (ExpirePolicy, PartitionInfo, maybe_expire_partitions,
+                                                     plan_expiration)
+from lakeformat.maintenance.partition_time import compile_pattern, parse_default, partition_time
+from lakeformat.format.commit_message import CommitMessage
 from tests.conftest import EVENTS, events
 
 D = dt.datetime

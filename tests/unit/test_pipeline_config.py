@@ -3,8 +3,8 @@ import datetime as dt
 
 import pytest
 
-from lakeformat.pipeline import (IngestUnit, PipelineConfigError, TableSpec, asset_uri, ingest_units,
-                                 load_config, stage_id_for)
+from lakeformat.pipeline.config import (IngestUnit, PipelineConfigError, TableSpec, asset_uri, ingest_units,
+                                        load_config, stage_id_for)
 
 DAILY = TableSpec("events", "db.events", "@daily", "jsonl", "events/dt={ds}")
 HOURLY = TableSpec("clicks", "db.clicks", "@hourly", "jsonl", "clicks/dt={ds}/hour={hour}")
@@ -50,7 +50,7 @@ def test_bad_backfill_params_are_explained(start, end, fragment):
 
 
 def test_stage_ids_are_stable_and_valid_names():
-    from lakeformat.catalog import validate_name
+    from lakeformat.format.names import validate_name
     a = stage_id_for(HOURLY, IngestUnit("2024-06-02", 7))
     assert a == stage_id_for(HOURLY, IngestUnit("2024-06-02", 7)) == "ingest-clicks-2024-06-02T07"
     validate_name(a, "stage")
@@ -77,9 +77,9 @@ def test_bad_config_names_the_entry(tmp_path, text, fragment):
 
 def test_ingest_identity_is_the_ingest_jobs():
     """The DAG recognises a unit the job already committed by the job's own (user, identifier)."""
-    from lakeformat.pipeline import ingest_identity
-    from lakeformat.spark.ingest import plan
-    from lakeformat.table_config import load
+    from lakeformat.pipeline.config import ingest_identity
+    from lakeformat.pipeline.ingest import plan
+    from lakeformat.pipeline.tables import load
     for spec, unit in ((load_config().table("user_behavior"), IngestUnit("2024-06-01")),
                        (HOURLY, IngestUnit("2024-06-01", 7))):
         definition = load().get("user_behavior")
@@ -91,7 +91,7 @@ def test_ingest_identity_is_the_ingest_jobs():
 
 
 def test_spark_jobs_get_catalog_options_as_arguments_and_secrets_in_the_environment(tmp_path, monkeypatch):
-    from lakeformat.pipeline import submit_settings
+    from lakeformat.pipeline.config import submit_settings
     args, env = submit_settings("s3://lake/wh", {"s3.endpoint": "http://minio:9000", "s3.access-key": "AK",
                                                  "s3.secret-key": "SK", "s3.path-style-access": "true"})
     assert args == ["--warehouse", "s3://lake/wh", "--catalog-option=s3.endpoint=http://minio:9000",

@@ -1,8 +1,8 @@
 import pyarrow as pa
 import pytest
 
-from lakeformat import predicate as P
-from lakeformat.predicate import col
+from lakeformat.format import predicate as P
+from lakeformat.format.predicate import col
 
 
 def stats(**cols):

@@ -2,7 +2,7 @@
 import pyarrow as pa
 import pytest
 
-from lakeformat.quality import QualityConfigError, audit, build, parse_expectations
+from lakeformat.pipeline.quality import QualityConfigError, audit, build, parse_expectations
 
 EXPECT = [
     {"expect_table_row_count_to_be_between": {"min_value": 1}},

@@ -6,10 +6,10 @@ import pyarrow as pa
 import pytest
 
 import lakeformat as lf
-from lakeformat.fileio import FileIO
-from lakeformat.references import FileRefs, changelog_refs, snapshot_refs, union
-from lakeformat.rollback import files_to_delete, plan_rollback
-from lakeformat.table import Table
+from lakeformat.io.fileio import FileIO
+from lakeformat.maintenance.references import FileRefs, changelog_refs, snapshot_refs, union
+from lakeformat.maintenance.rollback import files_to_delete, plan_rollback
+from lakeformat.table.table import Table
 from tests.s3server import BUCKET, CREDS, s3_endpoint  # noqa: F401 (fixture)
 
 SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string())])

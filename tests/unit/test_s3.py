@@ -7,8 +7,8 @@ import pyarrow as pa
 import pytest
 
 import lakeformat as lf
-from lakeformat.fileio import FileIO
-from lakeformat.snapshot import SnapshotManager
+from lakeformat.io.fileio import FileIO
+from lakeformat.io.snapshots import SnapshotManager
 from tests.conftest import EVENTS, events
 from tests.s3server import BUCKET, CREDS, s3_endpoint  # noqa: F401 (fixture)
 

@@ -11,10 +11,10 @@ import pyarrow as pa
 import pytest
 
 import lakeformat as lf
-from lakeformat import staging
-from lakeformat.commit import FileStoreCommit
-from lakeformat.manifest import DataFileMeta, SimpleStats
-from lakeformat.write import CommitMessage
+from lakeformat.commit import staging
+from lakeformat.commit.commit import FileStoreCommit
+from lakeformat.format.manifest import DataFileMeta, SimpleStats
+from lakeformat.format.commit_message import CommitMessage
 from tests.conftest import EVENTS, events
 
 ROOT = Path(__file__).resolve().parents[2]

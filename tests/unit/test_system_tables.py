@@ -7,8 +7,8 @@ import pyarrow as pa
 import pytest
 
 import lakeformat as lf
-from lakeformat.system_tables import SYSTEM_TABLES, sorted_runs, system_table
-from lakeformat.manifest import DataFileMeta
+from lakeformat.table.system_tables import SYSTEM_TABLES, sorted_runs, system_table
+from lakeformat.format.manifest import DataFileMeta
 from tests.conftest import EVENTS, events
 
 PK = pa.schema([pa.field("id", pa.int64(), False), ("name", pa.string()), pa.field("dt", pa.string(), False)])

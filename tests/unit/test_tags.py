@@ -7,8 +7,8 @@ import pyarrow as pa
 import pytest
 
 import lakeformat as lf
-from lakeformat.references import snapshot_refs
-from lakeformat.tag import Tag, json_to_local_datetime, local_datetime_to_json
+from lakeformat.maintenance.references import snapshot_refs
+from lakeformat.maintenance.tag import Tag, json_to_local_datetime, local_datetime_to_json
 
 SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string())])
 
@@ -216,7 +216,7 @@ def test_delete_of_expired_tag_keeps_what_a_long_lived_changelog_needs(catalog):
     with open(os.path.join(t.path, "changelog", "changelog-1"), "w") as f:   # what changelog retention does
         f.write(snap1.to_json())
     expire_snapshot_files(t, 1)
-    from lakeformat.references import changelog_refs
+    from lakeformat.maintenance.references import changelog_refs
     needed = changelog_refs(t, snap1).paths(t.path)
     assert len(needed) >= 3                      # list, manifest, changelog file
     assert t.delete_tag("first") > 0             # its data file and data manifests go ...

@@ -1,7 +1,7 @@
 import pyarrow as pa
 import pytest
 
-from lakeformat import types as T
+from lakeformat.format import types as T
 from lakeformat.errors import SchemaError
 
 ATOMIC = ["BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT NOT NULL", "FLOAT", "DOUBLE", "DATE",

@@ -4,9 +4,9 @@ import os
 import pyarrow as pa
 import pytest
 
-from lakeformat import staging
-from lakeformat.quality import parse_expectations
-from lakeformat.wap import audit_stage, clear_leftover
+from lakeformat.commit import staging
+from lakeformat.pipeline.quality import parse_expectations
+from lakeformat.pipeline.wap import audit_stage, clear_leftover
 from tests.conftest import events
 
 RULES = parse_expectations([{"expect_column_values_to_be_between": {"column": "price", "min_value": 0}},
