@@ -46,6 +46,7 @@ $(ORACLE)/.installed: oracle-requirements.txt
 	@touch $@
 
 test: setup
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q
 
 demo: setup

@@ -26,20 +26,21 @@ from rich.progress import (
 from rich.text import Text
 
 from lakeformat.cli.output import plain
-from lakeformat.errors import LakeformatError
+from lakeformat.errors import DataError, LakeformatError
 from lakeformat.format.options import parse_duration
+from lakeformat.format.partition import parse_partition_spec
 from lakeformat.maintenance.rollback import rollback_to
 
 # ---------------------------------------------------------------- argument parsing
 
 def partition_spec(text: str) -> dict:
     """``dt=2024-01-01`` or ``dt=2024-01-01,hr=10`` (Paimon's procedure syntax) → a dict."""
-    spec = {}
-    for item in text.split(","):
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise argparse.ArgumentTypeError(f"a partition is KEY=VALUE[,KEY=VALUE], got {text!r}")
-        spec[key.strip()] = value.strip()
+    try:
+        spec = parse_partition_spec(text)
+    except DataError:
+        spec = {}
+    if not spec:
+        raise argparse.ArgumentTypeError(f"a partition is KEY=VALUE[,KEY=VALUE], got {text!r}")
     return spec
 
 

@@ -17,6 +17,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from lakeformat.errors import DataError
 from lakeformat.format import predicate as P
 from lakeformat.format.binary_row import deserialize_row, timestamp_to_nanos
 from lakeformat.format.types import DataField, DataType
@@ -181,3 +182,17 @@ class PartitionFilter:
             upper = hi[j] if hi is not None else None
             bounds[name] = (lo[j], upper, 0, 1)
         return P.may_match(self.predicate, bounds.get)
+
+
+def parse_partition_spec(text: str) -> dict[str, str]:
+    """Paimon's partition syntax ``dt=2024-06-01,hour=3`` as {key: value}; an empty text is {}
+    (the whole table, where a caller allows that)."""
+    out = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip():
+            raise DataError(f"partition spec {text!r}: expected key=value[,key=value...]")
+        out[key.strip()] = value.strip()
+    return out

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from lakeformat.commit.lock import LOCK_OPTION_KEYS, lock_from_options
-from lakeformat.errors import LakeformatError, OptionError
+from lakeformat.errors import OptionError
 from lakeformat.format import options as O
 from lakeformat.format.names import split_identifier, validate_name, validate_ref_name
+from lakeformat.format.partition import parse_partition_spec
 from lakeformat.io.fileio import S3_OPTION_KEYS, FileIO
 from lakeformat.table.catalog import Catalog
 from lakeformat.table.table import Table
@@ -208,7 +209,7 @@ def _read_spec(opts: dict) -> ReadSpec:
 def _write_spec(opts: dict) -> WriteSpec:
     static = None
     if opts.get(STATIC_PARTITION) is not None:
-        static = parse_partition_spec(opts[STATIC_PARTITION])
+        static = tuple(parse_partition_spec(opts[STATIC_PARTITION]).items())
     stage = opts.get(STAGE) or None
     if stage is not None:
         validate_name(stage, "stage")
@@ -217,16 +218,3 @@ def _write_spec(opts: dict) -> WriteSpec:
     if ident is not None and user is None:
         raise OptionError(f"option {IDENTIFIER!r} needs {COMMIT_USER!r}: exactly-once is per commit user")
     return WriteSpec(user, ident, static, stage)
-
-
-def parse_partition_spec(text: str) -> tuple[tuple[str, str], ...]:
-    """``dt=2024-06-01,hour=3`` as ((key, value), ...); an empty text means the whole table."""
-    out = []
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            continue
-        key, sep, value = part.partition("=")
-        if not sep or not key.strip():
-            raise LakeformatError(f"partition spec {text!r}: expected key=value[,key=value...]")
-        out.append((key.strip(), value.strip()))
-    return tuple(out)

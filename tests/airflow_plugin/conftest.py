@@ -22,8 +22,6 @@ PYTHON = sys.executable
 if "airflow" not in sys.modules:   # in-process imports of airflow.sdk must not touch ~/airflow
     os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="lakeformat-plugin-airflow-"))
     os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
-if str(PLUGINS) not in sys.path:
-    sys.path.insert(0, str(PLUGINS))
 
 
 def connection_json(warehouse: str, **fields) -> str:
@@ -38,7 +36,7 @@ def airflow_env(home: Path, warehouse: str | None = None, dags: Path | None = No
         "AIRFLOW__CORE__DAGS_FOLDER": str(dags or home / "dags"),
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
         "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
-        "PYTHONPATH": os.pathsep.join([str(PLUGINS), str(HERE), str(ROOT)]),
+        "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT)]),
     })
     if warehouse:
         env["AIRFLOW_CONN_LAKEFORMAT_DEFAULT"] = connection_json(warehouse)
