@@ -21,7 +21,7 @@ def _spy_on_table_io() -> list:
     import lakeformat.table.catalog
     import lakeformat.io.fileio
     opened: list = []
-    for cls in (lakeformat.catalog.Catalog, lakeformat.fileio.FileIO):
+    for cls in (lakeformat.table.catalog.Catalog, lakeformat.io.fileio.FileIO):
         original = cls.__init__
 
         def init(self, *a, _original=original, _name=cls.__name__, **k):

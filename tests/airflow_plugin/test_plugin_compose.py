@@ -105,9 +105,9 @@ def test_plugin_compose_keeps_secrets_out_of_git():
 
 def test_plugin_airflow_image_matches_the_project_pins():
     dockerfile = (ROOT / "docker" / "airflow.Dockerfile").read_text()
-    pins = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["airflow"]
+    pins = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["pipeline"]
     airflow_pin = next(p for p in pins if p.startswith("apache-airflow=="))
     version = airflow_pin.split("==")[1]
     assert f"FROM apache/airflow:{version}-python3.11" in dockerfile
-    assert f'"{airflow_pin}"' in dockerfile and '-e "/opt/lakeformat[spark,airflow]"' in dockerfile
+    assert f'"{airflow_pin}"' in dockerfile and '-e "/opt/lakeformat[spark,pipeline]"' in dockerfile
     assert "default-jre-headless" in dockerfile    # spark-submit needs Java
