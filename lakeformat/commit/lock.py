@@ -23,6 +23,7 @@ from urllib.parse import urlparse
 from lakeformat.errors import LockTimeoutError, OptionError
 from lakeformat.format import options as O
 from lakeformat.io.fileio import join
+from lakeformat.secrets import mask
 
 log = logging.getLogger(__name__)
 
@@ -214,7 +215,7 @@ def lock_from_options(warehouse: str, options: Mapping[str, str]) -> Optional[Ca
     if kind == "postgres":
         if not _is_postgres_uri(uri):
             raise OptionError(f"lock.type=postgres needs lock.uri=postgresql://user@host:port/database, "
-                              f"got {uri!r}")
+                              f"got {mask(repr(uri))}")
         return PostgresLock(uri, **timing)
     if uri is None:
         w = urlparse(warehouse)
@@ -223,5 +224,5 @@ def lock_from_options(warehouse: str, options: Mapping[str, str]) -> Optional[Ca
                               "a local SQLite file path, or postgresql://... for a lock shared by machines")
         uri = join(w.path if w.scheme == "file" else warehouse, "lakeformat-lock.sqlite")
     elif urlparse(uri).scheme not in ("", "file"):
-        raise OptionError(f"lock.uri {uri!r} is not a local SQLite file path (lock.type=sqlite)")
+        raise OptionError(f"lock.uri {mask(repr(uri))} is not a local SQLite file path (lock.type=sqlite)")
     return SQLiteLock(urlparse(uri).path if uri.startswith("file:") else uri, **timing)

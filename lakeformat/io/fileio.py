@@ -17,6 +17,7 @@ from urllib.parse import urlparse
 import pyarrow.fs as pafs
 
 from lakeformat.errors import LakeformatError
+from lakeformat.secrets import mask, mask_options
 
 S3_OPTION_KEYS = ("s3.endpoint", "s3.access-key", "s3.secret-key", "s3.region",
                   "s3.session-token", "s3.path-style-access")
@@ -35,6 +36,9 @@ class FileIO:
     scheme: str = "file"
     options: Mapping[str, str] = field(default_factory=dict)
     _s3_client: object = None
+
+    def __repr__(self) -> str:
+        return f"FileIO({self.scheme!r}, {mask_options(self.options)!r})"   # never the S3 secret
 
     @classmethod
     def for_uri(cls, uri: str, options: Optional[Mapping[str, str]] = None) -> "FileIO":
@@ -182,5 +186,8 @@ def _s3_filesystem(o: Mapping[str, str]) -> pafs.S3FileSystem:
         kwargs.update(endpoint_override=u.netloc, scheme=u.scheme or "http")
     if str(o.get("s3.path-style-access", "true")).lower() == "true":
         kwargs["force_virtual_addressing"] = False
-    return pafs.S3FileSystem(**{k: v for k, v in kwargs.items() if v is not None})
+    try:
+        return pafs.S3FileSystem(**{k: v for k, v in kwargs.items() if v is not None})
+    except (ValueError, TypeError) as e:   # e.g. a secret key without an access key
+        raise LakeformatError(f"cannot open the S3 store with these s3.* options: {mask(e)}") from None
 

@@ -12,6 +12,7 @@ from lakeformat.format.options import validate
 from lakeformat.format.schema import new_schema
 from lakeformat.io.fileio import S3_OPTION_KEYS, FileIO, join
 from lakeformat.io.schemas import SchemaManager
+from lakeformat.secrets import mask_options, register_options
 from lakeformat.table.table import Table
 
 
@@ -24,12 +25,16 @@ class Catalog:
             raise LakeformatError("a catalog needs a warehouse path or URI")
         self.warehouse = warehouse.rstrip("/")
         self.options = {k: str(v) for k, v in options.items()}
+        register_options(self.options)   # any later message that echoes a credential gets it masked
         known = S3_OPTION_KEYS + LOCK_OPTION_KEYS
         unknown = [k for k in self.options if k not in known]
         if unknown:
             raise LakeformatError(f"unknown catalog option(s) {unknown}; known: {list(known)}")
         self.io = FileIO.for_uri(self.warehouse, self.options)
         self.lock = lock_from_options(self.warehouse, self.options)
+
+    def __repr__(self) -> str:
+        return f"Catalog({self.warehouse!r}, {mask_options(self.options)!r})"
 
     # -- databases ---------------------------------------------------------------------
     def database_path(self, name: str) -> str:

@@ -147,3 +147,18 @@ def test_plugin_loads_in_airflow_and_its_page_requires_the_airflow_login(lakehou
     (listed,) = [p for p in out["plugins_api"]["plugins"] if p["name"] == "lakeformat"]
     assert listed["fastapi_apps"][0]["url_prefix"] == "/lakehouse"
     assert listed["external_views"][0]["href"] == "lakehouse/"
+
+
+def test_plugin_page_error_masks_the_lock_password(tmp_path):
+    """A catalog that cannot be opened (lock.uri naming no PostgreSQL) is explained without
+    its password, on the page and in the JSON API."""
+    secret = "pg-Pa55word-xyz"
+
+    def catalog():
+        return lf.Catalog(str(tmp_path), **{"lock.enabled": "true", "lock.type": "postgres",
+                                            "lock.uri": f"mysql://etl:{secret}@db/locks"})
+    client = TestClient(create_app(catalog, airflow_auth=False))
+    page, api = client.get("/"), client.get("/api/tables")
+    assert page.status_code == api.status_code == 503
+    assert "lock.uri" not in page.text or "etl:***@db" in page.text
+    assert secret not in page.text and secret not in api.text and "etl:***@db" in api.text

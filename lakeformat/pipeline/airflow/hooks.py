@@ -25,6 +25,7 @@ from airflow.sdk import BaseHook
 import lakeformat as lf
 from lakeformat.errors import LakeformatError
 from lakeformat.pipeline.airflow.tables_config import resolve_table
+from lakeformat.secrets import mask_options
 
 _CREDENTIAL_KEYS = {"login": "s3.access-key", "password": "s3.secret-key"}
 
@@ -38,9 +39,11 @@ class CatalogSettings:
     options: Mapping[str, str] = field(default_factory=dict)
 
     def describe(self) -> str:
-        shown = {k: ("***" if k in ("s3.secret-key", "s3.access-key", "s3.session-token", "lock.uri")
-                     else v) for k, v in sorted(self.options.items())}
+        shown = mask_options(dict(sorted(self.options.items())))
         return f"warehouse {self.warehouse}" + (f" with {shown}" if shown else "")
+
+    def __repr__(self) -> str:
+        return f"CatalogSettings({self.describe()})"
 
 
 def catalog_settings(conn_id: str, host: Optional[str], login: Optional[str],

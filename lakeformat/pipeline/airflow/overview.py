@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Iterable, Mapping, Optional, Sequence
 
 import lakeformat as lf
+from lakeformat.secrets import mask
 from lakeformat.table.system_tables import system_table
 
 KINDS = ("APPEND", "COMPACT", "OVERWRITE", "ANALYZE")
@@ -124,7 +125,7 @@ def table_overview(catalog: lf.Catalog, name: str, identifier: str) -> TableOver
             tuple(bucket_runs(t)) if latest else (),
             _consumers(t), tuple(_tags(t)))
     except Exception as e:  # noqa: BLE001 - shown on the page, the other tables still render
-        return TableOverview(name, identifier, True, error=f"{type(e).__name__}: {e}")
+        return TableOverview(name, identifier, True, error=mask(f"{type(e).__name__}: {e}"))
 
 
 def table_list(catalog: lf.Catalog, configured: Mapping[str, str]) -> list[tuple[str, str]]:

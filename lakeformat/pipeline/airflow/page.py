@@ -18,6 +18,7 @@ import lakeformat as lf
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
 from lakeformat.pipeline.airflow.overview import KINDS, TableOverview, overview
 from lakeformat.pipeline.airflow.tables_config import configured_tables
+from lakeformat.secrets import mask
 
 MAX_BUCKET_ROWS = 200
 _KIND_COLORS = {"APPEND": "#2f80ed", "COMPACT": "#27ae60", "OVERWRITE": "#eb5757", "ANALYZE": "#9b51e0"}
@@ -60,7 +61,7 @@ def create_app(catalog: Callable[[], lf.Catalog], config: Optional[str] = None,
             cat = catalog()
             return cat, overview(cat, configured_tables(config), only)
         except Exception as e:  # noqa: BLE001 - reported to the user, who can fix the connection
-            raise HTTPException(status_code=503, detail=f"cannot read the lakehouse: {type(e).__name__}: {e}") from e
+            raise HTTPException(status_code=503, detail=mask(f"cannot read the lakehouse: {type(e).__name__}: {e}")) from e
 
     @app.get("/", response_class=HTMLResponse)
     def page():
