@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 from pyspark.sql import datasource as D
+from pyspark.sql import functions as F
 
 from lakeformat.format import predicate as P
 from lakeformat.format import types as T
 from lakeformat.format.schema import TableSchema
+from lakeformat.spark.types import spark_type
 
 _INTS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
 
@@ -125,3 +127,44 @@ def push(filters: Sequence[D.Filter], schema: TableSchema) -> tuple[Optional[P.P
     if not preds:
         return None, rest
     return (preds[0] if len(preds) == 1 else P.And(tuple(preds))), rest
+
+
+def to_spark_column(p: P.Predicate, schema: TableSchema):
+    """``p`` as a Spark Column with lakeformat's row semantics, for rows Spark reads itself.
+
+    Where Spark and Arrow differ, Arrow's answer is kept: NaN compares false (Spark orders it
+    above every number and equal to itself), and literals take the column's type (a naive
+    datetime is wall-clock time for ``TIMESTAMP``, not an instant in the session's zone)."""
+    if isinstance(p, (P.And, P.Or)):
+        cols = [to_spark_column(c, schema) for c in p.children]
+        out = cols[0]
+        for c in cols[1:]:
+            out = (out & c) if isinstance(p, P.And) else (out | c)
+        return out
+    field = schema.field(p.column)
+    c = F.col(f"`{p.column}`")
+    if isinstance(p, P.IsNull):
+        return c.isNotNull() if p.negated else c.isNull()
+    floating = isinstance(field.type, T.AtomicType) and field.type.root in ("FLOAT", "DOUBLE")
+    if isinstance(p, P.In):
+        e = c.isin([_literal(v, field.type) for v in p.values])
+        if p.negated:
+            e = ~e & c.isNotNull()
+        return (e & ~F.isnan(c)) if floating and not p.negated and not any(_nan(v) for v in p.values) else e
+    if floating and _nan(p.value):   # Arrow: NaN compares unequal to everything, itself too
+        return c.isNotNull() if p.op == "!=" else F.lit(False)
+    e = {"==": c.__eq__, "!=": c.__ne__, "<": c.__lt__, "<=": c.__le__, ">": c.__gt__,
+         ">=": c.__ge__}[p.op](_literal(p.value, field.type))
+    if floating:
+        return (e | F.isnan(c)) if p.op == "!=" else (e & ~F.isnan(c))
+    return e
+
+
+def _literal(v: Any, t: T.DataType):
+    if isinstance(t, T.AtomicType) and t.root == "TIMESTAMP" and isinstance(v, dt.datetime):
+        return F.lit(v.replace(tzinfo=None).isoformat(sep=" ")).cast(spark_type(t))
+    return F.lit(v).cast(spark_type(t))
+
+
+def _nan(v: Any) -> bool:
+    return isinstance(v, float) and v != v

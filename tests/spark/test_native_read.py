@@ -1,0 +1,119 @@
+"""Native reads (``lfs.read_table``): Spark's Parquet reader over the files lakeformat planned
+returns exactly the rows of lakeformat's own reader, for append tables, primary-key tables with
+compacted and overlapping runs, evolved schemas and filters; a table with deletion vectors is
+not read natively."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import lakeformat as lf
+import lakeformat.spark as lfs
+from lakeformat.pipeline.demo_data import SCHEMA as UB_SCHEMA, user_behavior
+from lakeformat.spark.native_read import plan_read
+from tests.interop.helpers import assert_same_rows
+
+DAYS = ["2024-06-01", "2024-06-02"]
+KEY = ["user_id", "item_id", "ts"]
+
+
+def no_nan(t: pa.Table) -> pa.Table:
+    """NaN as -1 (NaN != NaN would fail a row comparison of equal rows)."""
+    for i, f in enumerate(t.schema):
+        if pa.types.is_floating(f.type):
+            c = t.column(i)
+            t = t.set_column(i, f, pc.if_else(pc.is_nan(c), -1.0, c))
+    return t
+
+
+def both_paths(spark, wh, name, **kw) -> tuple[pa.Table, pa.Table]:
+    native = lfs.read_table(spark, name, warehouse=wh, **kw)
+    python = lfs.read_table(spark, name, warehouse=wh, native=False, **kw)
+    return no_nan(native.toArrow()), no_nan(python.toArrow())
+
+
+def scan_text(df) -> str:
+    return df._jdf.queryExecution().executedPlan().toString()
+
+
+def test_append_table_native_read_equals_lakeformat_with_filters_and_evolution(spark, catalog):
+    wh = catalog.warehouse
+    t = catalog.create_table("db.ub", UB_SCHEMA, partition_keys=["dt"])
+    first = user_behavior(2000, DAYS, seed=1)
+    t.write(first)
+    t.alter(lf.RenameColumn("behavior", "action"), lf.AddColumn("score", pa.float64()))
+    second = user_behavior(1000, DAYS, seed=2).rename_columns(
+        ["user_id", "item_id", "action", "price", "ts", "dt"]).append_column(
+        "score", pa.array([float(i) if i % 7 else float("nan") for i in range(1000)]))
+    t.write(second)
+    t = catalog.get_table("db.ub")
+    assert {f.schema_id for f in (e.file for e in t.live_entries(t.latest_snapshot()))} == {0, 1}
+
+    native, python = both_paths(spark, wh, "db.ub")
+    assert native.num_rows == 3000
+    assert_same_rows(native, no_nan(t.read()), KEY, "native vs library")
+    assert_same_rows(python, no_nan(t.read()), KEY, "python path vs library")
+
+    f = (lf.col("dt") == "2024-06-02") & (lf.col("score") > 10.0) & lf.col("action").isin(["pv", "buy"])
+    native, python = both_paths(spark, wh, "db.ub", filter=f, columns=["user_id", "action", "score"])
+    expected = no_nan(t.read(filter=f, columns=["user_id", "action", "score"]))
+    assert 0 < expected.num_rows < 1000
+    assert_same_rows(native, expected, ["user_id", "action", "score"], "filtered native")
+    assert_same_rows(python, expected, ["user_id", "action", "score"], "filtered python")
+
+    # one partition's files only, and the filter pushed into Spark's Parquet scan
+    df = lfs.read_table(spark, "db.ub", warehouse=wh, filter=lf.col("dt") == "2024-06-01")
+    plan = scan_text(df)
+    assert "FileScan parquet" in plan and "PushedFilters: [IsNotNull(dt), EqualTo(dt,2024-06-01)]" in plan
+    assert "dt=2024-06-02" not in plan
+
+
+def test_primary_key_native_read_of_compacted_and_overlapping_runs(spark, catalog):
+    wh = catalog.warehouse
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("name", pa.string()), ("ts", pa.timestamp("ms"))])
+    t = catalog.create_table("db.pk", schema, primary_keys=["id"], options={"bucket": "2"})
+    base = dt.datetime(2024, 6, 1)
+
+    def rows(ids, tag):
+        return pa.table({"id": ids, "name": [f"{tag}{i}" for i in ids],
+                         "ts": [base + dt.timedelta(seconds=i) for i in ids]}, schema=schema)
+    t.write(rows(list(range(100)), "a"))
+    t.delete(pa.table({"id": pa.array([3, 4], pa.int64())}))
+    t.compact(full=True)
+    t = catalog.get_table("db.pk")
+    plan = plan_read(t, t.scan().plan())
+    assert plan.native_files == 2 and not plan.merged    # compacted: one run per bucket
+    native, python = both_paths(spark, wh, "db.pk")
+    assert native.num_rows == 98
+    assert_same_rows(native, t.read(), ["id"], "compacted native")
+    assert_same_rows(python, t.read(), ["id"], "compacted python")
+
+    t.write(rows(list(range(50, 150)), "b"))   # overlaps the compacted run: merged in Python
+    t.delete(pa.table({"id": pa.array([60], pa.int64())}))
+    t = catalog.get_table("db.pk")
+    plan = plan_read(t, t.scan().plan())
+    assert plan.merged
+    native, python = both_paths(spark, wh, "db.pk", filter=lf.col("id") >= 40)
+    expected = t.read(filter=lf.col("id") >= 40)
+    assert expected.num_rows == 109
+    assert_same_rows(native, expected, ["id"], "merged native")
+    assert_same_rows(python, expected, ["id"], "merged python")
+
+
+def test_deletion_vector_tables_are_not_read_natively(catalog):
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
+    t = catalog.create_table("db.dv", schema, primary_keys=["id"],
+                             options={"bucket": "1", "deletion-vectors.enabled": "true"})
+    t.write(pa.table({"id": [1, 2], "v": ["a", "b"]}, schema=schema))
+    t.compact(full=True)
+    plan = plan_read(t, t.scan().plan())
+    assert plan.native == () and plan.merged and "deletion vectors" in plan.reason
+
+
+def test_unknown_column_is_refused(spark, catalog):
+    catalog.create_table("db.e", UB_SCHEMA)
+    with pytest.raises(lf.SchemaError, match="nope"):
+        lfs.read_table(spark, "db.e", warehouse=catalog.warehouse, columns=["nope"])
