@@ -32,6 +32,6 @@ class TableCommit(FileStoreCommit):
         snapshot = super().commit(messages, identifier, overwrite)
         self.expired = self.expired_partitions = None
         if self.snapshots_made > made_before:
-            self.expired = expire_after_commit(self.table)
+            self.expired = expire_after_commit(self.table, snapshot.id if snapshot is not None else None)
             self.expired_partitions = maybe_expire_partitions(self.table)
         return snapshot
