@@ -13,8 +13,9 @@ class DataError(LakeformatError):
     """Data that does not fit the table: missing or extra columns, wrong types, nulls in NOT NULL."""
 
 
-class InvalidNameError(LakeformatError):
-    """A database, table, tag or consumer name that is empty or could escape its directory."""
+class InvalidNameError(LakeformatError, ValueError):
+    """A database, table, tag, consumer or file name that is empty or could escape its directory.
+    Also a ValueError, so that a reader of a metadata file reports a bad name in it as corrupt."""
 
 
 class OptionError(LakeformatError):

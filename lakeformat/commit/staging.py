@@ -187,13 +187,13 @@ def _to_json(s: StagedCommit) -> bytes:
 def _from_json(path: str, data: bytes) -> StagedCommit:
     try:
         d = json.loads(data.decode())
-        if d.get("version") != FORMAT_VERSION:
-            raise ValueError(f"unsupported stage file version {d.get('version')!r}")
+        if not isinstance(d, dict) or d.get("version") != FORMAT_VERSION:
+            raise ValueError("not a stage file of version %d" % FORMAT_VERSION)
         return StagedCommit(d["stageId"], d["commitUser"], int(d["commitIdentifier"]),
                             tuple(message_from_json(m) for m in d["messages"]),
                             dt.datetime.fromtimestamp(d["createTimeMillis"] / 1000, dt.timezone.utc),
                             int(d["schemaId"]))
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
+    except (ValueError, KeyError, TypeError, AttributeError, OverflowError, UnicodeDecodeError) as e:
         raise CorruptFileError(path, f"cannot read staged commit: {e}") from None
 
 
@@ -295,7 +295,7 @@ def _read_marker(table, stage_id: str) -> Optional[_Published]:
         return _Published(d["commitUser"], int(d["commitIdentifier"]), d.get("snapshotId"))
     except FileNotFoundError:
         return None
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
+    except (ValueError, KeyError, TypeError, AttributeError, OverflowError, UnicodeDecodeError) as e:
         raise CorruptFileError(path, f"cannot read publish record: {e}") from None
 
 

@@ -14,6 +14,7 @@ from typing import Iterable, Optional
 import fastavro
 
 from lakeformat.format.binary_row import serialize_row
+from lakeformat.format.names import check_file_name
 from lakeformat.format.partition import PartitionFilter
 
 ADD, DELETE = 0, 1
@@ -65,6 +66,15 @@ class DataFileMeta:
     external_path: Optional[str] = None
     first_row_id: Optional[int] = None
     write_cols: Optional[tuple] = None
+
+    def __post_init__(self):
+        # Wherever a file's metadata comes from (a manifest, a stage file, a writer's message),
+        # its names are joined to a bucket directory: they must not leave it.
+        check_file_name(self.file_name, "data file")
+        for extra in self.extra_files:
+            check_file_name(extra, "extra file")
+        if self.external_path is not None and (not isinstance(self.external_path, str) or not self.external_path):
+            raise ValueError(f"data file {self.file_name}: external path {self.external_path!r} is not a path")
 
     def to_avro(self) -> dict:
         ct = self.creation_time_millis
@@ -133,6 +143,9 @@ class ManifestFileMeta:
     max_bucket: Optional[int] = None
     min_level: Optional[int] = None
     max_level: Optional[int] = None
+
+    def __post_init__(self):
+        check_file_name(self.file_name, "manifest")
 
     def to_avro(self) -> dict:
         return {"_VERSION": 2, "_FILE_NAME": self.file_name, "_FILE_SIZE": self.file_size,

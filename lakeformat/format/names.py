@@ -8,6 +8,8 @@ the directory or confuse a listing.
 from __future__ import annotations
 
 import re
+from typing import Sequence
+from urllib.parse import urlsplit
 
 from lakeformat.errors import InvalidNameError
 
@@ -60,3 +62,29 @@ def split_identifier(identifier: str) -> tuple[str, str]:
     if not sep:
         raise InvalidNameError(f"table identifier {identifier!r} must look like 'database.table'")
     return validate_name(db, "database"), validate_name(table, "table")
+
+
+def check_file_name(name, what: str = "file") -> str:
+    """``name`` if it is a plain file name (what metadata may name inside the table's own
+    directories), else :class:`InvalidNameError`. Names in manifests, snapshots and commit
+    messages are joined to a directory of the table: a '/', '..' or NUL would leave it."""
+    if not isinstance(name, str) or not name:
+        raise InvalidNameError(f"{what} name {name!r} is not a plain file name: empty or not a string")
+    if "/" in name or "\\" in name or name in (".", "..") or any(ord(c) < 32 for c in name) \
+            or len(name.encode("utf-8", "surrogatepass")) > 255:
+        raise InvalidNameError(f"{what} name {name!r} is not a plain file name: no '/', '\\', '..', "
+                               "control characters, at most 255 bytes")
+    return name
+
+
+def under_root(path: str, roots: Sequence[str]) -> bool:
+    """Whether ``path`` (a URI or an absolute path) lies inside one of ``roots``, with no '..'
+    segment that could climb out of it."""
+    u = urlsplit(path)
+    if not u.path or any(seg in ("..", ".") for seg in u.path.split("/")) or "\0" in path:
+        return False
+    for root in roots:
+        r = urlsplit(root.rstrip("/"))
+        if (u.scheme, u.netloc) == (r.scheme, r.netloc) and u.path.startswith(r.path.rstrip("/") + "/"):
+            return True
+    return False

@@ -84,6 +84,8 @@ class TableSchema:
     @classmethod
     def from_json(cls, text: str) -> "TableSchema":
         d = json.loads(text)
+        if not isinstance(d, dict):
+            raise ValueError(f"not a JSON object but a JSON {type(d).__name__}")
         return cls(id=int(d["id"]), fields=tuple(T.field_from_json(f) for f in d["fields"]),
                    highest_field_id=int(d["highestFieldId"]),
                    partition_keys=tuple(d.get("partitionKeys") or ()),

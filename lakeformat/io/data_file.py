@@ -18,14 +18,39 @@ from lakeformat.errors import CorruptFileError
 from lakeformat.format import types as T
 from lakeformat.format.binary_row import serialize_row
 from lakeformat.format.manifest import DataFileMeta, SimpleStats
+from lakeformat.format.names import under_root
+from lakeformat.format.options import parse_list
 from lakeformat.format.schema import TableSchema
 from lakeformat.io.fileio import join
+
+
+EXTERNAL_PATHS = "data-file.external-paths"   # Paimon's roots for data files outside the table
+
+
+def file_path(table, bucket_dir: str, f: DataFileMeta) -> str:
+    """Where data file ``f`` of ``bucket_dir`` is: beside it, or at its external path when that lies
+    under a root the table's ``data-file.external-paths`` allows. A file anywhere else is never
+    read nor deleted: metadata naming it is treated as corrupt."""
+    if f.external_path is None:
+        return join(bucket_dir, f.file_name)
+    roots = parse_list(table.schema.options.get(EXTERNAL_PATHS, ""))
+    if not under_root(f.external_path, roots):
+        raise CorruptFileError(f.external_path, f"data file {f.file_name} of {getattr(table, 'name', table)} has an "
+                               f"external path outside the roots the table's {EXTERNAL_PATHS!r} allows "
+                               f"({', '.join(roots) or 'none set'}); lakeformat neither reads nor deletes it")
+    return f.external_path
+
+
+def _located(table, path: str, f: DataFileMeta) -> str:
+    """``path`` (bucket dir + file name) or, for a file stored elsewhere, its checked external path."""
+    return path if f.external_path is None else file_path(table, path.rsplit("/", 1)[0], f)
 
 
 def read_columns(table, path: str, f: DataFileMeta, wanted: Sequence[T.DataField],
                  extra: Sequence[str] = ()) -> pa.Table:
     """The ``wanted`` fields of the current schema from one data file, found by field id, plus
     the file's own ``extra`` columns (the merge tree's sequence number and kind)."""
+    path = _located(table, path, f)
     by_id, columns = _file_columns(table, f, wanted, extra)
     try:
         with table.io.open_input(path) as src:
@@ -40,6 +65,7 @@ def read_columns(table, path: str, f: DataFileMeta, wanted: Sequence[T.DataField
 def iter_columns(table, path: str, f: DataFileMeta, wanted: Sequence[T.DataField],
                  extra: Sequence[str] = (), batch_size: int = 65536) -> Iterator[pa.Table]:
     """:func:`read_columns` as a stream of small tables, in file order (bounded memory)."""
+    path = _located(table, path, f)
     by_id, columns = _file_columns(table, f, wanted, extra)
     try:
         with table.io.open_input(path) as src:

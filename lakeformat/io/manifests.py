@@ -43,6 +43,14 @@ def _read_avro(fio: FileIO, path: str) -> list[dict]:
         raise CorruptFileError(path, f"cannot read Avro: {e}") from None
 
 
+def _decode(path: str, from_avro, records) -> list:
+    """Records as values; a record of another shape or naming a file outside the table is corrupt."""
+    try:
+        return [from_avro(r) for r in records]
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise CorruptFileError(path, f"not a Paimon manifest or manifest list: {e}") from None
+
+
 class ManifestFile:
     """Writes and reads the manifests of one table."""
 
@@ -58,15 +66,15 @@ class ManifestFile:
     def read(self, name: str, partitions: Optional[PartitionFilter] = None) -> list[ManifestEntry]:
         """All entries, or with ``partitions`` only those of matching partitions (decoding as
         little as the manifest's layout allows)."""
-        if partitions is None:
-            return [ManifestEntry.from_avro(r) for r in _read_avro(self.io, self.path(name))]
         path = self.path(name)
+        if partitions is None:
+            return _decode(path, ManifestEntry.from_avro, _read_avro(self.io, path))
         data = _read_bytes(self.io, path)
         try:
             records = _filtered_records(data, partitions)
         except Exception as e:  # fastavro raises many kinds on garbage input
             raise CorruptFileError(path, f"cannot read Avro: {e}") from None
-        return [ManifestEntry.from_avro(r) for r in records]
+        return _decode(path, ManifestEntry.from_avro, records)
 
     def write(self, entries: Sequence[ManifestEntry]) -> list[ManifestFileMeta]:
         """Write entries into as many manifests as ``target_size`` asks for (estimated from the
@@ -120,7 +128,8 @@ class ManifestList:
         self.io, self.dir, self.codec = fio, join(table_path, "manifest"), _avro_codec(compression)
 
     def read(self, name: str) -> list[ManifestFileMeta]:
-        return [ManifestFileMeta.from_avro(r) for r in _read_avro(self.io, join(self.dir, name))]
+        path = join(self.dir, name)
+        return _decode(path, ManifestFileMeta.from_avro, _read_avro(self.io, path))
 
     def write(self, metas: Sequence[ManifestFileMeta]) -> tuple[str, int]:
         name = f"manifest-list-{uuid.uuid4()}-0"

@@ -35,12 +35,12 @@ class SchemaManager:
         if schema_id not in self._cache:
             path = self.path(schema_id)
             try:
-                text = self.io.read_bytes(path).decode()
+                text = self.io.read_bytes(path)
             except FileNotFoundError:
                 raise NotFoundError(f"schema {schema_id} not found at {path}") from None
             try:
-                self._cache[schema_id] = TableSchema.from_json(text)
-            except (ValueError, KeyError, TypeError, SchemaError) as e:
+                self._cache[schema_id] = TableSchema.from_json(text.decode())
+            except (ValueError, KeyError, TypeError, AttributeError, OverflowError, UnicodeDecodeError, SchemaError) as e:
                 raise CorruptFileError(path, f"cannot parse schema: {e}") from None
         return self._cache[schema_id]
 

@@ -41,7 +41,7 @@ class SnapshotManager:
                 raise NotFoundError(f"snapshot {snapshot_id} does not exist ({path})") from None
             try:
                 self._cache[snapshot_id] = Snapshot.from_json(text.decode())
-            except (ValueError, TypeError, KeyError, UnicodeDecodeError) as e:
+            except (ValueError, TypeError, KeyError, AttributeError, OverflowError, UnicodeDecodeError) as e:
                 raise CorruptFileError(path, f"cannot parse snapshot: {e}") from None
         return self._cache[snapshot_id]
 

@@ -49,6 +49,7 @@ from lakeformat.errors import CorruptFileError, LakeformatError, NotFoundError
 from lakeformat.format import options as O
 from lakeformat.format.manifest import ADD, DELETE, ManifestEntry, ManifestFileMeta
 from lakeformat.format.snapshot import Snapshot
+from lakeformat.io.data_file import file_path
 from lakeformat.io.fileio import join
 from lakeformat.io.manifests import ManifestList
 from lakeformat.io.snapshots import SnapshotManager
@@ -247,8 +248,8 @@ class _Reader:
     def entries(self, metas: Sequence[ManifestFileMeta], required: bool = False) -> Optional[list[ManifestEntry]]:
         try:
             return self.scan.read_manifests(metas)
-        except CorruptFileError:
-            if required:
+        except CorruptFileError as e:
+            if required or self.table.io.exists(e.path):   # only a manifest deleted meanwhile is tolerated
                 raise
             return None
 
@@ -278,7 +279,7 @@ class _Reader:
             d = dirs.get((e.partition, e.bucket))
             if d is None:
                 d = dirs[(e.partition, e.bucket)] = self.table.bucket_dir_of(e.partition, e.bucket)
-            out.append(e.file.external_path or join(d, e.file.file_name))
+            out.append(file_path(self.table, d, e.file))
             out += [join(d, x) for x in e.file.extra_files]
         return out
 

@@ -12,6 +12,7 @@ from typing import Iterable
 
 from lakeformat.format.manifest import ADD, ManifestEntry, merge_entries
 from lakeformat.format.snapshot import Snapshot
+from lakeformat.io.data_file import file_path
 from lakeformat.io.fileio import join
 from lakeformat.io.manifests import ManifestList
 from lakeformat.read.scan import FileScan
@@ -59,7 +60,7 @@ def entry_paths(table, entries: Iterable[ManifestEntry]) -> set[str]:
         if key not in dirs:
             dirs[key] = table.bucket_dir_of(e.partition, e.bucket)
         d = dirs[key]
-        out.add(e.file.external_path or join(d, e.file.file_name))
+        out.add(file_path(table, d, e.file))
         out.update(join(d, x) for x in e.file.extra_files)
     return out
 

@@ -113,7 +113,7 @@ def _read_changelog(table, cid: int) -> Snapshot:
     path = join(table.path, "changelog", f"changelog-{cid}")
     try:
         return Snapshot.from_json(table.io.read_bytes(path).decode())
-    except (ValueError, TypeError, KeyError, UnicodeDecodeError) as e:
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError, UnicodeDecodeError) as e:
         raise CorruptFileError(path, f"cannot parse changelog: {e}") from None
 
 

@@ -64,9 +64,10 @@ class Tag:
 
     @classmethod
     def from_json(cls, name: str, text: str) -> "Tag":
+        snapshot = Snapshot.from_json(text)   # first: it rejects what is not a JSON object
         d = json.loads(text)
         created, retained = d.get(CREATE_TIME), d.get(TIME_RETAINED)
-        return cls(name, Snapshot.from_json(text),
+        return cls(name, snapshot,
                    None if created is None else json_to_local_datetime(created),
                    None if retained is None else dt.timedelta(seconds=float(retained)))
 
@@ -124,7 +125,7 @@ class TagManager:
             raise NotFoundError(f"tag {name!r} of {self.table.name} does not exist ({path})") from None
         try:
             return Tag.from_json(name, text.decode())
-        except (ValueError, TypeError, KeyError, UnicodeDecodeError) as e:
+        except (ValueError, TypeError, KeyError, AttributeError, OverflowError, UnicodeDecodeError) as e:
             raise CorruptFileError(path, f"cannot parse tag {name!r}: {e}") from None
 
     def list(self) -> list[Tag]:
