@@ -1,7 +1,7 @@
 """``lakeformat`` maintenance verbs, named after Paimon's procedures.
 
 compact, expire-snapshots, expire-partitions, reset-consumer, clear-consumers, create-tag,
-delete-tag, rollback, remove-orphan-files. Verbs that delete take ``--dry-run`` (report, change
+delete-tag, rollback, remove-orphan-files, and iceberg-sync (Paimon's Iceberg compatibility). Verbs that delete take ``--dry-run`` (report, change
 nothing); long ones report progress on stderr (a live bar on a terminal, a line now and then in
 a log), so ``--json`` output on stdout stays clean.
 """
@@ -29,7 +29,6 @@ from lakeformat.cli.output import plain
 from lakeformat.errors import DataError, LakeformatError
 from lakeformat.format.options import parse_duration
 from lakeformat.format.partition import parse_partition_spec
-from lakeformat.maintenance.rollback import rollback_to
 
 # ---------------------------------------------------------------- argument parsing
 
@@ -213,7 +212,7 @@ def cmd_rollback(cat, args) -> None:
     t = _table(cat, args)
     target = int(args.to) if args.to.isdigit() else args.to
     with progress_reporter(f"rolling {t.name} back") as progress:
-        r = rollback_to(t, target, progress=progress, dry_run=args.dry_run)
+        r = t.rollback_to(target, progress=progress, dry_run=args.dry_run)
     verb = "would roll" if args.dry_run else "rolled"
     text = (f"{verb} {t.name} back to snapshot {r.snapshot.id}: {len(r.deleted_snapshots)} snapshot(s), "
             f"{len(r.deleted_tags)} tag(s) and {r.deleted_files} file(s) {'would go' if args.dry_run else 'removed'}"
@@ -232,6 +231,14 @@ def cmd_remove_orphan_files(cat, args) -> None:
             f"looked at; {r.too_young} unreachable file(s) younger than {args.older_than} kept")
     _report(args, text, {"table": t.name, "dry_run": r.dry_run, "listed": r.listed, "orphans": list(r.orphans),
                          "orphan_bytes": r.orphan_bytes, "too_young": r.too_young})
+
+
+def cmd_iceberg_sync(cat, args) -> None:
+    t = _table(cat, args)
+    r = t.iceberg_sync(rebuild=args.rebuild)
+    _report(args, r.summary(t.name), {"table": t.name, "version": r.version, "published": list(r.published),
+                                      "expired": list(r.expired), "rebuilt": r.rebuilt,
+                                      "deleted": list(r.deleted)})
 
 
 # ---------------------------------------------------------------- parser
@@ -284,3 +291,7 @@ def register(sub: argparse._SubParsersAction) -> None:
              True)
     p.add_argument("--older-than", type=duration, default=dt.timedelta(days=1), metavar="DURATION",
                    help="only files older than this (default: 1 d)")
+
+    p = verb("iceberg-sync", cmd_iceberg_sync, "publish the Iceberg metadata (metadata.iceberg.storage) up to the "
+             "latest snapshot, repairing a failed or missing publish")
+    p.add_argument("--rebuild", action="store_true", help="rewrite it from the earliest retained snapshot")

@@ -123,6 +123,13 @@ def supported(valid: tuple[str, ...], ours: tuple[str, ...]) -> Callable[[str], 
     return parse
 
 
+def _only(value, ours, valid: str, supported_text: str):
+    """A value valid in Paimon (``valid``) of which lakeformat supports only ``ours``."""
+    if value != ours:
+        raise ValueError(f"valid in Paimon ({valid}) but not supported by lakeformat, which supports {supported_text}")
+    return value
+
+
 def parse_stats_mode(v: str) -> str:
     """none, counts, full or truncate(N)."""
     s = v.lower()
@@ -263,6 +270,29 @@ COMPACTION_MIN_FILE_NUM = _opt("compaction.min.file-num", 5, _int, "Fewest files
 COMPACTION_MAX_FILE_NUM = _opt("compaction.max.file-num", None, _int, "Files forcing an append compaction.")
 FULL_COMPACTION_DELTA_COMMITS = _opt("full-compaction.delta-commits", None, _int, "Full compaction every N commits.")
 WRITE_ONLY = _opt("write-only", False, _bool, "Writers skip compaction and expiration (dedicated compaction jobs).")
+# Iceberg compatibility (Paimon's IcebergOptions): Iceberg metadata published after each commit
+ICEBERG_STORAGE = _opt("metadata.iceberg.storage", "disabled", supported(
+    ("disabled", "table-location", "hadoop-catalog", "hive-catalog", "rest-catalog"),
+    ("disabled", "table-location", "hadoop-catalog")), "Publish Iceberg metadata: in the table or a catalog dir.")
+ICEBERG_STORAGE_LOCATION = _opt("metadata.iceberg.storage-location", None, enum("table-location", "catalog-location"),
+                                "Where Iceberg metadata goes; unset: by metadata.iceberg.storage.")
+ICEBERG_FORMAT_VERSION = _opt("metadata.iceberg.format-version", 2, lambda v: _only(parse_int(v), 2, "2 or 3", "2"),
+                              "Iceberg format version of the published metadata.")
+ICEBERG_MANIFEST_COMPRESSION = _opt("metadata.iceberg.manifest-compression", "snappy",
+                                    enum("snappy", "zstd", "deflate", "gzip", "null", "none", "uncompressed"),
+                                    "Codec of Iceberg manifests (DuckDB reads snappy, not zstd).")
+ICEBERG_MANIFEST_LEGACY_VERSION = _opt("metadata.iceberg.manifest-legacy-version", False,
+                                       lambda v: _only(parse_bool(v), False, "true or false", "false"),
+                                       "Iceberg 1.4 manifests (for old readers).")
+ICEBERG_COMPACT_MIN_FILE_NUM = _opt("metadata.iceberg.compaction.min.file-num", 10, _int,
+                                    "Merge small Iceberg manifests once there are this many.")
+ICEBERG_COMPACT_MAX_FILE_NUM = _opt("metadata.iceberg.compaction.max.file-num", 50, _int,
+                                    "Merge small Iceberg manifests at this many whatever their size.")
+ICEBERG_DELETE_AFTER_COMMIT = _opt("metadata.iceberg.delete-after-commit.enabled", True, _bool,
+                                   "Delete old Iceberg metadata versions after each commit.")
+ICEBERG_PREVIOUS_VERSIONS_MAX = _opt("metadata.iceberg.previous-versions-max", 0,
+                                     lambda v: _integer(v, 0, INT_MAX, "a non-negative integer"),
+                                     "Old Iceberg metadata versions kept after each commit.")
 # catalog lock (Paimon's catalog options, also accepted per table)
 LOCK_ENABLED = _opt("lock.enabled", None, _bool, "Take the catalog lock around commits; unset: catalog decides.")
 LOCK_ACQUIRE_TIMEOUT = _opt("lock.acquire-timeout", dt.timedelta(minutes=8), _dur, "Give up on the lock after this.")
@@ -388,7 +418,17 @@ def validate(raw: Mapping[str, Any], *, allow_unknown: bool = False) -> dict[str
         raise OptionError(f"option {SNAPSHOT_NUM_RETAINED_MIN.key!r} ({lo}) is larger than "
                           f"{SNAPSHOT_NUM_RETAINED_MAX.key!r} ({hi})")
     check_changelog_retention(opts)
+    check_iceberg(opts)
     return out
+
+
+def check_iceberg(opts: Options) -> None:
+    """Paimon publishes deletion vectors as Iceberg v3 position deletes; lakeformat does not, and
+    an Iceberg reader would return deleted rows, so the combination is refused."""
+    if opts.get(ICEBERG_STORAGE) != "disabled" and opts.get(DELETION_VECTORS):
+        raise OptionError(f"option {ICEBERG_STORAGE.key!r} ({opts.get(ICEBERG_STORAGE)}) with "
+                          f"{DELETION_VECTORS.key!r} = true is not supported: lakeformat does not publish deletion "
+                          "vectors to Iceberg, whose readers would return deleted rows; disable one of them")
 
 
 def check_changelog_retention(opts: Options) -> None:

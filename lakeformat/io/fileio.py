@@ -71,6 +71,11 @@ class FileIO:
     def file_size(self, path: str) -> int:
         return self.fs.get_file_info(self._p(path)).size
 
+    def stat(self, path: str) -> Optional[tuple[int, int]]:
+        """(modification time in ns, size) of a file; None if it does not exist."""
+        info = self.fs.get_file_info(self._p(path))
+        return None if info.type == pafs.FileType.NotFound else (info.mtime_ns or 0, info.size or 0)
+
     def list_dir(self, path: str) -> list[pafs.FileInfo]:
         """Entries directly under ``path``; an absent directory lists as empty."""
         try:

@@ -10,6 +10,9 @@ manifests that no snapshot names. They are found by set difference:
 - candidates: files in the bucket directories, ``manifest/``, ``index/`` and ``statistics/``,
   plus temp files (hidden ``*.tmp``) a crashed write left in the metadata directories. Snapshot,
   schema, tag, consumer, hint and stage files themselves are never candidates.
+- Iceberg metadata (``metadata.iceberg.storage``): files in its ``metadata/`` directory that no
+  present ``vN.metadata.json`` reaches (manifests and manifest lists of a killed publish) are
+  candidates too; the versions and ``version-hint.text`` never are.
 
 A candidate goes only if it is unreachable AND older than ``older_than`` by modification time
 (default one day), so a writer whose files are not committed yet is never hurt. Reading order
@@ -30,7 +33,7 @@ import logging
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Optional, Sequence
 
 import fastavro
@@ -42,11 +45,13 @@ from lakeformat.format.partition import escape_path_name
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.fileio import join
 from lakeformat.io.manifests import ManifestFile, ManifestList
+from lakeformat.maintenance.iceberg import enabled as iceberg_enabled
+from lakeformat.maintenance.iceberg import reachable_metadata
 
 log = logging.getLogger(__name__)
 Progress = Callable[[int, int, str], None]
 
-MANIFEST, INDEX, STATISTICS = "manifest", "index", "statistics"
+MANIFEST, INDEX, STATISTICS, ICEBERG = "manifest", "index", "statistics", "iceberg"
 _METADATA_DIRS = ("snapshot", "schema", "tag", "consumer", "changelog", "staged", "branch")
 _TEMP = re.compile(r"^\..+\.tmp$")
 
@@ -71,10 +76,11 @@ class Reachable:
     manifest: frozenset = frozenset()
     index: frozenset = frozenset()
     statistics: frozenset = frozenset()
+    iceberg: frozenset = frozenset()
 
     def reaches(self, c: Candidate) -> bool:
         return c.name in {"data": self.data, MANIFEST: self.manifest, INDEX: self.index,
-                          STATISTICS: self.statistics}.get(c.area, frozenset())
+                          STATISTICS: self.statistics, ICEBERG: self.iceberg}.get(c.area, frozenset())
 
 
 @dataclass(frozen=True)
@@ -248,6 +254,13 @@ def _refuse_unless_expired(table, root: str, users: Sequence[tuple[str, Snapshot
     log.info("%s vanished with its expired snapshot(s) while orphan cleaning read it", name)
 
 
+def _iceberg_reachable(table) -> tuple[str, set[str]]:
+    try:
+        return reachable_metadata(table)
+    except Exception as e:
+        raise _Refuse(f"the Iceberg metadata cannot be read ({e})") from None
+
+
 # ---------------------------------------------------------------- candidates
 
 def _files(io, path: str, area: str) -> list[Candidate]:
@@ -298,6 +311,10 @@ def remove_orphan_files(table, *, older_than: dt.timedelta = dt.timedelta(days=1
     try:
         reachable = reachable_files(table, progress, seen=seen)
         candidates, empty_dirs = list_candidates(table, cutoff_ns)
+        if iceberg_enabled(table):
+            iceberg_dir, iceberg_names = _iceberg_reachable(table)
+            reachable = replace(reachable, iceberg=frozenset(iceberg_names))
+            candidates += _files(table.io, iceberg_dir, ICEBERG)
         orphans, young = select_orphans(candidates, reachable, cutoff_ns)
         if orphans:
             # a stage or tag made while we read (from a snapshot then expired) protects its files too

@@ -7,6 +7,7 @@ import pyarrow as pa
 
 from lakeformat.commit.lock import LOCK_OPTION_KEYS, lock_from_options
 from lakeformat.errors import AlreadyExistsError, LakeformatError, NotFoundError
+from lakeformat.format.iceberg.schema import check_table
 from lakeformat.format.names import split_identifier, validate_name
 from lakeformat.format.options import validate
 from lakeformat.format.schema import new_schema
@@ -90,6 +91,7 @@ class Catalog:
             raise NotFoundError(f"database {db!r} does not exist; create it first")
         opts = validate(dict(options or {}))
         ts = new_schema(schema, partition_keys, primary_keys, opts, comment)
+        check_table(ts)
         path = self.table_path(identifier)
         if not SchemaManager(self.io, path).create(ts):
             if ignore_if_exists:

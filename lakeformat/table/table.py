@@ -16,6 +16,7 @@ from lakeformat.format import options as O
 from lakeformat.format import predicate as P
 from lakeformat.format import types as T
 from lakeformat.format.binary_row import deserialize_row
+from lakeformat.format.iceberg.schema import check_table
 from lakeformat.format.manifest import ManifestEntry
 from lakeformat.format.options import Options, target_file_size, validate
 from lakeformat.format.partition import partition_path
@@ -28,6 +29,7 @@ from lakeformat.io.snapshots import SnapshotManager
 from lakeformat.maintenance.compaction import compact_table
 from lakeformat.maintenance.consumer import ConsumerManager
 from lakeformat.maintenance.expire import expire_snapshots
+from lakeformat.maintenance.iceberg import iceberg_sync, publish_after_change
 from lakeformat.maintenance.orphans import remove_orphan_files
 from lakeformat.maintenance.partition_expire import expire_partitions
 from lakeformat.maintenance.rollback import rollback_to
@@ -102,6 +104,7 @@ class Table:
         """Apply schema changes as a new ``schema-N``; fails if another alter got there first."""
         new = apply_changes(self.schema, changes)
         validate(new.options)
+        check_table(new)
         if not self.schema_manager.create(new):
             raise LakeformatError(f"schema {new.id} of {self.name} was created concurrently; reload and retry")
         self.schema = new
@@ -154,13 +157,22 @@ class Table:
 
     def expire_snapshots(self, **kwargs):
         """Expire old snapshots and the files only they use: retain_min, retain_max, older_than,
-        max_deletes (defaults from the table's options), dry_run, progress; see lakeformat/maintenance/expire.py."""
-        return expire_snapshots(self, **kwargs)
+        max_deletes (defaults from the table's options), dry_run, progress; see lakeformat/maintenance/expire.py.
+        Published Iceberg snapshots expire with their Paimon snapshots."""
+        result = expire_snapshots(self, **kwargs)
+        if result.begin is not None and not result.dry_run:
+            publish_after_change(self)
+        return result
 
     def expire_partitions(self, **kwargs) -> list[dict]:
         """Drop partitions older than ``partition.expiration-time`` in one commit: expiration_time,
         now, dry_run, progress; returns their values. See lakeformat/maintenance/partition_expire.py."""
         return expire_partitions(self, **kwargs)
+
+    def iceberg_sync(self, rebuild: bool = False):
+        """Publish (repair, or with ``rebuild`` rewrite) the table's Iceberg metadata up to its
+        latest snapshot; see lakeformat/maintenance/iceberg.py."""
+        return iceberg_sync(self, rebuild)
 
     def remove_orphan_files(self, **kwargs):
         """Delete files nothing reaches that are older than ``older_than`` (default 1 day):
@@ -183,8 +195,12 @@ class Table:
         return self.tags.delete(name, dry_run)
 
     def rollback_to(self, snapshot_or_tag: Union[int, str], progress=None, dry_run: bool = False):
-        """Make a snapshot (id) or tag (name) the latest again; see lakeformat/maintenance/rollback.py."""
-        return rollback_to(self, snapshot_or_tag, progress, dry_run)
+        """Make a snapshot (id) or tag (name) the latest again; see lakeformat/maintenance/rollback.py.
+        Published Iceberg metadata is rebuilt to match."""
+        result = rollback_to(self, snapshot_or_tag, progress, dry_run)
+        if not dry_run:
+            publish_after_change(self)
+        return result
 
     def live_entries(self, snapshot: Snapshot, partitions: Optional[set[bytes]] = None) -> list[ManifestEntry]:
         """Live files of a snapshot; with ``partitions``, only manifests that may hold those

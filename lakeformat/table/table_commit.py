@@ -2,7 +2,8 @@
 the table's options ask for (Paimon's ``TableCommitImpl`` above ``FileStoreCommit``).
 
 The steps are snapshot expiration and partition expiration, both skipped on ``write-only`` tables
-(a dedicated job runs them). A failed step is logged and never raised: the commit has happened
+(a dedicated job runs them), then, with ``metadata.iceberg.storage``, publishing the Iceberg
+metadata of the latest snapshot (last, so that it sees what the expirations did). A failed step is logged and never raised: the commit has happened
 and must be reported as such; the next commit tries again. What the steps did stays on the
 commit object for callers that report it.
 """
@@ -14,6 +15,7 @@ from lakeformat.commit.commit import BATCH_IDENTIFIER, FileStoreCommit, Overwrit
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.maintenance.expire import ExpireResult, expire_after_commit
+from lakeformat.maintenance.iceberg import PublishResult, publish_after_change
 from lakeformat.maintenance.partition_expire import maybe_expire_partitions
 
 
@@ -25,13 +27,15 @@ class TableCommit(FileStoreCommit):
         super().__init__(table, commit_user)
         self.expired: Optional[ExpireResult] = None          # of the last commit's snapshot expiration
         self.expired_partitions: Optional[list[dict]] = None  # of its partition expiration
+        self.iceberg: Optional[PublishResult] = None          # of its Iceberg publish
 
     def commit(self, messages: Sequence[CommitMessage], identifier: int = BATCH_IDENTIFIER,
                overwrite: Optional[Overwrite] = None) -> Optional[Snapshot]:
         made_before = self.snapshots_made
         snapshot = super().commit(messages, identifier, overwrite)
-        self.expired = self.expired_partitions = None
+        self.expired = self.expired_partitions = self.iceberg = None
         if self.snapshots_made > made_before:
             self.expired = expire_after_commit(self.table, snapshot.id if snapshot is not None else None)
             self.expired_partitions = maybe_expire_partitions(self.table)
+            self.iceberg = publish_after_change(self.table)
         return snapshot
