@@ -121,6 +121,10 @@ class FileIO:
                 os.unlink(tmp)
         return self._s3_put_if_absent(p, data)
 
+    def move(self, src: str, dst: str) -> None:
+        """Rename ``src`` to ``dst`` (atomic on local disks; a copy and a delete on object stores)."""
+        self.fs.move(self._p(src), self._p(dst))
+
     def delete(self, path: str) -> None:
         try:
             self.fs.delete_file(self._p(path))

@@ -20,6 +20,7 @@ from pyspark.sql.types import IntegerType
 from lakeformat.errors import DataError, LakeformatError
 from lakeformat.format import types as T
 from lakeformat.format.bucket import bucket_ids
+from lakeformat.spark.native_write import native_write_refusal, write_native
 from lakeformat.spark.options import parse
 from lakeformat.spark.source import register
 from lakeformat.spark.types import _timestamp_to_table, spark_type
@@ -102,13 +103,17 @@ def prepare(df, table: str, *, warehouse: Optional[str] = None, **catalog_option
 
 def write(df, table: str, *, warehouse: Optional[str] = None, mode: str = "append",
           overwrite_partition: Optional[Mapping[str, str]] = None, options: Optional[Mapping[str, str]] = None,
-          **catalog_options: str) -> None:
+          native: bool = True, **catalog_options: str) -> None:
     """Write ``df`` into ``table`` (``"db.name"`` with ``warehouse``, or the table's path).
 
     ``mode``: "append", or "overwrite" to replace the partitions the data holds (the whole table
     if it has no partitions); ``overwrite_partition={"dt": "2024-06-01"}`` replaces that partition
     instead. ``options``: more data source options (``commit-user``, ``commit-identifier``,
     ``stage-id``, table options for this write). ``catalog_options``: ``s3.*``, ``lock.*``.
+
+    Bucket-unaware append tables are written by Spark's own Parquet writer and committed by the
+    driver (:mod:`lakeformat.spark.native_write`); ``native=False`` writes them through the
+    Python data source instead, as every other table kind is.
     """
     if mode not in ("append", "overwrite"):
         raise LakeformatError(f"mode must be 'append' or 'overwrite', not {mode!r}")
@@ -117,10 +122,14 @@ def write(df, table: str, *, warehouse: Optional[str] = None, mode: str = "appen
         opts["overwrite-partition"] = ",".join(f"{k}={v}" for k, v in overwrite_partition.items())
         if mode != "overwrite":
             raise LakeformatError("overwrite_partition needs mode='overwrite'")
-    t = parse(opts).table.open()
+    parsed = parse(opts)
+    t = parsed.table.open()
     if overwrite_partition is not None:
         t.partition_matcher(dict(overwrite_partition))   # unknown keys fail before any work
     shaped = shape(df, t)
+    if native and native_write_refusal(t) is None:
+        write_native(shaped, t, parsed, mode == "overwrite")
+        return
     register(df.sparkSession)
     # static overwrite: the rows go in as an append-shaped write, the option names the partition
     shaped.write.format("lakeformat").options(**opts).mode(mode).save()
