@@ -26,7 +26,7 @@ from typing import Iterable, Optional, Sequence
 
 from lakeformat.commit.conflict import find_conflicts, needs_check
 from lakeformat.commit.manifest_merge import merge_manifests
-from lakeformat.errors import CommitConflictError, CommitError, CorruptFileError
+from lakeformat.errors import CommitConflictError, CommitError, CorruptFileError, DataError
 from lakeformat.format import options as O
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.manifest import ADD, DELETE, ManifestEntry, ManifestFileMeta
@@ -148,6 +148,8 @@ class FileStoreCommit:
         COMPACT snapshot for the compact increment. Returns the last snapshot made, the one
         already made for this identifier, or None for an ignored empty commit."""
         self._check_messages(messages)
+        if overwrite is not None and overwrite.static:
+            self._check_static_overwrite(messages, overwrite.static)
         if identifier != BATCH_IDENTIFIER:
             done = self._committed({identifier})
             if done:
@@ -167,6 +169,18 @@ class FileStoreCommit:
             made = self._commit_with_retry(compact, COMPACT, identifier, None, messages,
                                            changelog_entries(messages, True))
         return made
+
+    def _check_static_overwrite(self, messages: Sequence[CommitMessage], static: dict) -> None:
+        """A static overwrite replaces the named partition with rows of that partition only: a
+        row of another partition would silently land outside what the caller meant to replace."""
+        matches = self.table.partition_matcher(static)
+        for m in messages:
+            if (m.new_files or m.changelog_files) and not matches(m.partition):
+                values = dict(zip(self.table.partition_keys, self.table.partition_values(m.partition)))
+                raise DataError(f"overwrite of partition {static} of {self.table.name}: the data holds rows of "
+                                f"partition {values}, which is not the partition being overwritten. Nothing "
+                                "was written; filter the rows, or use overwrite=True to replace the "
+                                "partitions the data holds")
 
     def _check_messages(self, messages: Sequence[CommitMessage]) -> None:
         part_types = [f.type for f in self.table.schema.partition_fields]

@@ -45,12 +45,16 @@ def validate_ref_name(name: str, what: str, allow_numeric: bool = True) -> str:
     return name
 
 
-_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_\-]{0,254}$")
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_\-]*$")
 
 
 def validate_name(name: str, what: str) -> str:
     """Names become directory names: only letters, digits, '_' and '-' (no '/', '..', dots,
-    spaces or control characters, so no name can escape its parent directory)."""
+    spaces or control characters, so no name can escape its parent directory), at most 200
+    characters (a directory name is at most 255 bytes, and ``<db>.db`` adds a suffix)."""
+    if isinstance(name, str) and len(name) > MAX_NAME_LENGTH:
+        raise InvalidNameError(f"invalid {what} name {name[:40]!r}...: {len(name)} characters, "
+                               f"longer than {MAX_NAME_LENGTH}")
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise InvalidNameError(f"invalid {what} name {name!r}: use letters, digits, '_' and '-' "
                                "(not empty, no '/', '.', '..' or spaces)")

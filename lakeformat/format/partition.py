@@ -23,6 +23,7 @@ from lakeformat.format.binary_row import deserialize_row, timestamp_to_nanos
 from lakeformat.format.types import DataField, DataType
 
 _EPOCH_DATE = dt.date(1970, 1, 1)
+MAX_SEGMENT_BYTES = 255   # a directory name
 # Hive/Paimon escape these in a path segment (PartitionPathUtils.CHAR_TO_ESCAPE).
 _ESCAPED = frozenset("\"#%'*/:=?\\{}[]^\x7f") | frozenset(chr(c) for c in range(1, 32))
 
@@ -39,7 +40,14 @@ def partition_path(values: Sequence[Any], fields: Sequence[DataField], default_n
         text = partition_text(value, field.type, legacy)
         if text is None or not text.strip():
             text = default_name
-        parts.append(f"{escape_path_name(field.name)}={escape_path_name(text)}")
+        segment = f"{escape_path_name(field.name)}={escape_path_name(text)}"
+        if "\0" in segment or len(segment.encode("utf-8", "surrogatepass")) > MAX_SEGMENT_BYTES:
+            shown = text if len(text) <= 40 else text[:40] + "..."
+            raise DataError(f"partition value {shown!r} of column {field.name!r} cannot be a directory name: "
+                            + ("it contains a NUL character" if "\0" in segment else
+                               f"'{field.name}=<value>' is {len(segment.encode('utf-8', 'surrogatepass'))} bytes "
+                               f"escaped, more than the {MAX_SEGMENT_BYTES} a file system allows"))
+        parts.append(segment)
     return "/".join(parts)
 
 

@@ -247,8 +247,30 @@ def apply_changes(schema: TableSchema, changes: Iterable) -> TableSchema:
             options.pop(c.key, None)
         else:
             raise SchemaError(f"unknown schema change {c!r}")
+    check_layout_change(schema.options, options)
     return TableSchema(schema.id + 1, tuple(fields), highest, tuple(partition_keys), tuple(primary_keys),
                        options, schema.comment, int(time.time() * 1000))
+
+
+def check_layout_change(old: Mapping[str, str], new: Mapping[str, str]) -> None:
+    """Which bucket a row lives in must not change under existing files, as in Paimon:
+    'bucket-key' cannot change, and 'bucket' cannot move between -1 (dynamic or unaware) and a
+    fixed count. A fixed count may change; writers then refuse to add to partitions written with
+    the old count until an overwrite rewrites them (see TableWrite)."""
+    if _bucket_keys(old) != _bucket_keys(new):
+        raise SchemaError(f"cannot change 'bucket-key' from {old.get('bucket-key')!r} to {new.get('bucket-key')!r}: "
+                          "rows already written were placed by the old key; create a new table and copy the rows")
+    try:
+        was, now = int(old.get("bucket", "-1")), int(new.get("bucket", "-1"))
+    except ValueError:
+        return   # option validation names the bad value
+    if (was == -1) != (now == -1):
+        raise SchemaError(f"cannot change 'bucket' from {was} to {now}: a table cannot move between "
+                          "bucket -1 (dynamic or unaware) and a fixed number of buckets")
+
+
+def _bucket_keys(options: Mapping[str, str]) -> list[str]:
+    return [k.strip() for k in options.get("bucket-key", "").split(",") if k.strip()]
 
 
 # ---------------------------------------------------------------- storage

@@ -104,7 +104,8 @@ def _truncate_max(v):
         head = v[:STATS_TRUNCATE]
         for i in range(len(head) - 1, -1, -1):
             if ord(head[i]) < 0x10FFFF:
-                return head[:i] + chr(ord(head[i]) + 1)
+                nxt = ord(head[i]) + 1
+                return head[:i] + chr(0xE000 if 0xD800 <= nxt <= 0xDFFF else nxt)   # never a lone surrogate
         return None
     head = v[:STATS_TRUNCATE]
     for i in range(len(head) - 1, -1, -1):

@@ -40,6 +40,7 @@ from lakeformat.read.split_read import SplitRead
 from lakeformat.table.stream import TableStream, read_incremental
 from lakeformat.table.system_tables import system_table
 from lakeformat.table.table_commit import TableCommit
+from lakeformat.write.conform import as_arrow
 from lakeformat.write.table_write import Data, TableWrite
 
 
@@ -404,6 +405,7 @@ ROW_KIND = "_row_kind"   # the change's kind in a changelog read
 def _delete_rows(keys: Data, schema: TableSchema) -> pa.Table:
     """Full rows for a delete: the key columns as given, every other column null (or a zero
     value where the column is NOT NULL: the values of a deleted row are never read)."""
+    keys = as_arrow(keys)
     table = keys.read_all() if isinstance(keys, pa.RecordBatchReader) else (
         pa.Table.from_batches([keys]) if isinstance(keys, pa.RecordBatch) else keys)
     missing = [k for k in schema.primary_keys if k not in table.column_names]

@@ -2,7 +2,7 @@
 types, or a ``DataError`` naming the offending column. Nothing is written before this passes."""
 from __future__ import annotations
 
-from typing import Union
+from typing import Any, Union
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -39,6 +39,27 @@ def _nested_castable(src: pa.DataType, dst: T.DataType) -> bool:
         return names == dst.names and all(
             _compatible(src.field(i).type, f.type) for i, f in enumerate(dst.fields))
     return False
+
+
+def as_arrow(data: Any) -> Union[pa.Table, pa.RecordBatch, pa.RecordBatchReader]:
+    """What a writer accepts, as Arrow: a Table, RecordBatch or RecordBatchReader as is; a pandas
+    DataFrame (its index dropped), a dict of columns, a list of row dicts or any object exporting
+    an Arrow stream converted. Anything else is a DataError naming its type."""
+    if isinstance(data, (pa.Table, pa.RecordBatch, pa.RecordBatchReader)):
+        return data
+    try:
+        if type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "columns"):
+            return pa.Table.from_pandas(data, preserve_index=False)
+        if isinstance(data, dict):
+            return pa.table(data)
+        if isinstance(data, list) and all(isinstance(r, dict) for r in data):
+            return pa.Table.from_pylist(data)
+        if hasattr(data, "__arrow_c_stream__"):
+            return pa.table(data)
+    except (pa.ArrowException, TypeError, ValueError) as e:
+        raise DataError(f"cannot convert the {type(data).__name__} to Arrow columns: {e}") from None
+    raise DataError(f"cannot write a {type(data).__module__}.{type(data).__name__}: give a pyarrow Table, "
+                    "RecordBatch or RecordBatchReader, a pandas DataFrame, a dict of columns or a list of row dicts")
 
 
 def conform(data: Union[pa.Table, pa.RecordBatch], schema: TableSchema) -> pa.Table:

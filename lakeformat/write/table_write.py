@@ -13,6 +13,7 @@ from typing import Any, Optional, Union
 import numpy as np
 import pyarrow as pa
 
+from lakeformat.errors import DataError
 from lakeformat.format import options as O
 from lakeformat.format.binary_row import serialize_row
 from lakeformat.format.commit_message import CommitMessage
@@ -21,7 +22,7 @@ from lakeformat.format.schema import TableSchema
 from lakeformat.io.data_file import RollingFileWriter
 from lakeformat.mergetree.writer import MergeTreeWriter
 from lakeformat.write.append_compact import AppendBucketWriter
-from lakeformat.write.conform import conform
+from lakeformat.write.conform import as_arrow, conform
 from lakeformat.write.routing import group_rows
 
 Data = Union[pa.Table, pa.RecordBatch, pa.RecordBatchReader]
@@ -64,6 +65,7 @@ class TableWrite:
         """Route and write rows. Different (partition, bucket) writers encode their Parquet
         files in parallel threads: Arrow releases the GIL, so this uses every core.
         ``row_kind`` (primary-key tables) forces one kind on every row, e.g. -D for deletes."""
+        data = as_arrow(data)
         batches = data if isinstance(data, pa.RecordBatchReader) else [data]
         for batch in batches:
             table = conform(batch, self.schema)
@@ -117,7 +119,14 @@ class TableWrite:
             latest = self.table.latest_snapshot()
             entries = self.table.live_entries(latest, {partition}) if latest else []
             by_bucket: dict[int, list[DataFileMeta]] = {}
+            total = self.schema.num_buckets
             for e in entries:
+                if total > 0 and e.total_buckets != total:
+                    raise DataError(
+                        f"partition {dict(zip(self.schema.partition_keys, self.table.partition_values(partition)))} "
+                        f"of {self.table.name} holds files written with {e.total_buckets} buckets, but 'bucket' is "
+                        f"now {total}: new rows would land in other buckets than the rows already there. "
+                        "Rewrite the partition with an overwrite first (which places every row by the new count)")
                 by_bucket.setdefault(e.bucket, []).append(e.file)
             self._restored[partition] = by_bucket
         return self._restored[partition].get(bucket, [])
