@@ -22,6 +22,24 @@ class OptionError(LakeformatError):
     """An unknown table option or an invalid value for a known one."""
 
 
+class UnsupportedError(LakeformatError):
+    """Something valid in Paimon that lakeformat does not implement: an option value, a data type,
+    a file format. Raised instead of reading or writing as if the feature were absent."""
+
+
+class UnsupportedOptionError(UnsupportedError, OptionError):
+    """A table option set to a value whose feature lakeformat does not implement."""
+
+
+class UnsupportedTypeError(UnsupportedError, SchemaError):
+    """A column of a Paimon data type that lakeformat does not implement (BLOB, VARIANT, ...)."""
+
+
+class UnknownOptionWarning(UserWarning):
+    """An existing table carries option keys that neither Paimon nor lakeformat knows; they are
+    kept and ignored, as Paimon ignores them."""
+
+
 class NotFoundError(LakeformatError):
     """A database, table, snapshot or schema that does not exist."""
 

@@ -91,6 +91,7 @@ class FileStoreCommit:
     """Commits for one ``commit_user``; one instance per committing process or task."""
 
     def __init__(self, table, commit_user: Optional[str] = None):
+        O.check_supported(table.schema.options, O.WRITE, table.name)
         self.table = table
         self.commit_user = commit_user or str(uuid.uuid4())
         o = table.typed_options

@@ -11,10 +11,21 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Mapping, Optional, TypeVar
 
-from lakeformat.errors import OptionError
+from lakeformat.errors import OptionError, UnknownOptionWarning, UnsupportedOptionError
+from lakeformat.format.paimon_options import (
+    FEATURE_PREFIXES,
+    READ,
+    REFUSED,
+    REFUSED_FIELD_SUFFIXES,
+    RW,
+    WRITE,
+    Refusal,
+    harmless,
+)
 
 T = TypeVar("T")
 INT_MAX, LONG_MAX = 2**31 - 1, 2**63 - 1
@@ -172,7 +183,7 @@ _int, _mem, _dur, _bool, _str, _list = parse_int, parse_memory, parse_duration, 
 # layout and data files
 BUCKET = _opt("bucket", -1, parse_bucket, "Buckets per partition; -1: dynamic (primary key) or unaware (append).")
 BUCKET_KEY = _opt("bucket-key", None, _list, "Columns hashed to pick a bucket; default: primary key, else the row.")
-FILE_FORMAT = _opt("file.format", "parquet", supported(_FORMATS, ("parquet",)), "Format of data files.")
+FILE_FORMAT = _opt("file.format", "parquet", enum(*_FORMATS), "Format of data files.")
 FILE_FORMAT_PER_LEVEL = _opt("file.format.per.level", None, parse_level_map, "Format per level: '0:avro,3:parquet'.")
 FILE_COMPRESSION = _opt("file.compression", "zstd", enum("zstd", "snappy", "gzip", "lz4", "lz4_raw", "brotli", "none"),
                         "Compression codec of data files.")
@@ -190,11 +201,11 @@ STATS_DENSE_STORE = _opt("metadata.stats-dense-store", True, _bool, "Manifests s
 PATH = _opt("path", None, _str, "Location of the table (set by the catalog).")
 TYPE = _opt("type", "table", _str, "Kind of table: table, format-table, materialized-table, object-table.")
 BRANCH = _opt("branch", "main", _str, "Branch the table reads and writes.")
-DELETION_VECTORS = _opt("deletion-vectors.enabled", False, _bool, "Deletion vectors (parsed; lakeformat lacks them).")
+DELETION_VECTORS = _opt("deletion-vectors.enabled", False, _bool, "Deletion vectors marking replaced rows.")
 DYNAMIC_BUCKET_TARGET_ROWS = _opt("dynamic-bucket.target-row-num", 2_000_000, parse_long, "Rows per dynamic bucket.")
 DYNAMIC_BUCKET_MAX_BUCKETS = _opt("dynamic-bucket.max-buckets", -1, _int, "Dynamic buckets per partition; -1: any.")
 # manifests and commit
-MANIFEST_FORMAT = _opt("manifest.format", "avro", supported(_FORMATS, ("avro",)), "Format of manifest files.")
+MANIFEST_FORMAT = _opt("manifest.format", "avro", enum(*_FORMATS), "Format of manifest files.")
 MANIFEST_COMPRESSION = _opt("manifest.compression", "zstd", enum("zstd", "deflate", "snappy", "bzip2", "xz", "null",
                                                                  "none"), "Compression of manifest files.")
 MANIFEST_TARGET_FILE_SIZE = _opt("manifest.target-file-size", 8 * MB, _mem, "Target size of manifest files.")
@@ -399,10 +410,48 @@ def _unknown_hint(key: str) -> str:
     return f"{key!r}" + (f" (did you mean {guess!r}?)" if guess else "")
 
 
+def known_to_paimon(key: str) -> bool:
+    """A key of Paimon's that lakeformat implements, ignores harmlessly or refuses by value."""
+    return key in _BY_KEY or bool(FIELD_OPTION.fullmatch(key)) or key in REFUSED or harmless(key)
+
+
+_UNKNOWN_FEATURE = Refusal(lambda v: True, RW, "an option of a Paimon feature that lakeformat does not know")
+
+
+def _refusal(key: str) -> Optional[Refusal]:
+    if key in REFUSED:
+        return REFUSED[key]
+    if m := FIELD_OPTION.fullmatch(key):
+        return REFUSED_FIELD_SUFFIXES.get(m.group(2))
+    if not known_to_paimon(key) and key.startswith(FEATURE_PREFIXES):
+        return _UNKNOWN_FEATURE
+    return None
+
+
+def check_supported(raw: Mapping[str, str], operation: str, what: str = "this table") -> None:
+    """Refuse to ``operation`` ('read' or 'write') a table whose options turn on a feature
+    lakeformat does not implement: the error names each such option, its value and the feature."""
+    assert operation in (READ, WRITE), operation
+    bad = [f"{k}={v!r} ({r.feature})" for k, v in raw.items()
+           if (r := _refusal(k)) is not None and operation in r.scopes and r.applies(v)]
+    if bad:
+        raise UnsupportedOptionError(f"cannot {operation} {what}: lakeformat does not implement "
+                                     f"{'; '.join(bad)}")
+
+
+def warn_unknown(raw: Mapping[str, str], what: str = "this table") -> None:
+    """Warn about keys that neither Paimon nor lakeformat knows (Paimon ignores them too)."""
+    unknown = sorted(k for k in raw if not known_to_paimon(k) and _refusal(k) is None)
+    if unknown:
+        warnings.warn(f"{what} has option(s) that Paimon does not define, ignored: {', '.join(unknown)}",
+                      UnknownOptionWarning, stacklevel=3)
+
+
 def validate(raw: Mapping[str, Any], *, allow_unknown: bool = False) -> dict[str, str]:
-    """Options as Paimon's strings, every known key parsed once; unknown keys are an error unless allowed."""
+    """Options as Paimon's strings, every known key parsed once; unknown keys are an error unless
+    allowed, and so is a value turning on a feature lakeformat does not implement."""
     out = {k: to_option_string(k, v) for k, v in raw.items()}
-    unknown = [k for k in out if k not in _BY_KEY and not FIELD_OPTION.fullmatch(k)]
+    unknown = [k for k in out if not known_to_paimon(k)]
     if unknown and not allow_unknown:
         raise OptionError(f"unknown table option(s): {', '.join(map(_unknown_hint, unknown))}")
     for k, v in out.items():
@@ -419,6 +468,8 @@ def validate(raw: Mapping[str, Any], *, allow_unknown: bool = False) -> dict[str
                           f"{SNAPSHOT_NUM_RETAINED_MAX.key!r} ({hi})")
     check_changelog_retention(opts)
     check_iceberg(opts)
+    for operation in (READ, WRITE):
+        check_supported(out, operation, "a table with these options")
     return out
 
 

@@ -12,7 +12,7 @@ from typing import Any, Optional, Union
 
 import pyarrow as pa
 
-from lakeformat.errors import SchemaError
+from lakeformat.errors import SchemaError, UnsupportedTypeError
 
 MAX_LENGTH = 2147483647
 
@@ -27,6 +27,8 @@ _DEFAULT_PARAMS = {
     "DECIMAL": (10, 0), "CHAR": (1,), "VARCHAR": (1,), "BINARY": (1,), "VARBINARY": (1,),
     "TIME": (0,), "TIMESTAMP": (6,), "TIMESTAMP_LTZ": (6,),
 }
+# Paimon types lakeformat has no Arrow mapping or reader for.
+UNSUPPORTED_TYPES = ("BLOB", "VARIANT", "MULTISET", "VECTOR")
 _ALIASES = {"INTEGER": "INT", "STRING": "VARCHAR", "BYTES": "VARBINARY", "DEC": "DECIMAL",
             "NUMERIC": "DECIMAL", "BOOL": "BOOLEAN"}
 
@@ -83,6 +85,8 @@ def atomic(root: str, *params: int, nullable: bool = True) -> AtomicType:
     if root == "BYTES":
         return AtomicType("VARBINARY", (MAX_LENGTH,), nullable)
     root = _ALIASES.get(root, root)
+    if root in UNSUPPORTED_TYPES:
+        raise UnsupportedTypeError(f"data type {root} is not supported by lakeformat")
     if root not in _PARAMS:
         raise SchemaError(f"unknown data type {root!r}")
     lo, hi = _PARAMS[root]
@@ -133,7 +137,11 @@ def field_to_json(f: DataField) -> dict:
 
 
 def field_from_json(d: dict) -> DataField:
-    return DataField(int(d["id"]), d["name"], type_from_json(d["type"]), d.get("description"))
+    try:
+        t = type_from_json(d["type"])
+    except SchemaError as e:   # name the column: nested fields name their path
+        raise type(e)(f"column {d.get('name')!r}: {e}") from None
+    return DataField(int(d["id"]), d["name"], t, d.get("description"))
 
 
 _ATOMIC_RE = re.compile(
@@ -162,6 +170,8 @@ def type_from_json(v: Any) -> DataType:
             return MapType(type_from_json(v["key"]), type_from_json(v["value"]), nullable)
         if base == "ROW":
             return RowType(tuple(field_from_json(f) for f in v["fields"]), nullable)
+        if base in UNSUPPORTED_TYPES:
+            raise UnsupportedTypeError(f"data type {base} is not supported by lakeformat")
         raise SchemaError(f"unsupported nested data type {v['type']!r}")
     raise SchemaError(f"cannot parse data type {v!r}")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from lakeformat.errors import CorruptFileError, NotFoundError, SchemaError
+from lakeformat.errors import CorruptFileError, NotFoundError, SchemaError, UnsupportedError
 from lakeformat.format.schema import TableSchema
 from lakeformat.io.fileio import FileIO, join
 
@@ -40,6 +40,8 @@ class SchemaManager:
                 raise NotFoundError(f"schema {schema_id} not found at {path}") from None
             try:
                 self._cache[schema_id] = TableSchema.from_json(text.decode())
+            except UnsupportedError as e:   # valid in Paimon, not corrupt: say what is missing
+                raise type(e)(f"{path}: {e}") from None
             except (ValueError, KeyError, TypeError, AttributeError, OverflowError, UnicodeDecodeError, SchemaError) as e:
                 raise CorruptFileError(path, f"cannot parse schema: {e}") from None
         return self._cache[schema_id]

@@ -18,6 +18,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Optional, Sequence
 
+from lakeformat.format import options as O
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.manifest import DataFileMeta
 from lakeformat.format.snapshot import Snapshot
@@ -36,6 +37,7 @@ def compact_table(table, full: bool = False, partitions: Optional[Sequence[dict]
                   threads: int = 2) -> Optional[Snapshot]:
     """Compact the buckets of ``table`` (all, or those of ``partitions`` like ``[{"dt": "x"}]``)
     as one COMPACT snapshot; None when nothing needed compacting."""
+    O.check_supported(table.schema.options, O.WRITE, table.name)
     latest = table.latest_snapshot()
     if latest is None:
         return None

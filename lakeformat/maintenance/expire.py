@@ -429,6 +429,7 @@ def expire_snapshots(table, *, retain_min: Optional[int] = None, retain_max: Opt
     requests at 10 snapshots as at 5,000. It does not look for interrupted runs
     (``EXPIRING-<end>``); any run without ``from_hints`` finishes those.
     """
+    O.check_supported(table.schema.options, O.WRITE, table.name)
     O.check_changelog_retention(table.typed_options)
     cfg = resolve_settings(table, retain_min, retain_max, older_than, max_deletes, now)
     io = table.io

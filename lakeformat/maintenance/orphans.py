@@ -41,6 +41,7 @@ import pyarrow.fs as pafs
 
 from lakeformat.commit.staging import list_staged
 from lakeformat.errors import LakeformatError
+from lakeformat.format import options as O
 from lakeformat.format.partition import escape_path_name
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.fileio import join
@@ -306,6 +307,7 @@ def remove_orphan_files(table, *, older_than: dt.timedelta = dt.timedelta(days=1
     (see the module docstring). ``dry_run`` lists them and deletes nothing."""
     if not isinstance(older_than, dt.timedelta) or older_than < dt.timedelta(0):
         raise LakeformatError(f"older_than must be a non-negative timedelta, not {older_than!r}")
+    O.check_supported(table.schema.options, O.WRITE, table.name)
     cutoff_ns = time.time_ns() - int(older_than.total_seconds() * 1e9)
     seen: set = set()
     try:

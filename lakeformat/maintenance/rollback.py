@@ -22,6 +22,7 @@ from typing import Callable, Mapping, Optional, Sequence, Union
 from urllib.parse import urlparse
 
 from lakeformat.errors import CorruptFileError, LakeformatError, NotFoundError
+from lakeformat.format import options as O
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.fileio import join
 from lakeformat.maintenance.references import (
@@ -138,6 +139,7 @@ def rollback_to(table, target: Union[int, str], progress: Optional[Progress] = N
                 dry_run: bool = False) -> RollbackResult:
     """Make ``target`` (a snapshot id or tag name) the latest snapshot; with ``dry_run`` only
     report what would go."""
+    O.check_supported(table.schema.options, O.WRITE, table.name)
     sm = table.snapshot_manager
     snapshot, tag_name = resolve_target(table, target)
     tags = table.tags.list()

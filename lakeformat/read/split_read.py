@@ -12,6 +12,7 @@ from typing import Iterator, Optional, Sequence
 import pyarrow as pa
 
 from lakeformat.errors import SchemaError
+from lakeformat.format import options as O
 from lakeformat.format import predicate as P
 from lakeformat.format.manifest import DataFileMeta
 from lakeformat.io.data_file import read_columns
@@ -23,6 +24,7 @@ from lakeformat.read.scan import Split
 class SplitRead:
     def __init__(self, table, columns: Optional[Sequence[str]] = None,
                  filter: Optional[P.Predicate] = None, threads: int = 4):
+        O.check_supported(table.schema.options, O.READ, table.name)
         self.table = table
         self.schema = table.schema
         names = self.schema.names

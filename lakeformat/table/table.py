@@ -69,6 +69,7 @@ class Table:
         self.schema = schema or self.schema_manager.latest()
         if self.schema is None:
             raise NotFoundError(f"table {name} has no schema at {path}")
+        O.warn_unknown(self.schema.options, name)
         self._typed_options: tuple[Optional[TableSchema], Optional[Options]] = (None, None)
 
     # -- metadata ----------------------------------------------------------------------
@@ -281,8 +282,9 @@ class Table:
         ``overwrite={}`` replaces the whole table."""
         user = str(uuid.uuid4())
         ow = None
-        if overwrite is True:
-            ow = Overwrite() if self.schema.partition_keys else Overwrite({})
+        if overwrite is True:   # Paimon's dynamic-partition-overwrite=false replaces the whole table
+            dynamic = self.schema.partition_keys and self.typed_options.get(O.DYNAMIC_PARTITION_OVERWRITE)
+            ow = Overwrite() if dynamic else Overwrite({})
         elif isinstance(overwrite, dict):
             ow = Overwrite(overwrite)
             self.partition_matcher(overwrite)  # fail early on unknown keys
@@ -302,7 +304,8 @@ class Table:
         if sum(x is not None for x in (snapshot_id, as_of, tag)) > 1:
             raise LakeformatError("give one of snapshot_id, as_of and tag, not several")
         if snapshot_id is None and as_of is None and tag is None:   # time travel by table options
-            tag, snapshot_id = self.typed_options.get(O.SCAN_TAG_NAME), self.typed_options.get(O.SCAN_SNAPSHOT_ID)
+            o = self.typed_options
+            tag, snapshot_id, as_of = o.get(O.SCAN_TAG_NAME), o.get(O.SCAN_SNAPSHOT_ID), o.get(O.SCAN_TIMESTAMP_MILLIS)
         if tag is not None:
             return self.tags.snapshot_of(tag)
         if snapshot_id is not None:

@@ -52,6 +52,7 @@ class TableWrite:
     """Writes data into new files of one table; ``prepare_commit`` hands over the messages."""
 
     def __init__(self, table, commit_user: Optional[str] = None, ignore_previous_files: bool = False):
+        O.check_supported(table.schema.options, O.WRITE, table.name)
         self.table = table
         self.ignore_previous_files = ignore_previous_files
         self.schema: TableSchema = table.schema
