@@ -72,6 +72,7 @@ def _is_parquet(f: DataFileMeta) -> bool:
 
 def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
     """Which planned files Spark reads natively and which sections lakeformat merges (pure)."""
+    O.check_supported(table.schema.options, O.READ, table.name)
     if table.typed_options.get(O.DELETION_VECTORS):
         units = S.split_units(table, splits)
         return ReadPlan((), tuple(units), "the table has deletion vectors, which the native reader does not apply")
