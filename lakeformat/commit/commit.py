@@ -259,7 +259,7 @@ class FileStoreCommit:
     def _manifest_file(self) -> ManifestFile:
         t, o = self.table, self.table.typed_options
         return ManifestFile(t.io, t.path, [f.type for f in t.schema.partition_fields], t.schema.id,
-                            o.get(O.MANIFEST_COMPRESSION), o.get(O.MANIFEST_TARGET_FILE_SIZE))
+                            o.get(O.MANIFEST_COMPRESSION), o.get(O.MANIFEST_TARGET_FILE_SIZE), o.get(O.MANIFEST_FORMAT))
 
     def _overwrite_entries(self, latest: Optional[Snapshot], ow: Overwrite,
                            messages: Sequence[CommitMessage]) -> list[ManifestEntry]:
@@ -310,7 +310,7 @@ class FileStoreCommit:
                          changelog_metas: Sequence[ManifestFileMeta] = (),
                          changelog_record_count: int = 0) -> Optional[Snapshot]:
         t, o = self.table, self.table.typed_options
-        mlist = ManifestList(t.io, t.path, o.get(O.MANIFEST_COMPRESSION))
+        mlist = ManifestList(t.io, t.path, o.get(O.MANIFEST_COMPRESSION), o.get(O.MANIFEST_FORMAT))
         written: list[str] = []
         try:
             previous: list[ManifestFileMeta] = []

@@ -97,7 +97,7 @@ class DataFileMeta:
     def from_avro(cls, d: dict) -> "DataFileMeta":
         ct = d.get("_CREATION_TIME")
         if isinstance(ct, dt.datetime):
-            ct = int(ct.timestamp() * 1000)
+            ct = int((ct if ct.tzinfo else ct.replace(tzinfo=dt.timezone.utc)).timestamp() * 1000)
         vsc, wc = d.get("_VALUE_STATS_COLS"), d.get("_WRITE_COLS")
         return cls(d["_FILE_NAME"], d["_FILE_SIZE"], d["_ROW_COUNT"], d["_MIN_KEY"], d["_MAX_KEY"],
                    SimpleStats.from_avro(d["_KEY_STATS"]), SimpleStats.from_avro(d["_VALUE_STATS"]),

@@ -47,12 +47,10 @@ def _not(*ok: str) -> Callable[[str], bool]:
 # Refused values. Each line: what the feature is and which operations cannot ignore it.
 REFUSED: dict[str, Refusal] = {
     # formats
-    "file.format": Refusal(_not("parquet"), RW, "data files other than Parquet"),
-    "file.format.per.level": Refusal(_set, W, "a file format per LSM level"),
-    "manifest.format": Refusal(_not("avro"), RW, "manifests other than Avro"),
+    "file.format": Refusal(_not("parquet", "orc", "avro"), RW, "this data file format"),
+    "manifest.format": Refusal(_not("avro", "orc"), RW, "this manifest format"),
     "data-file.thin-mode": Refusal(_true, RW, "key-value files without the duplicated key columns"),
     "data-file.path-directory": Refusal(_set, RW, "data files under a sub-directory of the table"),
-    "changelog-file.format": Refusal(_set, W, "a separate format for changelog files"),
     # table kinds and layouts
     "type": Refusal(_not("table"), RW, "format, materialized and object tables"),
     "branch": Refusal(_not("main"), RW, "branches"),
@@ -111,7 +109,8 @@ _HARMLESS_DOC = {
         "commit.discard-duplicate-files", "commit.strict-mode.last-safe-snapshot", "data-file.external-paths",
         "data-file.external-paths.strategy", "data-file.external-paths.specific-fs",
         "changelog-producer.row-deduplicate-ignore-fields", "dynamic-bucket.initial-buckets",
-        "clustering.columns", "clustering.strategy", "clustering.incremental"),
+        "clustering.columns", "clustering.strategy", "clustering.incremental",
+        "changelog-file.format", "changelog-file.compression", "changelog-file.stats-mode"),
     "streaming and connector settings of Flink or Spark jobs": (
         "continuous.discovery-interval", "consumer.ignore-progress", "consumer.mode", "scan.bounded.watermark",
         "streaming.read.snapshot.delay", "sink.watermark-time-zone", "snapshot.watermark-idle-timeout",

@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from lakeformat.errors import SchemaError
 from lakeformat.format import types as T
+from lakeformat.format.casts import castable
 
 SCHEMA_VERSION = 3
 SYSTEM_FIELD_PREFIXES = ("_KEY_", "_SEQUENCE_NUMBER", "_VALUE_KIND")
@@ -237,9 +238,12 @@ def apply_changes(schema: TableSchema, changes: Iterable) -> TableSchema:
             new = T.with_nullable(T.from_arrow(c.type), old.nullable)
             if c.name in schema.partition_keys:
                 raise SchemaError(f"cannot change the type of partition key {c.name!r}")
-            if not T.can_widen(old, new):
+            if c.name in schema.primary_keys and not T.can_widen(old, new):
+                raise SchemaError(f"cannot change primary key {c.name!r} from {T.type_to_json(old)} to "
+                                  f"{T.type_to_json(new)}: only widening keeps the keys of old files in order")
+            if not castable(old, new):
                 raise SchemaError(f"cannot change {c.name!r} from {T.type_to_json(old)} to "
-                                  f"{T.type_to_json(new)}: only widening changes keep old files readable")
+                                  f"{T.type_to_json(new)}: Paimon has no cast between them")
             fields[i] = replace(fields[i], type=new)
         elif isinstance(c, SetOption):
             options[c.key] = c.value

@@ -1,8 +1,9 @@
-"""Data files: Parquet files of a bucket written with Paimon's field ids and statistics, and read
-back in a table's current schema.
+"""Data files of a bucket (Parquet, ORC or Avro: ``io/file_format.py``) written with Paimon's field
+ids and statistics, and read back in a table's current schema.
 
 Files written under an older schema are mapped by field id: a renamed column is found under its
-old name, a column added later reads as nulls, a widened column is cast.
+old name, a column added later reads as nulls, a column whose type changed is converted by
+Paimon's cast rules (``format/casts.py``).
 """
 from __future__ import annotations
 
@@ -12,15 +13,17 @@ from typing import Iterable, Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from lakeformat.errors import CorruptFileError
 from lakeformat.format import types as T
+from lakeformat.format.casts import cast_column
 from lakeformat.format.binary_row import serialize_row
 from lakeformat.format.manifest import DataFileMeta, SimpleStats
 from lakeformat.format.names import under_root
+from lakeformat.format import options as O
 from lakeformat.format.options import parse_list
 from lakeformat.format.schema import TableSchema
+from lakeformat.io.file_format import FormatWriter, format_of, iter_tables, read_table
 from lakeformat.io.fileio import join
 
 
@@ -52,13 +55,14 @@ def read_columns(table, path: str, f: DataFileMeta, wanted: Sequence[T.DataField
     the file's own ``extra`` columns (the merge tree's sequence number and kind)."""
     path = _located(table, path, f)
     by_id, columns = _file_columns(table, f, wanted, extra)
+    fmt = format_of(f.file_name)
     try:
         with table.io.open_input(path) as src:
-            data = pq.ParquetFile(src).read(columns=columns, use_threads=True)
+            data = read_table(src, fmt, columns)
     except FileNotFoundError:
         raise CorruptFileError(path, "data file is missing") from None
-    except (pa.ArrowInvalid, OSError) as e:
-        raise CorruptFileError(path, f"cannot read data file: {e}") from None
+    except (pa.ArrowInvalid, OSError, ValueError, KeyError, EOFError) as e:
+        raise CorruptFileError(path, f"cannot read {fmt.upper()} data file: {e}") from None
     return _project(data, wanted, by_id, extra)
 
 
@@ -67,14 +71,15 @@ def iter_columns(table, path: str, f: DataFileMeta, wanted: Sequence[T.DataField
     """:func:`read_columns` as a stream of small tables, in file order (bounded memory)."""
     path = _located(table, path, f)
     by_id, columns = _file_columns(table, f, wanted, extra)
+    fmt = format_of(f.file_name)
     try:
         with table.io.open_input(path) as src:
-            for batch in pq.ParquetFile(src).iter_batches(batch_size, columns=columns):
-                yield _project(pa.Table.from_batches([batch]), wanted, by_id, extra)
+            for part in iter_tables(src, fmt, columns, batch_size):
+                yield _project(part, wanted, by_id, extra)
     except FileNotFoundError:
         raise CorruptFileError(path, "data file is missing") from None
-    except (pa.ArrowInvalid, OSError) as e:
-        raise CorruptFileError(path, f"cannot read data file: {e}") from None
+    except (pa.ArrowInvalid, OSError, ValueError, KeyError, EOFError) as e:
+        raise CorruptFileError(path, f"cannot read {fmt.upper()} data file: {e}") from None
 
 
 def _file_columns(table, f: DataFileMeta, wanted: Sequence[T.DataField], extra: Sequence[str]):
@@ -87,8 +92,14 @@ def _project(data: pa.Table, wanted: Sequence[T.DataField], by_id: dict, extra: 
     for w in wanted:
         target = T.to_arrow(w.type)
         if w.id in by_id:
+            old = by_id[w.id].type
             arr = data.column(by_id[w.id].name)
-            arrays.append(arr if arr.type.equals(target) else arr.cast(target))
+            written = T.to_arrow(old)
+            if not arr.type.equals(written):   # the format's own representation (ORC, Avro)
+                arr = arr.cast(written)
+            if T.with_nullable(old, True) != T.with_nullable(w.type, True):
+                arr = cast_column(arr, old, w.type, w.name)
+            arrays.append(arr)
         else:
             arrays.append(pa.nulls(data.num_rows, target))
     arrays += [data.column(x) for x in extra]
@@ -170,6 +181,8 @@ def _pick(a, b, fn):
 class RollingFileWriter:
     """Appends Arrow tables to Parquet files of one bucket, starting a new file at ``target_size``."""
 
+    level = 0   # LSM level of the files written; key-value writers set theirs
+
     def __init__(self, table, bucket_dir: str, schema: TableSchema, seq_start: int = 0, prefix: str = "data-"):
         self.table, self.dir, self.schema = table, bucket_dir, schema
         self.arrow_schema = self._file_schema()
@@ -213,7 +226,7 @@ class RollingFileWriter:
             else:
                 chunk = min(chunk, 16384)   # learn the bytes per row on a first small chunk
             part = data.slice(offset, chunk)
-            self._writer.write_table(part.cast(self.arrow_schema), row_group_size=1 << 20)
+            self._writer.write(part.cast(self.arrow_schema))
             self._observe(part)
             self._rows += part.num_rows
             offset += part.num_rows
@@ -223,15 +236,19 @@ class RollingFileWriter:
             if self._stream.tell() >= target:
                 self._close_file()
 
+    def _format(self) -> str:
+        """``file.format``, or the format ``file.format.per.level`` sets for this writer's level."""
+        opts = self.table.typed_options
+        return (opts.get(O.FILE_FORMAT_PER_LEVEL) or {}).get(self.level, opts.get(O.FILE_FORMAT))
+
     def _open(self) -> None:
-        opts = self.table.options
-        self._name = f"{self._prefix}{self._count}.{opts.get('file.format', 'parquet')}"
+        opts = self.table.typed_options
+        fmt = self._format()
+        self._name = f"{self._prefix}{self._count}.{fmt}"
         self._count += 1
         self._stream = self.table.io.open_output(join(self.dir, self._name))
-        compression = opts.get("file.compression", "zstd")
-        level = int(opts.get("file.compression.zstd-level", "1")) if compression == "zstd" else None
-        self._writer = pq.ParquetWriter(self._stream, self.arrow_schema, compression=compression,
-                                        compression_level=level, write_statistics=False)
+        self._writer = FormatWriter(self._stream, fmt, self.arrow_schema, opts.get(O.FILE_COMPRESSION),
+                                    opts.get(O.FILE_COMPRESSION_ZSTD_LEVEL))
         self._rows = 0
         self._start_file()
 

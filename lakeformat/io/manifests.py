@@ -1,5 +1,6 @@
 """Manifests and manifest lists of one table on storage (``manifest/``): written in chunks of the
-target size, read whole or only the partitions a scan asks for."""
+target size, read whole or only the partitions a scan asks for. Avro (Paimon's default) or ORC
+(``manifest.format = orc``, ``io/manifest_orc.py``); a file is read by the form its bytes have."""
 from __future__ import annotations
 
 import io
@@ -26,6 +27,7 @@ from lakeformat.format.manifest import (
 from lakeformat.format.partition import PartitionFilter, sort_key, sortable
 from lakeformat.format.types import DataType
 from lakeformat.io.fileio import FileIO, join
+from lakeformat.io.manifest_orc import is_orc, read_orc, write_orc
 
 
 def _read_bytes(fio: FileIO, path: str) -> bytes:
@@ -35,12 +37,13 @@ def _read_bytes(fio: FileIO, path: str) -> bytes:
         raise CorruptFileError(path, "metadata file is missing") from None
 
 
-def _read_avro(fio: FileIO, path: str) -> list[dict]:
+def _read_records(fio: FileIO, path: str) -> list[dict]:
     data = _read_bytes(fio, path)
+    orc = is_orc(data)
     try:
-        return list(fastavro.reader(io.BytesIO(data)))
-    except Exception as e:  # fastavro raises many kinds on garbage input
-        raise CorruptFileError(path, f"cannot read Avro: {e}") from None
+        return read_orc(data) if orc else list(fastavro.reader(io.BytesIO(data)))
+    except Exception as e:  # fastavro and the ORC reader raise many kinds on garbage input
+        raise CorruptFileError(path, f"cannot read {'ORC' if orc else 'Avro'}: {e}") from None
 
 
 def _decode(path: str, from_avro, records) -> list:
@@ -55,8 +58,8 @@ class ManifestFile:
     """Writes and reads the manifests of one table."""
 
     def __init__(self, fio: FileIO, table_path: str, partition_types: Sequence[DataType],
-                 schema_id: int, compression: str = "zstd", target_size: int = 8 << 20):
-        self.io, self.dir = fio, join(table_path, "manifest")
+                 schema_id: int, compression: str = "zstd", target_size: int = 8 << 20, fmt: str = "avro"):
+        self.io, self.dir, self.orc = fio, join(table_path, "manifest"), fmt == "orc"
         self.partition_types = list(partition_types)
         self.schema_id, self.codec, self.target_size = schema_id, _avro_codec(compression), target_size
 
@@ -68,8 +71,10 @@ class ManifestFile:
         little as the manifest's layout allows)."""
         path = self.path(name)
         if partitions is None:
-            return _decode(path, ManifestEntry.from_avro, _read_avro(self.io, path))
+            return _decode(path, ManifestEntry.from_avro, _read_records(self.io, path))
         data = _read_bytes(self.io, path)
+        if is_orc(data):
+            return [e for e in self.read(name) if partitions.matches(e.partition)]
         try:
             records = _filtered_records(data, partitions)
         except Exception as e:  # fastavro raises many kinds on garbage input
@@ -88,17 +93,23 @@ class ManifestFile:
             entries = sorted(entries, key=lambda e: keys[e.partition])
         records = [e.to_avro() for e in entries]
         probe = records[: min(len(records), 1000)]
-        per_record = max(1, len(_write_avro(MANIFEST_ENTRY_SCHEMA, probe, self.codec)) // len(probe))
+        per_record = max(1, len(self._encode(probe, [e.partition for e in entries[:len(probe)]], False)) // len(probe))
         chunk = max(1, self.target_size // per_record)
         for n, start in enumerate(range(0, len(records), chunk)):
             part = entries[start:start + chunk]
             chunk_records = records[start:start + chunk]
-            data = (_write_sorted_avro(MANIFEST_ENTRY_SCHEMA, chunk_records, [e.partition for e in part], self.codec)
-                    if ordered else _write_avro(MANIFEST_ENTRY_SCHEMA, chunk_records, self.codec))
+            data = self._encode(chunk_records, [e.partition for e in part], ordered)
             name = f"{prefix}{n}"
             self.io.write_bytes(self.path(name), data)
             out.append(self._meta(name, len(data), part))
         return out
+
+    def _encode(self, records: list[dict], partitions: list[bytes], ordered: bool) -> bytes:
+        if self.orc:
+            return write_orc(MANIFEST_ENTRY_SCHEMA, records, self.codec)
+        if ordered:
+            return _write_sorted_avro(MANIFEST_ENTRY_SCHEMA, records, partitions, self.codec)
+        return _write_avro(MANIFEST_ENTRY_SCHEMA, records, self.codec)
 
     def _meta(self, name: str, size: int, entries: Sequence[ManifestEntry]) -> ManifestFileMeta:
         added = sum(1 for e in entries if e.kind == ADD)
@@ -124,15 +135,18 @@ class ManifestFile:
 class ManifestList:
     """Writes and reads manifest lists (``manifest-list-<uuid>-<n>``)."""
 
-    def __init__(self, fio: FileIO, table_path: str, compression: str = "zstd"):
+    def __init__(self, fio: FileIO, table_path: str, compression: str = "zstd", fmt: str = "avro"):
         self.io, self.dir, self.codec = fio, join(table_path, "manifest"), _avro_codec(compression)
+        self.orc = fmt == "orc"
 
     def read(self, name: str) -> list[ManifestFileMeta]:
         path = join(self.dir, name)
-        return _decode(path, ManifestFileMeta.from_avro, _read_avro(self.io, path))
+        return _decode(path, ManifestFileMeta.from_avro, _read_records(self.io, path))
 
     def write(self, metas: Sequence[ManifestFileMeta]) -> tuple[str, int]:
         name = f"manifest-list-{uuid.uuid4()}-0"
-        data = _write_avro(MANIFEST_FILE_META_SCHEMA, [m.to_avro() for m in metas], self.codec)
+        records = [m.to_avro() for m in metas]
+        data = (write_orc(MANIFEST_FILE_META_SCHEMA, records, self.codec) if self.orc
+                else _write_avro(MANIFEST_FILE_META_SCHEMA, records, self.codec))
         self.io.write_bytes(join(self.dir, name), data)
         return name, len(data)

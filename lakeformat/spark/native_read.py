@@ -28,6 +28,7 @@ from pyspark.sql.types import ByteType, StructField, StructType
 from lakeformat.errors import SchemaError
 from lakeformat.format import options as O
 from lakeformat.format import predicate as P
+from lakeformat.format import types as T
 from lakeformat.format.manifest import DataFileMeta
 from lakeformat.io.fileio import join
 from lakeformat.mergetree.kv_file import DELETE, KIND, UPDATE_BEFORE
@@ -70,6 +71,14 @@ def _is_parquet(f: DataFileMeta) -> bool:
     return f.file_name.endswith(".parquet")
 
 
+def _spark_casts_agree(table, schema_id: int) -> bool:
+    """Files of ``schema_id`` need no cast beyond a widening, where Spark's cast and Paimon's agree;
+    other changed types (STRING to BOOLEAN, DOUBLE to INT, ...) go through lakeformat's reader."""
+    old = {f.id: f.type for f in table.schema_manager.get(schema_id).fields}
+    return all(T.can_widen(T.with_nullable(old[f.id], True), T.with_nullable(f.type, True))
+               for f in table.schema.fields if f.id in old)
+
+
 def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
     """Which planned files Spark reads natively and which sections lakeformat merges (pure)."""
     O.check_supported(table.schema.options, O.READ, table.name)
@@ -80,11 +89,12 @@ def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
     merged: list[S.ReadUnit] = []
     pk = bool(table.schema.primary_keys)
     key_of = table.key_decoder() if pk else None
+    agree = functools.lru_cache(maxsize=None)(lambda schema_id: _spark_casts_agree(table, schema_id))
     for s in splits:
         d = table.bucket_dir_of(s.partition_bytes, s.bucket)
         groups = sections(s.files, key_of) if pk else [[f] for f in s.files]
         for files in groups:
-            if _single_run(files) and all(_is_parquet(f) for f in files):
+            if _single_run(files) and all(_is_parquet(f) and agree(f.schema_id) for f in files):
                 for f in files:
                     native.setdefault((f.schema_id, pk), []).append(join(d, f.file_name))
             else:
@@ -157,13 +167,14 @@ def read_table(spark, table: str, *, warehouse: Optional[str] = None, columns: O
     filter language) prunes partitions and files and filters rows; ``columns`` projects.
     ``native=False`` reads everything through lakeformat's own reader (the Python path)."""
     opts = parse(source_options(table, warehouse, options, catalog_options))
-    t = opts.table.open()
+    scan = opts.table.open().scan(filter, columns, snapshot_id, as_of, tag)
+    t = scan.table   # a snapshot travelled to is read with its own schema
     names = list(columns) if columns is not None else list(t.schema.names)
     known = set(t.schema.names)
     unknown = [c for c in (*names, *sorted(P.columns(filter))) if c not in known]
     if unknown:
         raise SchemaError(f"column(s) {unknown} are not in {t.name} (columns: {t.schema.names})")
-    splits = t.scan(filter, names, snapshot_id, as_of, tag).plan()
+    splits = scan.plan()
     plan = plan_read(t, splits)
     why_not = None if native else "native=False"
     why_not = why_not or native_available(spark, t)

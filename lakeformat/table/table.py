@@ -1,6 +1,7 @@
 """A Paimon table: its schema, snapshots, writes, commits and reads, tied together."""
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import uuid
 from dataclasses import dataclass
@@ -314,9 +315,27 @@ class Table:
             return self.snapshot_as_of(as_of)
         return self.latest_snapshot()
 
+    def _time_travel(self, snapshot_id, as_of, tag) -> bool:
+        o = self.typed_options
+        return any(x is not None for x in (snapshot_id, as_of, tag, o.get(O.SCAN_TAG_NAME), o.get(O.SCAN_SNAPSHOT_ID),
+                                           o.get(O.SCAN_TIMESTAMP_MILLIS)))
+
+    def as_of_schema(self, snapshot: Optional[Snapshot]) -> "Table":
+        """This table seen with the schema ``snapshot`` was written with, as Paimon reads a snapshot
+        it travels to (its columns, names, types and options then); self when that is the current one."""
+        if snapshot is None or snapshot.schema_id == self.schema.id:
+            return self
+        view = copy.copy(self)
+        view.schema, view._typed_options = self.schema_manager.get(snapshot.schema_id), (None, None)
+        return view
+
     def scan(self, filter: Optional[P.Predicate] = None, columns: Optional[Sequence[str]] = None,
              snapshot_id: Optional[int] = None, as_of=None, tag: Optional[str] = None) -> TableScan:
-        return TableScan(self, self._snapshot_for(snapshot_id, as_of, tag), filter, columns)
+        """A planned read of the latest snapshot, or of the one ``snapshot_id``, ``as_of`` or ``tag``
+        (or the scan.* options) travel to, which is read with its own schema (``scan.table``)."""
+        snapshot = self._snapshot_for(snapshot_id, as_of, tag)
+        table = self.as_of_schema(snapshot) if self._time_travel(snapshot_id, as_of, tag) else self
+        return TableScan(table, snapshot, filter, columns)
 
     def read_splits(self, splits: Sequence[Split], columns: Optional[Sequence[str]] = None,
                     filter: Optional[P.Predicate] = None) -> pa.Table:
@@ -325,13 +344,13 @@ class Table:
     def read(self, columns: Optional[Sequence[str]] = None, filter: Optional[P.Predicate] = None,
              snapshot_id: Optional[int] = None, as_of=None, tag: Optional[str] = None) -> pa.Table:
         scan = self.scan(filter, columns, snapshot_id, as_of, tag)
-        return self.read_splits(scan.plan(), columns, filter)
+        return scan.table.read_splits(scan.plan(), columns, filter)
 
     def to_batches(self, columns: Optional[Sequence[str]] = None, filter: Optional[P.Predicate] = None,
                    snapshot_id: Optional[int] = None, as_of=None,
                    tag: Optional[str] = None) -> Iterator[pa.RecordBatch]:
         scan = self.scan(filter, columns, snapshot_id, as_of, tag)
-        return SplitRead(self, columns, filter).to_batches(scan.plan())
+        return SplitRead(scan.table, columns, filter).to_batches(scan.plan())
 
     def read_incremental(self, start_snapshot: Optional[int] = None, end_snapshot: Optional[int] = None,
                          columns: Optional[Sequence[str]] = None, filter: Optional[P.Predicate] = None,
@@ -353,6 +372,11 @@ class Table:
 
     def _read_changes(self, start_snapshot: int, end_snapshot: Optional[int], columns, filter) -> pa.Table:
         end = end_snapshot
+        latest = self.snapshot_manager.latest_id()
+        if end is not None and latest is not None and start_snapshot < end < latest:   # ends in the past:
+            view = self.as_of_schema(self.snapshot(end))                              # that snapshot's schema
+            if view is not self:
+                return view._read_changes(start_snapshot, end, columns, filter)
         with_changelog = self._changelog_read()
         if end is None or end <= start_snapshot:
             empty = SplitRead(self, columns, filter).out_schema.empty_table()
