@@ -1,4 +1,5 @@
-"""Reading planned splits into Arrow, in the table's current schema.
+"""Reading planned splits into Arrow, in the schema of the table given: the current one, or a
+snapshot's own when a read travels to it (``Table.as_of_schema``).
 
 Files written under an older schema are mapped by field id: a renamed column is found under its
 old name, a column added later reads as nulls, a widened column is cast. Files are read in
