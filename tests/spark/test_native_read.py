@@ -117,3 +117,17 @@ def test_unknown_column_is_refused(spark, catalog):
     catalog.create_table("db.e", UB_SCHEMA)
     with pytest.raises(lf.SchemaError, match="nope"):
         lfs.read_table(spark, "db.e", warehouse=catalog.warehouse, columns=["nope"])
+
+
+def test_type_changes_beyond_widening_are_left_to_lakeformats_casts(catalog):
+    """Spark's cast of 'nO' to BOOLEAN or of 2.9 to INT is not Paimon's: such files are merged."""
+    schema = pa.schema([("id", pa.int32()), ("flag", pa.string()), ("n", pa.int32())])
+    t = catalog.create_table("db.cast", schema)
+    t.write(pa.table({"id": [1], "flag": ["nO"], "n": [1]}, schema=schema))
+    t.alter(lf.UpdateColumnType("n", pa.int64()))                     # widening: Spark reads it
+    t.write(pa.table({"id": [2], "flag": ["x"], "n": [2]}, schema=t.arrow_schema()))
+    plan = plan_read(t, t.scan().plan())
+    assert plan.native_files == 2 and not plan.merged
+    t.alter(lf.UpdateColumnType("flag", pa.bool_()))
+    plan = plan_read(t, t.scan().plan())
+    assert plan.native_files == 0 and len(plan.merged) == 2
