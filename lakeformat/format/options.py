@@ -480,6 +480,10 @@ def check_iceberg(opts: Options) -> None:
         raise OptionError(f"option {ICEBERG_STORAGE.key!r} ({opts.get(ICEBERG_STORAGE)}) with "
                           f"{DELETION_VECTORS.key!r} = true is not supported: lakeformat does not publish deletion "
                           "vectors to Iceberg, whose readers would return deleted rows; disable one of them")
+    formats = {opts.get(FILE_FORMAT), *(opts.get(FILE_FORMAT_PER_LEVEL) or {}).values()}
+    if opts.get(ICEBERG_STORAGE) != "disabled" and formats != {"parquet"}:
+        raise OptionError(f"option {ICEBERG_STORAGE.key!r} needs Parquet data files: lakeformat's ORC and Avro "
+                          f"files carry no Iceberg field ids (file formats set: {', '.join(sorted(formats))})")
 
 
 def check_changelog_retention(opts: Options) -> None:

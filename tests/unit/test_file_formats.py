@@ -174,3 +174,8 @@ def test_java_avro_timestamps_of_every_precision(tmp_path):
     columns = [got.column(c).cast(pa.timestamp("ns", got.schema.field(c).type.tz)).cast(pa.int64()).to_pylist()
                for c in got.column_names]
     assert sorted(zip(*columns), key=repr) == expected
+
+
+def test_iceberg_metadata_needs_parquet_files(catalog):
+    with pytest.raises(lf.OptionError, match="needs Parquet data files"):
+        catalog.create_table("db.t", SCHEMA, options={"file.format": "orc", "metadata.iceberg.storage": "table-location"})
