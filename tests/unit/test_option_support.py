@@ -80,8 +80,8 @@ def test_every_paimon_core_option_is_classified():
 
 
 @pytest.mark.parametrize("options, named", [
-    ({"deletion-vectors.enabled": "true"}, "deletion-vectors.enabled='true' (deletion vectors)"),
-    ({"changelog-producer": "lookup"}, "changelog-producer='lookup'"),
+    ({"data-file.thin-mode": "true"}, "data-file.thin-mode='true' (key-value files without"),
+    ({"changelog-producer.row-deduplicate": "true"}, "changelog-producer.row-deduplicate='true'"),
     ({"type": "format-table"}, "type='format-table'"),
     ({"record-level.expire-time": "1 d", "record-level.time-field": "ts"}, "record-level.expire-time='1 d'"),
     ({"fields.price.default-value": "0"}, "fields.price.default-value='0' (column default values)"),
@@ -98,7 +98,7 @@ def test_create_refuses_unimplemented_features(catalog, options, named):
 def test_harmless_options_are_accepted(catalog):
     opts = {"commit.force-compact": "true", "sink.parallelism": "4", "lookup.cache-max-memory-size": "64 mb",
             "file-index.bloom-filter.columns": "user_id", "deletion-vector.index-file.target-size": "2 mb",
-            "deletion-vectors.enabled": "false", "changelog-producer": "input", "tag.automatic-creation": "none"}
+            "changelog-producer": "input", "tag.automatic-creation": "none"}
     t = catalog.create_table("db.t", EVENTS, primary_keys=["user_id", "dt"], partition_keys=["dt"], options=opts)
     t.write(events(3))
     assert t.read().num_rows == 3
@@ -125,7 +125,7 @@ def test_existing_table_with_refused_option_opens_but_neither_reads_nor_writes(c
     t = catalog.create_table("db.t", EVENTS, primary_keys=["user_id", "dt"], partition_keys=["dt"],
                              options={"bucket": "2"})
     t.write(events(10))
-    _set_options(t, **{"deletion-vectors.enabled": "true", "commit.force-compact": "true"})
+    _set_options(t, **{"data-file.thin-mode": "true", "commit.force-compact": "true"})
     before = _tree(t.path)
     t = catalog.get_table("db.t")            # opening is fine: metadata and system tables stay available
     assert t.system_table("snapshots").num_rows == 1
@@ -133,7 +133,7 @@ def test_existing_table_with_refused_option_opens_but_neither_reads_nor_writes(c
                    lambda: t.write(events(2)), lambda: t.delete(pa.table({"user_id": [1], "dt": ["2024-01-01"]})),
                    lambda: t.compact(full=True), t.expire_snapshots, lambda: t.rollback_to(1),
                    t.remove_orphan_files):
-        with pytest.raises(UnsupportedOptionError, match=r"db\.t.*deletion-vectors\.enabled='true'"):
+        with pytest.raises(UnsupportedOptionError, match=r"db\.t.*data-file\.thin-mode='true'"):
             action()
     assert _tree(t.path) == before
 
