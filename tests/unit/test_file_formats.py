@@ -13,7 +13,6 @@ import lakeformat as lf
 from lakeformat.errors import CorruptFileError, UnsupportedError
 from lakeformat.format.binary_row import deserialize_row
 from lakeformat.format import types as T
-from tests.interop.helpers import Oracle, check_readers
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "paimon-java")
 
@@ -111,17 +110,6 @@ def test_errors_name_the_format(catalog):
     from lakeformat.io.file_format import format_of
     with pytest.raises(UnsupportedError, match="format 'csv' is not supported"):
         format_of(os.path.basename(path[:-4] + ".csv"))
-
-
-@pytest.mark.parametrize("fmt", ["orc", "avro"])
-def test_oracles_read_our_orc_and_avro_data_files(catalog, tmp_path, fmt):
-    t = catalog.create_table("db.t", SCHEMA.remove(SCHEMA.get_field_index("ltz")), partition_keys=["dt"],
-                             options={"file.format": fmt})
-    rows = data(50).drop_columns(["ltz"])
-    t.write(rows)
-    oracle = Oracle(tmp_path / "oracle")
-    i = oracle.read(catalog.warehouse, "db.t", readers=["pypaimon"])
-    check_readers(oracle.run(), i, rows, "id", readers=["pypaimon"])
 
 
 # -- tables written by Paimon Java --------------------------------------------------------------
