@@ -166,4 +166,5 @@ def test_java_avro_timestamps_of_every_precision(tmp_path):
 
 def test_iceberg_metadata_needs_parquet_files(catalog):
     with pytest.raises(lf.OptionError, match="needs Parquet data files"):
-        catalog.create_table("db.t", SCHEMA, options={"file.format": "orc", "metadata.iceberg.storage": "table-location"})
+        catalog.create_table("db.t", pa.schema([("id", pa.int64()), ("s", pa.string())]),
+                             options={"file.format": "orc", "metadata.iceberg.storage": "table-location"})
