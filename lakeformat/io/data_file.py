@@ -23,7 +23,7 @@ from lakeformat.format.names import under_root
 from lakeformat.format import options as O
 from lakeformat.format.options import parse_list
 from lakeformat.format.schema import TableSchema
-from lakeformat.io.file_format import FormatWriter, format_of, iter_tables, read_table
+from lakeformat.io.file_format import FormatWriter, check_writable, format_of, iter_tables, read_table
 from lakeformat.io.fileio import join
 
 
@@ -244,6 +244,7 @@ class RollingFileWriter:
     def _open(self) -> None:
         opts = self.table.typed_options
         fmt = self._format()
+        check_writable(fmt, self.arrow_schema)
         self._name = f"{self._prefix}{self._count}.{fmt}"
         self._count += 1
         self._stream = self.table.io.open_output(join(self.dir, self._name))

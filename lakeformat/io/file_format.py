@@ -16,6 +16,7 @@ import pyarrow.orc as po
 import pyarrow.parquet as pq
 
 from lakeformat.errors import UnsupportedError
+from lakeformat.format.options import FILE_FORMAT, FILE_FORMAT_PER_LEVEL, Options
 
 FORMATS = ("parquet", "orc", "avro")
 
@@ -106,6 +107,22 @@ def _avro_table(src: BinaryIO, columns: Sequence[str]) -> pa.Table:
 _ORC_CODECS = {"zstd": "zstd", "snappy": "snappy", "lz4": "lz4", "lz4_raw": "lz4", "gzip": "zlib",
                "none": "uncompressed"}
 _AVRO_CODECS = {"zstd": "zstandard", "snappy": "snappy", "gzip": "deflate", "none": "null", "lz4": "lz4"}
+
+
+def check_writable(fmt: str, schema: pa.Schema) -> None:
+    """Refuse, before any file exists, columns that lakeformat cannot write in ``fmt`` (Avro: nested
+    and nanosecond types), naming the column."""
+    if fmt == "avro":
+        avro_schema(schema)
+
+
+def check_table_formats(schema) -> None:
+    """:func:`check_writable` for every format a table's options write (``file.format`` and
+    ``file.format.per.level``): a create or alter that could not be written is refused."""
+    opts = Options(schema.options)
+    arrow = schema.arrow_schema()
+    for fmt in {opts.get(FILE_FORMAT), *(opts.get(FILE_FORMAT_PER_LEVEL) or {}).values()}:
+        check_writable(fmt, arrow)
 
 
 class FormatWriter:

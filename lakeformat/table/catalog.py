@@ -11,6 +11,7 @@ from lakeformat.format.iceberg.schema import check_table
 from lakeformat.format.names import split_identifier, validate_name
 from lakeformat.format.options import validate
 from lakeformat.format.schema import new_schema
+from lakeformat.io.file_format import check_table_formats
 from lakeformat.io.fileio import S3_OPTION_KEYS, FileIO, join
 from lakeformat.io.schemas import SchemaManager
 from lakeformat.secrets import mask_options, register_options
@@ -91,6 +92,7 @@ class Catalog:
             raise NotFoundError(f"database {db!r} does not exist; create it first")
         opts = validate(dict(options or {}))
         ts = new_schema(schema, partition_keys, primary_keys, opts, comment)
+        check_table_formats(ts)
         check_table(ts)
         path = self.table_path(identifier)
         if not SchemaManager(self.io, path).create(ts):

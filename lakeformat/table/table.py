@@ -24,6 +24,7 @@ from lakeformat.format.partition import partition_path
 from lakeformat.format.schema import TableSchema, apply_changes
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.data_file import read_columns
+from lakeformat.io.file_format import check_table_formats
 from lakeformat.io.fileio import FileIO, join
 from lakeformat.io.schemas import SchemaManager
 from lakeformat.io.snapshots import SnapshotManager
@@ -108,6 +109,7 @@ class Table:
         new = apply_changes(self.schema, changes)
         validate(new.options)
         check_table(new)
+        check_table_formats(new)
         if not self.schema_manager.create(new):
             raise LakeformatError(f"schema {new.id} of {self.name} was created concurrently; reload and retry")
         self.schema = new

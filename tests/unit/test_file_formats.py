@@ -168,3 +168,25 @@ def test_iceberg_metadata_needs_parquet_files(catalog):
     with pytest.raises(lf.OptionError, match="needs Parquet data files"):
         catalog.create_table("db.t", pa.schema([("id", pa.int64()), ("s", pa.string())]),
                              options={"file.format": "orc", "metadata.iceberg.storage": "table-location"})
+
+
+@pytest.mark.parametrize("column", [pa.field("tags", pa.list_(pa.string())), pa.field("ns", pa.timestamp("ns"))])
+def test_avro_refuses_what_it_cannot_write_before_any_file(catalog, column):
+    schema = pa.schema([("id", pa.int64()), column])
+    with pytest.raises(UnsupportedError, match=f"column '{column.name}'.*Avro"):
+        catalog.create_table("db.t", schema, options={"file.format": "avro"})
+    assert not catalog.table_exists("db.t")
+    t = catalog.create_table("db.t", schema, options={"file.format": "orc"})
+    with pytest.raises(UnsupportedError, match=f"column '{column.name}'"):
+        t.alter(lf.SetOption("file.format.per.level", "0:avro"))
+    assert t.schema.id == 0
+
+
+def test_orc_keeps_times_and_nested_columns(catalog):
+    schema = pa.schema([("id", pa.int32()), ("t", pa.time32("ms")), ("tags", pa.list_(pa.string())),
+                        ("m", pa.map_(pa.string(), pa.int32())), ("r", pa.struct([("x", pa.int32()), ("y", pa.string())]))])
+    t = catalog.create_table("db.t", schema, options={"file.format": "orc"})
+    rows = pa.table({"id": [1, 2], "t": [dt.time(1, 2, 3), None], "tags": [["a"], None], "m": [[("k", 1)], None],
+                     "r": [{"x": 1, "y": "z"}, None]}, schema=schema)
+    t.write(rows)
+    assert sorted(t.read().to_pylist(), key=lambda r: r["id"]) == rows.to_pylist()
