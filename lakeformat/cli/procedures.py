@@ -132,8 +132,9 @@ def cmd_compact(cat, args) -> None:
 def cmd_expire_snapshots(cat, args) -> None:
     t = _table(cat, args)
     with progress_reporter(f"expiring snapshots of {t.name}") as progress:
-        r = t.expire_snapshots(retain_min=args.retain_min, retain_max=args.retain_max, older_than=args.older_than,
-                               max_deletes=args.max_deletes, dry_run=args.dry_run, progress=progress)
+        r = t.expire_backlog(retain_min=args.retain_min, retain_max=args.retain_max, older_than=args.older_than,
+                             step=args.step, max_deletes=args.max_deletes, dry_run=args.dry_run,
+                             progress=progress)
     data = {"table": t.name, "dry_run": r.dry_run, "expired_snapshots": list(r.expired),
             "data_files": r.data_files, "changelog_files": r.changelog_files, "manifests": r.manifests,
             "manifest_lists": r.manifest_lists}
@@ -257,12 +258,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="compact only this partition (repeatable; default: all)")
     p.add_argument("--full", action="store_true", help="full compaction instead of the picker's choice")
 
-    p = verb("expire-snapshots", cmd_expire_snapshots, "expire old snapshots and the files only they use", True)
+    p = verb("expire-snapshots", cmd_expire_snapshots, "expire every old snapshot due, in steps, and the files only "
+             "they use", True)
     p.add_argument("--retain-min", type=positive, help="keep at least this many (snapshot.num-retained.min)")
     p.add_argument("--retain-max", type=positive, help="keep at most this many (snapshot.num-retained.max)")
     p.add_argument("--older-than", type=duration_or_time, metavar="DURATION|TIMESTAMP",
                    help="expire snapshots older than this ('1 h', or '2024-06-01 12:00:00')")
-    p.add_argument("--max-deletes", type=positive, help="expire at most this many (snapshot.expire.limit)")
+    p.add_argument("--step", type=positive, help="snapshots expired per step (default: snapshot.expire.limit); "
+                   "steps repeat until nothing is due")
+    p.add_argument("--max-deletes", type=positive, help="expire at most this many in all (default: the whole backlog)")
 
     p = verb("expire-partitions", cmd_expire_partitions, "drop partitions older than the expiration time", True)
     p.add_argument("--expiration-time", type=duration, metavar="DURATION",

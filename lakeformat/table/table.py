@@ -30,7 +30,7 @@ from lakeformat.io.schemas import SchemaManager
 from lakeformat.io.snapshots import SnapshotManager
 from lakeformat.maintenance.compaction import compact_table
 from lakeformat.maintenance.consumer import ConsumerManager
-from lakeformat.maintenance.expire import expire_snapshots
+from lakeformat.maintenance.expire import expire_backlog, expire_snapshots
 from lakeformat.maintenance.iceberg import iceberg_sync, publish_after_change
 from lakeformat.maintenance.orphans import remove_orphan_files
 from lakeformat.maintenance.partition_expire import expire_partitions
@@ -165,6 +165,15 @@ class Table:
         max_deletes (defaults from the table's options), dry_run, progress; see lakeformat/maintenance/expire.py.
         Published Iceberg snapshots expire with their Paimon snapshots."""
         result = expire_snapshots(self, **kwargs)
+        if result.begin is not None and not result.dry_run:
+            publish_after_change(self)
+        return result
+
+    def expire_backlog(self, **kwargs):
+        """Expire every snapshot that is due, ``step`` (default ``snapshot.expire.limit``) per
+        run until none is left or ``max_deletes`` went: retain_min, retain_max, older_than,
+        dry_run, progress. See lakeformat/maintenance/expire.py."""
+        result = expire_backlog(self, **kwargs)
         if result.begin is not None and not result.dry_run:
             publish_after_change(self)
         return result

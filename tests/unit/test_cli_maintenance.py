@@ -128,6 +128,18 @@ def test_expire_snapshots_dry_run_then_for_real(wh, capsys):
     assert table(wh).read().num_rows == 480
 
 
+def test_expire_snapshots_clears_the_whole_backlog_in_steps(wh, capsys):
+    """Not only snapshot.expire.limit snapshots: the verb repeats steps until nothing is due."""
+    t = table(wh)
+    t.consumers.delete("job-a")
+    for i in range(6):
+        t.write(events(2, "2099-01-01", start=1000 + i))
+    t.alter(lf.SetOption("snapshot.expire.limit", "2"))
+    real = run_json(capsys, wh, "expire-snapshots", "db.t", "--older-than", "0 s", "--retain-min", "2", "--step", "3")
+    assert real["expired_snapshots"] == list(range(1, 11))
+    assert [s.id for s in table(wh).snapshots()] == [11, 12]
+
+
 def test_expire_snapshots_bad_arguments(wh, capsys):
     for args, what in ((["--older-than", "yesterday"], "neither a duration"), (["--retain-min", "0"], "positive")):
         code, _, err = run(capsys, "--warehouse", wh, "expire-snapshots", "db.t", *args)

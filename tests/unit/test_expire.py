@@ -281,6 +281,33 @@ def test_limit_spreads_the_work_over_runs(catalog):
     assert len(t.snapshots()) == 2
 
 
+def test_a_backlog_is_cleared_in_bounded_steps_with_progress(catalog):
+    """expire_backlog repeats runs of ``step`` snapshots until nothing is due; progress counts
+    snapshots against the backlog; the result adds the runs up."""
+    t = build_append(catalog, n=20, **{"snapshot.expire.limit": "3", "write-only": "true"})
+    before = history(t)
+    calls = []
+    r = t.expire_backlog(retain_min=2, older_than=ZERO, progress=lambda d, n, what: calls.append((d, n)))
+    assert (r.begin, r.end, r.snapshots) == (1, 19, 18)
+    assert [d for d, _ in calls] == [3, 6, 9, 12, 15, 18] and {n for _, n in calls} == {18}   # steps of 3
+    assert [s.id for s in t.snapshots()] == [19, 20]
+    assert_exactly_referenced(t)
+    assert_retained_read_as_before(t, before)
+    assert r.data_files and len(set(r.paths)) == len(r.paths) and not any(os.path.exists(p) for p in r.paths)
+
+
+def test_a_backlog_run_stops_at_max_deletes_and_a_dry_run_plans_it_whole(catalog):
+    t = build_append(catalog, n=20, **{"write-only": "true"})
+    dry = t.expire_backlog(retain_min=2, older_than=ZERO, step=4, dry_run=True)
+    assert (dry.begin, dry.end) == (1, 19) and len(t.snapshots()) == 20
+    r = t.expire_backlog(retain_min=2, older_than=ZERO, step=4, max_deletes=10)
+    assert (r.begin, r.end) == (1, 11) and t.snapshots()[0].id == 11
+    assert t.expire_backlog(retain_min=2, older_than=ZERO, step=4).expired == range(11, 19)
+    assert t.expire_backlog(retain_min=2, older_than=ZERO).begin is None
+    with pytest.raises(LakeformatError, match="step must be a positive integer"):
+        t.expire_backlog(step=0)
+
+
 def test_dry_run_deletes_nothing_and_names_what_a_run_deletes(catalog):
     t = build_append(catalog)
     disk = files_on_disk(t)

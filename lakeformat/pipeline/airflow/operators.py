@@ -20,7 +20,7 @@ from lakeformat.errors import LakeformatError
 from lakeformat.format import options as O
 from lakeformat.format.options import parse_duration
 from lakeformat.io.fileio import join
-from lakeformat.maintenance.expire import expire_snapshots
+from lakeformat.maintenance.expire import expire_backlog
 from lakeformat.maintenance.orphans import remove_orphan_files
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
 from lakeformat.pipeline.airflow.overview import bucket_runs
@@ -123,16 +123,18 @@ class LakeformatCompactOperator(LakeformatTableOperator):
 
 
 class LakeformatExpireSnapshotsOperator(LakeformatTableOperator):
-    """Expire old snapshots (and changelogs) by the table's retention options, or the given
-    overrides; files only they referenced are deleted. Tags and consumers keep theirs."""
+    """Expire every old snapshot (and changelog) due by the table's retention options, or the
+    given overrides, ``step`` at a time (default ``snapshot.expire.limit``) up to ``max_deletes``;
+    files only they referenced are deleted. Tags and consumers keep theirs."""
 
     template_fields = ("table", "dry_run", "older_than")
 
     def __init__(self, *, retain_min: Optional[int] = None, retain_max: Optional[int] = None,
-                 older_than: Duration = None, max_deletes: Optional[int] = None,
+                 older_than: Duration = None, max_deletes: Optional[int] = None, step: Optional[int] = None,
                  dry_run: Union[bool, str] = False, **kwargs):
         super().__init__(**kwargs)
         self.retain_min, self.retain_max, self.max_deletes = retain_min, retain_max, max_deletes
+        self.step = step
         self.older_than = older_than
         self.dry_run = dry_run
 
@@ -140,9 +142,9 @@ class LakeformatExpireSnapshotsOperator(LakeformatTableOperator):
         t = self.get_table()
         dry = as_bool(self.dry_run)
         ids_before = t.snapshot_manager.list_ids()
-        result = expire_snapshots(t, retain_min=self.retain_min, retain_max=self.retain_max,
-                                  older_than=as_duration(self.older_than, "older_than"),
-                                  max_deletes=self.max_deletes, dry_run=dry, progress=self.progress())
+        result = expire_backlog(t, retain_min=self.retain_min, retain_max=self.retain_max,
+                                older_than=as_duration(self.older_than, "older_than"), step=self.step,
+                                max_deletes=self.max_deletes, dry_run=dry, progress=self.progress())
         summary = {"table": t.name, "dry_run": dry, **expire_summary(result, ids_before)}
         if summary["expired_snapshots"]:
             self.log.info("%s %s of %s (%s) and %s; %s remain (%s)", "Would expire" if dry else "Expired",
