@@ -12,6 +12,7 @@ class CountingHandler(pafs.FileSystemHandler):
         self.fs = fs
         self.calls: Counter = Counter()
         self.listed: list[str] = []   # directories listed, in order
+        self.opened: list[str] = []   # files opened for reading, in order
 
     def _count(self, kind: str) -> None:
         self.calls[kind] += 1
@@ -64,10 +65,12 @@ class CountingHandler(pafs.FileSystemHandler):
 
     def open_input_stream(self, path):
         self._count("read")
+        self.opened.append(path)
         return self.fs.open_input_stream(path)
 
     def open_input_file(self, path):
         self._count("read")
+        self.opened.append(path)
         return self.fs.open_input_file(path)
 
     def open_output_stream(self, path, metadata):

@@ -7,7 +7,7 @@ no merge, only its deletes dropped. Merging is the merge engine's vectorised Arr
 """
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from typing import Iterator, Optional, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -42,9 +42,10 @@ def merge_columns(table, needed: Sequence[str]) -> list[str]:
 
 
 def read_section(table, bucket_dir: str, files: Sequence[DataFileMeta],
-                 columns: Sequence[str]) -> Iterator[pa.Table]:
+                 columns: Sequence[str], buffer: Optional[int] = None) -> Iterator[pa.Table]:
     """The live rows of one section: ``columns`` of the newest merged version of each key, in
-    key slices of about ``write-buffer-size`` (see :mod:`lakeformat.mergetree.slices`)."""
+    key slices of about ``buffer`` bytes (default ``write-buffer-size``; see
+    :mod:`lakeformat.mergetree.slices`)."""
     schema = table.schema
     fields = [schema.field(c) for c in columns]
     single_run = len(files) == 1 or all(f.level > 0 and f.level == files[0].level for f in files)
@@ -59,6 +60,6 @@ def read_section(table, bucket_dir: str, files: Sequence[DataFileMeta],
         return
     merge = MergeFunction.from_options(table.typed_options, list(columns), schema.trimmed_primary_keys)
     keys = [schema.field(k) for k in schema.trimmed_primary_keys]
-    budget = table.typed_options.get(O.WRITE_BUFFER_SIZE)
+    budget = buffer if buffer is not None else table.typed_options.get(O.WRITE_BUFFER_SIZE)
     for data in sliced_sections(table, bucket_dir, files, fields, (SEQ, KIND), keys, budget):
         yield merge.merge(data, drop_deletes=True).drop_columns([SEQ, KIND])

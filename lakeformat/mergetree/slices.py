@@ -3,7 +3,7 @@
 Level-0 runs usually all span the whole key space, so a section can be a whole bucket. Rather
 than loading it, the key columns alone (small) are read to choose boundary keys at quantiles;
 every file is sorted by key, so the rows of a file below a boundary are a prefix of it, found by
-counting. Each file is then streamed in file order and each slice — the rows of every file
+counting (both passes stream the key columns). Each file is then streamed in file order and each slice — the rows of every file
 between two boundaries — is merged on its own. Equal keys always fall in the same slice, so
 merging slice by slice equals merging the whole section. Memory: one slice plus one read batch
 per file.
@@ -42,7 +42,7 @@ def _less_than(keys: pa.Table, bound: tuple) -> np.ndarray:
 
 
 def boundaries(key_tables: Sequence[pa.Table], slices: int) -> list[tuple]:
-    """Up to ``slices - 1`` distinct boundary keys at quantiles of a sample of every file."""
+    """Up to ``slices - 1`` distinct boundary keys at quantiles of a sample of every table."""
     samples = []
     for keys in key_tables:
         if keys.num_rows:
@@ -62,20 +62,45 @@ def boundaries(key_tables: Sequence[pa.Table], slices: int) -> list[tuple]:
     return out
 
 
+def _key_sample(keys: Iterator[pa.Table], rows: int) -> pa.Table | None:
+    """Every ``rows / SAMPLES_PER_FILE``-th key of a file, streamed (``rows`` from its metadata)."""
+    step, position, parts = max(1, rows // SAMPLES_PER_FILE), 0, []
+    for batch in keys:
+        first = (-position) % step
+        if first < batch.num_rows:
+            parts.append(batch.take(pa.array(np.arange(first, batch.num_rows, step))))
+        position += batch.num_rows
+    return pa.concat_tables(parts) if parts else None
+
+
+def _cuts(keys: Iterator[pa.Table], bounds: Sequence[tuple]) -> list[int]:
+    """Rows of a file below each boundary (a prefix: the file is sorted by key), then its rows."""
+    below, total = [0] * len(bounds), 0
+    for batch in keys:
+        total += batch.num_rows
+        for j, b in enumerate(bounds):
+            below[j] += int(_less_than(batch, b).sum())
+    return below + [total]
+
+
 def sliced_sections(table, bucket_dir: str, files: Sequence[DataFileMeta], fields, extra: Sequence[str],
                     key_fields, budget: int) -> Iterator[pa.Table]:
     """The rows of ``files`` (``fields`` + ``extra`` columns) in key slices of about ``budget``
-    bytes; each yielded table holds every version of its keys from every file."""
+    bytes; each yielded table holds every version of its keys from every file. The key columns
+    are streamed twice (a sample for the boundaries, then counts below them), so memory stays at
+    one slice plus a batch per file however large the section is."""
     n = slice_count(files, budget)
     if n == 1:
         yield pa.concat_tables([read_columns(table, join(bucket_dir, f.file_name), f, fields, extra)
                                 for f in files])
         return
-    key_tables = [read_columns(table, join(bucket_dir, f.file_name), f, key_fields) for f in files]
-    bounds = boundaries(key_tables, n)
-    # cut[i][j]: rows of file i below boundary j (a prefix, since files are sorted by key)
-    cuts = [[int(_less_than(k, b).sum()) for b in bounds] + [k.num_rows] for k in key_tables]
-    del key_tables
+
+    def keys(f: DataFileMeta) -> Iterator[pa.Table]:
+        return iter_columns(table, join(bucket_dir, f.file_name), f, key_fields)
+    samples = [s for f in files if (s := _key_sample(keys(f), f.row_count)) is not None]
+    bounds = boundaries(samples, n)
+    del samples
+    cuts = [_cuts(keys(f), bounds) for f in files]
     streams = [_RowStream(iter_columns(table, join(bucket_dir, f.file_name), f, fields, extra)) for f in files]
     for j in range(len(bounds) + 1):
         parts = [s.take_until(cut[j]) for s, cut in zip(streams, cuts)]

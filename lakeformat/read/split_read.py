@@ -8,6 +8,7 @@ parallel threads (pyarrow releases the GIL while decoding).
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Iterator, Optional, Sequence
 
 import pyarrow as pa
@@ -16,10 +17,14 @@ from lakeformat.errors import SchemaError
 from lakeformat.format import options as O
 from lakeformat.format import predicate as P
 from lakeformat.format.manifest import DataFileMeta
-from lakeformat.io.data_file import read_columns
+from lakeformat.io.data_file import iter_columns, read_columns
 from lakeformat.io.fileio import join
 from lakeformat.mergetree.read import merge_columns, read_section, sections
+from lakeformat.read.read_ahead import read_ahead
 from lakeformat.read.scan import Split
+
+BATCH_ROWS = 65536                # rows per batch of to_batches(), as pyarrow's iter_batches
+READ_AHEAD_BYTES = 32 << 20       # batches read ahead of the caller, at most
 
 
 class SplitRead:
@@ -62,14 +67,33 @@ class SplitRead:
         key_of = self.table.key_decoder()
         return [(self.read_merged, s, sec) for s in splits for sec in sections(s.files, key_of)]
 
-    def to_batches(self, splits: Sequence[Split]) -> Iterator[pa.RecordBatch]:
-        """Stream the rows file by file, reading ahead in a small thread pool."""
-        tasks = self._tasks(splits)
-        if not tasks:
-            return
-        with ThreadPoolExecutor(self.threads) as pool:
-            for table in pool.map(lambda t: t[0](*t[1:]), tasks):
-                yield from table.to_batches()
+    def iter_file(self, split: Split, f: DataFileMeta) -> Iterator[pa.Table]:
+        """:meth:`read_file` in batches of at most ``BATCH_ROWS`` rows, in file order."""
+        path = join(self.table.bucket_dir_of(split.partition_bytes, split.bucket), f.file_name)
+        for data in iter_columns(self.table, path, f, [self.schema.field(c) for c in self.needed], (), BATCH_ROWS):
+            yield self._finish(data)
+
+    def iter_merged(self, split: Split, files: Sequence[DataFileMeta],
+                    buffer: Optional[int] = None) -> Iterator[pa.Table]:
+        """:meth:`read_merged` one key slice (at most ``buffer`` bytes of input) at a time."""
+        bucket_dir = self.table.bucket_dir_of(split.partition_bytes, split.bucket)
+        for data in read_section(self.table, bucket_dir, files, merge_columns(self.table, self.needed), buffer):
+            yield self._finish(data)
+
+    def _streams(self, splits: Sequence[Split], buffer: Optional[int]) -> list:
+        if not self.schema.primary_keys:
+            return [partial(self.iter_file, s, f) for s in splits for f in s.files]
+        key_of = self.table.key_decoder()
+        return [partial(self.iter_merged, s, sec, buffer) for s in splits for sec in sections(s.files, key_of)]
+
+    def to_batches(self, splits: Sequence[Split], buffer: Optional[int] = None,
+                   read_ahead_bytes: int = READ_AHEAD_BYTES) -> Iterator[pa.RecordBatch]:
+        """Stream the rows in batches of at most ``BATCH_ROWS``: an append file batch by batch, a
+        primary-key section merged in key slices of about ``buffer`` bytes (default
+        ``write-buffer-size``). The next file or section is read ahead while the caller works,
+        holding at most ``read_ahead_bytes`` of batches (see :mod:`lakeformat.read.read_ahead`)."""
+        for table in read_ahead(self._streams(splits, buffer), lambda t: t.nbytes, read_ahead_bytes):
+            yield from table.to_batches(max_chunksize=BATCH_ROWS)
 
     def read(self, splits: Sequence[Split]) -> pa.Table:
         tasks = self._tasks(splits)

@@ -359,9 +359,12 @@ class Table:
 
     def to_batches(self, columns: Optional[Sequence[str]] = None, filter: Optional[P.Predicate] = None,
                    snapshot_id: Optional[int] = None, as_of=None,
-                   tag: Optional[str] = None) -> Iterator[pa.RecordBatch]:
+                   tag: Optional[str] = None, read_buffer: Optional[int] = None) -> Iterator[pa.RecordBatch]:
+        """The rows as a stream of batches of at most 65,536 rows, with bounded memory: append
+        files are read batch by batch, primary-key buckets merged in key slices of about
+        ``read_buffer`` bytes (default ``write-buffer-size``); see SplitRead.to_batches."""
         scan = self.scan(filter, columns, snapshot_id, as_of, tag)
-        return SplitRead(scan.table, columns, filter).to_batches(scan.plan())
+        return SplitRead(scan.table, columns, filter).to_batches(scan.plan(), buffer=read_buffer)
 
     def read_incremental(self, start_snapshot: Optional[int] = None, end_snapshot: Optional[int] = None,
                          columns: Optional[Sequence[str]] = None, filter: Optional[P.Predicate] = None,
