@@ -41,6 +41,7 @@ from lakeformat.pipeline.demo_data import SCHEMA, user_behavior
 from commit_worker import SCHEMA as THROUGHPUT_SCHEMA  # noqa: E402  (benchmarks/ is sys.path[0])
 import primary_key as pk  # noqa: E402
 import spark as spark_bench  # noqa: E402  (benchmarks/spark.py; pyspark is imported only when it runs)
+import growth  # noqa: E402  (benchmarks/growth.py: how costs grow with history and size)
 
 COMMIT_WORKER = Path(__file__).resolve().parent / "commit_worker.py"
 
@@ -502,6 +503,7 @@ def goals(res: dict) -> list[dict]:
         n, w = c["commits"], c["window"]
         add(f"commit latency: commits {n - w + 1}–{n} / 1–{w}", x,
             None if x is None else x <= 1.5, "≤ 1.5×")
+    growth.goals(res.get("growth"), add)
     pk.goals(res.get("pk"), add)
     spark_bench.goals(res.get("spark"), add)
     return out
@@ -566,9 +568,11 @@ def main() -> int:
     ap.add_argument("--throughput-runs", type=int, default=3, help="throughput: runs per process count")
     ap.add_argument("--no-reference-layout", action="store_true",
                     help="planning: skip the reference table built without manifest merges")
-    ap.add_argument("--only", default="write,planning,commits,throughput,pk,spark",
-                    help="comma list of: write (benchmarks 1 and 2), planning, commits, throughput, pk "
-                         "(primary-key tables: primary_key.py), spark (the Spark data source: spark.py)")
+    ap.add_argument("--only", default="write,planning,commits,throughput,growth,pk,spark",
+                    help="comma list of: write (benchmarks 1 and 2), planning, commits, throughput, growth "
+                         "(how costs grow: growth.py), pk (primary-key tables: primary_key.py), spark (the "
+                         "Spark data source: spark.py)")
+    ap.add_argument("--growth-commits", type=int, default=5000, help="growth: commits (= retained snapshots)")
     ap.add_argument("--quick", action="store_true", help="small sizes for a smoke test")
     ap.add_argument("--profile", action="store_true",
                     help="cProfile lakeformat's write, read, planning and commits into results/profile.txt")
@@ -620,6 +624,8 @@ def main() -> int:
             console.print("[bold]5. commit throughput[/]")
             res["throughput"] = bench_throughput(tmp, [int(n) for n in args.procs.split(",")],
                                                  args.throughput_commits, args.throughput_runs)
+        if "growth" in only:
+            res["growth"] = growth.bench(tmp, args)
         if "pk" in only:
             res["pk"] = pk.bench(tmp, oracle, args, profiles)
         if "spark" in only:
