@@ -13,8 +13,10 @@ plot of every curve (``results/growth.png``, matplotlib).
    of 2, 4 and 8 million rows; child processes, ``VmHWM``), beside pyarrow's own ``iter_batches``
    over the same files and lakeformat's whole ``read()``; a primary-key table merged with a 16 MB
    read buffer against ``read()``.
-4. Manifest merging: ``merge_manifests`` of a manifest of N entries plus 30 one-entry deltas (the
-   periodic merge commit), µs per entry, N = 1k, 10k, 50k.
+4. Manifest merging: ``merge_manifests`` of a manifest of N entries (days 1-27) plus 30 one-entry
+   appends into day 28 (the periodic merge commit of a daily ingest: blocks copied), and the same
+   with the last delta a compaction deleting 1% of the base (entries decoded, folded, rewritten);
+   µs per entry, N = 1k, 10k, 50k.
 5. Planning: ``t.scan().plan()`` of tables of 1k, 5k and 10k files (100 partitions), ms per 1k
    files, and of one partition (a filter on ``dt``).
 6. Orphan scan: ``remove_orphan_files(dry_run=True)`` of those tables.
@@ -134,7 +136,7 @@ def streaming(tmp: Path, sizes: list[int]) -> dict:
 
 def merging(tmp: Path, sizes: list[int]) -> list[dict]:
     from lakeformat.commit.manifest_merge import merge_manifests
-    from lakeformat.format.manifest import ADD, DataFileMeta, ManifestEntry
+    from lakeformat.format.manifest import ADD, DELETE, DataFileMeta, ManifestEntry
     from lakeformat.io.manifests import ManifestFile
     from lakeformat.format.binary_row import serialize_row
     out = []
@@ -146,20 +148,29 @@ def merging(tmp: Path, sizes: list[int]) -> list[dict]:
         mf = ManifestFile(t.io, t.path, types, 0)
         parts = [serialize_row([f"2024-01-{d:02d}"], types) for d in range(1, 29)]
 
-        def entry(i):
-            return ManifestEntry(ADD, parts[i % len(parts)], 0, -1, DataFileMeta(
+        def entry(i, kind=ADD, part=None):
+            return ManifestEntry(kind, parts[i % 27] if part is None else part, 0, -1, DataFileMeta(
                 f"data-{i:08d}-0.parquet", 1000 + i, 10, min_sequence_number=i, max_sequence_number=i,
                 creation_time_millis=1_700_000_000_000 + i))
-        metas = mf.write([entry(i) for i in range(n)]) + [m for i in range(30) for m in mf.write([entry(n + i)])]
-        runs = []
-        for _ in range(3):
-            gc.collect()
-            start = time.perf_counter()
-            merged, written = merge_manifests(mf, metas, 8 << 20, 30, 16 << 20)
-            runs.append(time.perf_counter() - start)
-        secs = statistics.median(runs)
-        out.append({"entries": n + 30, "seconds": secs, "us_per_entry": secs / (n + 30) * 1e6})
-        console.print(f"  manifest merge of {n + 30:,} entries: {secs * 1e3:.0f} ms ({secs / (n + 30) * 1e6:.1f} µs/entry)")
+        base = mf.write([entry(i) for i in range(n)])   # days 1-27; then 30 appends into day 28
+        appends = [m for i in range(30) for m in mf.write([entry(n + i, part=parts[27])])]
+        # a compaction among the deltas: DELETE entries that cancel entries of the base
+        compaction = mf.write([entry(i, DELETE) for i in range(0, n, 100)])
+        row = {"entries": n + 30}
+        for label, metas in (("appends", base + appends), ("with_deletes", base + appends[:-1] + compaction)):
+            runs = []
+            for _ in range(3):
+                gc.collect()
+                start = time.perf_counter()
+                merge_manifests(mf, metas, 8 << 20, 30, 1 << 40)
+                runs.append(time.perf_counter() - start)
+            row[f"{label}_seconds"] = statistics.median(runs)
+            row[f"{label}_us_per_entry"] = row[f"{label}_seconds"] / (n + 30) * 1e6
+        row["us_per_entry"] = row["appends_us_per_entry"]
+        out.append(row)
+        console.print(f"  manifest merge of {n + 30:,} entries: appends {row['appends_seconds'] * 1e3:.0f} ms "
+                      f"({row['appends_us_per_entry']:.2f} µs/entry), with deletes {row['with_deletes_seconds'] * 1e3:.0f} ms "
+                      f"({row['with_deletes_us_per_entry']:.1f} µs/entry)")
     return out
 
 
@@ -271,8 +282,10 @@ def plot(res: dict, path: Path) -> None:
     a.legend()
     m = res["merge"]
     a = ax[1][0]
-    a.plot([x["entries"] for x in m], [x["us_per_entry"] for x in m], "o-")
-    a.set(title="manifest merge", xlabel="entries", ylabel="µs per entry", xscale="log")
+    a.plot([x["entries"] for x in m], [x["appends_us_per_entry"] for x in m], "o-", label="appends (blocks copied)")
+    a.plot([x["entries"] for x in m], [x["with_deletes_us_per_entry"] for x in m], "o-", label="with deletes (decoded)")
+    a.set(title="manifest merge", xlabel="entries", ylabel="µs per entry", xscale="log", yscale="log")
+    a.legend()
     pl = res["planning"]
     a = ax[1][1]
     a.plot([x["files"] for x in pl], [x["all_ms"] for x in pl], "o-", label="whole table")

@@ -16,6 +16,7 @@ from lakeformat.format.manifest import (
     EMPTY_ROW,
     MANIFEST_ENTRY_SCHEMA,
     MANIFEST_FILE_META_SCHEMA,
+    SORTED_BY,
     ManifestEntry,
     ManifestFileMeta,
     SimpleStats,
@@ -26,6 +27,7 @@ from lakeformat.format.manifest import (
 )
 from lakeformat.format.partition import PartitionFilter, sort_key, sortable
 from lakeformat.format.types import DataType
+from lakeformat.io import avro_blocks
 from lakeformat.io.fileio import FileIO, join
 from lakeformat.io.manifest_orc import is_orc, read_orc, write_orc
 
@@ -118,6 +120,55 @@ class ManifestFile:
             self.schema_id, min(e.bucket for e in entries), max(e.bucket for e in entries),
             min(e.file.level for e in entries), max(e.file.level for e in entries))
 
+    def concat(self, metas: Sequence[ManifestFileMeta]) -> Optional[ManifestFileMeta]:
+        """The entries of ``metas``, in order, as one new manifest made by copying their Avro
+        blocks: no entry is decoded, so the cost is the bytes, not the entries. None (nothing
+        written) unless every manifest has this writer's schema and codec and, in a partitioned
+        table, their partitions follow each other in order (the merged manifest stays sorted, so
+        filtered reads still skip its blocks). The caller makes sure no entry cancels another."""
+        ordered = sortable(self.partition_types)
+        stats = []
+        if self.partition_types:
+            for m in metas:
+                lo, hi = (deserialize_row(b, self.partition_types) for b in
+                          (m.partition_stats.min_values, m.partition_stats.max_values))
+                if not ordered or any(m.partition_stats.null_counts or ()) or None in lo or None in hi:
+                    return None
+                stats.append((sort_key(lo), sort_key(hi)))
+            if any(stats[i][1] > stats[i + 1][0] for i in range(len(stats) - 1)):
+                return None
+        sync = uuid.uuid4().bytes
+        header = _header(self.codec, sync, ordered)
+        mine = avro_blocks.parse(header).metadata
+        parts = [header]
+        for m in metas:
+            path = self.path(m.file_name)
+            try:
+                c = avro_blocks.parse(_read_bytes(self.io, path))
+            except (ValueError, IndexError) as e:
+                raise CorruptFileError(path, f"cannot read Avro: {e}") from None
+            if any(c.metadata.get(k) != mine.get(k) for k in ("avro.schema", "avro.codec", SORTED_BY)):
+                return None
+            parts.append(avro_blocks.blocks_bytes(c.blocks, sync))
+        data = b"".join(parts)
+        name = f"manifest-{uuid.uuid4()}-0"
+        self.io.write_bytes(self.path(name), data)
+        added, deleted = sum(m.num_added_files for m in metas), sum(m.num_deleted_files for m in metas)
+        return ManifestFileMeta(
+            name, len(data), added, deleted, self._merged_stats([m.partition_stats for m in metas]), self.schema_id,
+            *(f(v for m in metas if (v := getattr(m, a)) is not None) if any(getattr(m, a) is not None for m in metas)
+              else None for f, a in ((min, "min_bucket"), (max, "max_bucket"), (min, "min_level"), (max, "max_level"))))
+
+    def _merged_stats(self, stats: Sequence[SimpleStats]) -> SimpleStats:
+        types = self.partition_types
+        if not types:
+            return SimpleStats(EMPTY_ROW, EMPTY_ROW, ())
+        rows = [deserialize_row(s.min_values, types) for s in stats] + [deserialize_row(s.max_values, types)
+                                                                         for s in stats]
+        mins = [min(r[i] for r in rows) for i in range(len(types))]
+        maxs = [max(r[i] for r in rows) for i in range(len(types))]
+        return SimpleStats(serialize_row(mins, types), serialize_row(maxs, types), tuple(0 for _ in types))
+
     def partition_stats(self, partitions: Iterable[bytes]) -> SimpleStats:
         types = self.partition_types
         if not types:
@@ -130,6 +181,14 @@ class ManifestFile:
             mins.append(min(vals) if vals else None)
             maxs.append(max(vals) if vals else None)
         return SimpleStats(serialize_row(mins, types), serialize_row(maxs, types), tuple(nulls))
+
+
+def _header(codec: str, sync: bytes, ordered: bool) -> bytes:
+    """The header our writer gives a manifest (schema, codec, sorted-by), with ``sync``."""
+    buf = io.BytesIO()
+    fastavro.write.Writer(buf, MANIFEST_ENTRY_SCHEMA, codec=codec, sync_marker=sync,
+                          metadata={SORTED_BY: "partition"} if ordered else None).flush()
+    return buf.getvalue()
 
 
 class ManifestList:
