@@ -48,6 +48,7 @@ from lakeformat.io.fileio import join
 from lakeformat.io.manifests import ManifestFile, ManifestList
 from lakeformat.maintenance.iceberg import enabled as iceberg_enabled
 from lakeformat.maintenance.iceberg import reachable_metadata
+from lakeformat.read.scan import gc_paused
 
 log = logging.getLogger(__name__)
 Progress = Callable[[int, int, str], None]
@@ -311,7 +312,8 @@ def remove_orphan_files(table, *, older_than: dt.timedelta = dt.timedelta(days=1
     cutoff_ns = time.time_ns() - int(older_than.total_seconds() * 1e9)
     seen: set = set()
     try:
-        reachable = reachable_files(table, progress, seen=seen)
+        with gc_paused():   # millions of long-lived entries: see read/scan.py
+            reachable = reachable_files(table, progress, seen=seen)
         candidates, empty_dirs = list_candidates(table, cutoff_ns)
         if iceberg_enabled(table):
             iceberg_dir, iceberg_names = _iceberg_reachable(table)

@@ -6,7 +6,10 @@ pure functions of metadata; reading manifests is the only IO, done in parallel t
 """
 from __future__ import annotations
 
+import gc
+import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional, Sequence
@@ -25,6 +28,31 @@ from lakeformat.format.partition import PartitionFilter
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.format.types import DataField
 from lakeformat.io.manifests import ManifestFile, ManifestList
+
+
+_gc_lock = threading.Lock()
+_gc_state = {"depth": 0, "was_enabled": False}
+
+
+@contextmanager
+def gc_paused():
+    """Python's cyclic garbage collector off while a plan decodes manifests. Planning allocates
+    millions of small, long-lived, acyclic objects (entries and their statistics); every 700 of
+    them start a collection, and the full ones walk all that survived, so planning grew faster
+    than the files it planned (a third of the time at 50k files). Nothing made here is cyclic,
+    so nothing is lost. Nested and concurrent plans re-enable it only when the last ends."""
+    with _gc_lock:
+        if _gc_state["depth"] == 0:
+            _gc_state["was_enabled"] = gc.isenabled()
+            gc.disable()
+        _gc_state["depth"] += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_state["depth"] -= 1
+            if _gc_state["depth"] == 0 and _gc_state["was_enabled"]:
+                gc.enable()
 
 
 @dataclass(frozen=True)
@@ -165,7 +193,8 @@ class FileScan:
                 for (p, b), files in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0]))]
 
     def plan(self, snapshot: Snapshot) -> list[Split]:
-        return self.splits(snapshot, self.live_entries(snapshot))
+        with gc_paused():
+            return self.splits(snapshot, self.live_entries(snapshot))
 
     def changelog_entries(self, snapshots: Sequence[Snapshot]) -> list[ManifestEntry]:
         """Changelog files the given snapshots produced, in commit order."""

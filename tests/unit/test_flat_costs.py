@@ -63,3 +63,25 @@ def test_requests_per_commit_on_s3_are_constant(s3_endpoint):
     assert calls[8] == calls[20]
     assert not [d for d in calls[20][1] if d.endswith("/snapshot")]
     assert sum(calls[20][0].values()) <= 30
+
+
+def test_no_garbage_collection_runs_while_planning(catalog):
+    """Planning allocates many long-lived objects; the cyclic collector is paused meanwhile (it
+    made planning superlinear) and back on afterwards, also after a failed plan."""
+    import gc
+    t = catalog.create_table("db.p", pa.schema([("id", pa.int64()), ("dt", pa.string())]), partition_keys=["dt"])
+    for d in range(5):
+        t.write(pa.table({"id": list(range(200)), "dt": [f"2024-01-0{d + 1}"] * 200}))
+    collections = []
+
+    def count(phase, info):
+        if phase == "start":
+            collections.append(info["generation"])
+    gc.callbacks.append(count)
+    try:
+        splits = t.scan().plan()
+        during = list(collections)
+        gc.collect()
+    finally:
+        gc.callbacks.remove(count)
+    assert len(splits) == 5 and during == [] and collections and gc.isenabled()
