@@ -546,7 +546,8 @@ def expire_backlog(table, *, step: Optional[int] = None, max_deletes: Optional[i
     results: list[ExpireResult] = []
     done = 0
     while done < cap:
-        r = expire_snapshots(table, **kw, max_deletes=min(cfg.max_deletes, cap - done))
+        # the first run lists snapshot/ (and finishes interrupted runs); the next go by the hints
+        r = expire_snapshots(table, **kw, max_deletes=min(cfg.max_deletes, cap - done), from_hints=bool(results))
         if r.begin is None:
             break
         results.append(r)
