@@ -1,5 +1,6 @@
 """Costs that must not grow with a table's history, checked by counting the filesystem calls a
 commit makes (each is at least one request on an object store), never by timing."""
+import gc
 import os
 import uuid
 
@@ -67,8 +68,7 @@ def test_requests_per_commit_on_s3_are_constant(s3_endpoint):
 
 def test_no_garbage_collection_runs_while_planning(catalog):
     """Planning allocates many long-lived objects; the cyclic collector is paused meanwhile (it
-    made planning superlinear) and back on afterwards, also after a failed plan."""
-    import gc
+    made planning superlinear) and back on afterwards."""
     t = catalog.create_table("db.p", pa.schema([("id", pa.int64()), ("dt", pa.string())]), partition_keys=["dt"])
     for d in range(5):
         t.write(pa.table({"id": list(range(200)), "dt": [f"2024-01-0{d + 1}"] * 200}))
@@ -77,11 +77,14 @@ def test_no_garbage_collection_runs_while_planning(catalog):
     def count(phase, info):
         if phase == "start":
             collections.append(info["generation"])
+    was_enabled = gc.isenabled()
+    gc.enable()   # whatever an earlier test left behind
     gc.callbacks.append(count)
     try:
         splits = t.scan().plan()
-        during = list(collections)
-        gc.collect()
+        during, enabled_after = list(collections), gc.isenabled()
     finally:
         gc.callbacks.remove(count)
-    assert len(splits) == 5 and during == [] and collections and gc.isenabled()
+        if not was_enabled:
+            gc.disable()
+    assert len(splits) == 5 and during == [] and enabled_after
