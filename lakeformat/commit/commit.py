@@ -104,6 +104,7 @@ class FileStoreCommit:
         self.retries = 0   # lost races so far, for metrics and benchmarks
         self.snapshots_made = 0   # snapshots this committer created (a re-run of a committed identifier makes none)
         self._published: set[str] = set()   # files a snapshot of this committer references: abort keeps them
+        self.deltas: dict[int, list[ManifestEntry]] = {}   # snapshot id -> its delta, of the last commit()
 
     # -- exactly-once ------------------------------------------------------------------
     def filter_committed(self, identifiers: Iterable[int]) -> list[int]:
@@ -151,6 +152,7 @@ class FileStoreCommit:
         self._check_messages(messages)
         if overwrite is not None and overwrite.static:
             self._check_static_overwrite(messages, overwrite.static)
+        self.deltas = {}
         if identifier != BATCH_IDENTIFIER:
             done = self._committed({identifier})
             if done:
@@ -352,6 +354,7 @@ class FileStoreCommit:
         if snapshot.id == 1:
             sm.write_hint(sm.EARLIEST, 1)
         self.snapshots_made += 1
+        self.deltas[snapshot.id] = entries   # what follows the commit (the Iceberg publish) need not read it back
         log.info("committed snapshot %d of %s (%s, %+d rows)", snapshot.id, t.name, kind, added - deleted)
         return snapshot
 

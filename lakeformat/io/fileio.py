@@ -101,6 +101,22 @@ class FileIO:
         with self.fs.open_output_stream(p) as f:
             f.write(data)
 
+    def write_new(self, path: str, data: bytes) -> None:
+        """Write a file that nothing names yet (a new manifest), so no reader can see it half
+        written: no temp file and rename, the parent directory made only when missing."""
+        p = self._p(path)
+        if self.scheme != "file":
+            with self.fs.open_output_stream(p) as f:
+                f.write(data)
+            return
+        try:
+            f = open(p, "wb")
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            f = open(p, "wb")
+        with f:
+            f.write(data)
+
     def open_output(self, path: str):
         p = self._p(path)
         if self.scheme == "file":

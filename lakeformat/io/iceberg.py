@@ -4,14 +4,15 @@
 Where they live follows Paimon: ``table-location`` puts ``metadata/`` in the table's directory;
 ``hadoop-catalog`` (``catalog-location``) puts it under ``<warehouse>/iceberg/<db>/<table>/``, so
 that directory is the warehouse of an Iceberg Hadoop catalog. A version is created only if
-absent (link on local disks, conditional PUT on object stores), so a reader never sees half a
-version and two publishers never overwrite each other's; the hint is written after it.
+version is written whole (a renamed temp file on local disks, one PUT on object stores), so a
+reader never sees half of one; the hint is written after it.
 """
 from __future__ import annotations
 
 import os
 import posixpath
 import re
+import uuid
 from typing import Optional
 from urllib.parse import urlparse
 
@@ -68,7 +69,19 @@ class IcebergFiles:
             return None
 
     def write_hint(self, version: int) -> None:
-        self.io.write_bytes(self.path(HINT), str(version).encode())
+        """Point ``version-hint.text`` at ``version``. On local disks as Iceberg's own Hadoop
+        tables do it: a complete temp file renamed into place after the old hint is deleted (a
+        reader in between finds no hint and falls back to the newest version; renaming over the
+        old hint would make ext4 flush it, a few milliseconds per commit). Object stores
+        replace it in one PUT."""
+        data = str(version).encode()
+        if self.io.scheme != "file":
+            self.io.write_bytes(self.path(HINT), data)
+            return
+        tmp = self.path(f".{HINT}.{uuid.uuid4().hex}.tmp")
+        self.io.write_new(tmp, data)
+        self.io.delete(self.path(HINT))
+        self.io.move(tmp, self.path(HINT))
 
     def versions(self) -> list[int]:
         return sorted(v for v in map(version_of, self.io.list_names(self.dir)) if v is not None)
@@ -91,19 +104,14 @@ class IcebergFiles:
     def read_version(self, version: int) -> str:
         return self.io.read_bytes(self.version_path(version)).decode()
 
-    def create_version(self, version: int, text: str) -> bool:
-        """Create ``vN.metadata.json`` if absent: False if another publisher made it first."""
-        return self.io.try_create(self.version_path(version), text.encode())
-
-    def replace_version(self, version: int, text: str) -> None:
-        """Write ``vN.metadata.json`` whole, replacing one that is there (a rebuild, an expiration
-        of the current version's snapshots); local writes rename a complete temp file."""
+    def write_version(self, version: int, text: str) -> None:
+        """Write ``vN.metadata.json`` whole. Two publishers of one Paimon snapshot write the same
+        Iceberg view (their manifests differ by name only), so the later one may replace it."""
         self.io.write_bytes(self.version_path(version), text.encode())
 
     def write(self, name: str, data: bytes) -> str:
         path = self.path(name)
-        with self.io.open_output(path) as f:
-            f.write(data)
+        self.io.write_new(path, data)
         return path
 
     def read(self, path: str) -> bytes:

@@ -18,13 +18,15 @@ expired before they were published) is rebuilt from the earliest retained snapsh
 killed publish wrote but no version names are orphans that orphan-file removal deletes.
 
 A process keeps what it published last (the metadata, the manifest lists of its snapshots), and
-checks with one ``stat`` that the version is still the newest and unchanged, so a commit reads
-nothing back and the cost of a publish does not grow with the table's history.
+checks that ``version-hint.text`` still names that version, and the committer hands over the
+delta it committed, so a commit reads nothing back and the cost of a publish does not grow with
+the table's history.
 """
 from __future__ import annotations
 
 import logging
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -42,7 +44,7 @@ from lakeformat.format.iceberg.schema import (
 from lakeformat.format.iceberg.values import column_metrics, physical
 from lakeformat.format.manifest import ManifestEntry
 from lakeformat.format.snapshot import COMPACT, Snapshot
-from lakeformat.io.fileio import join
+from lakeformat.io.data_file import file_path
 from lakeformat.io.iceberg import IcebergFiles, absolute, metadata_dir
 from lakeformat.read.scan import FileScan
 
@@ -67,12 +69,34 @@ class _Known:
     """What this process published last for one metadata directory."""
 
     version: int
-    stat: tuple
     metadata: TableMetadata
     manifests: dict[int, list[dict]]   # Iceberg snapshot id -> its manifest list records
 
 
 _KNOWN: dict[str, _Known] = {}
+_MANIFEST_METADATA: dict[tuple, dict[str, str]] = {}   # (metadata dir, schema id) -> Avro header of its manifests
+_ENTRIES: OrderedDict[str, list[dict]] = OrderedDict()   # manifests this process wrote (immutable), newest last
+_ENTRIES_KEPT = 512
+
+
+_LIST_RECORDS: OrderedDict[str, bytes] = OrderedDict()   # manifest path -> its manifest list record, encoded
+
+
+def _encoded(record: dict) -> bytes:
+    """A manifest list record's Avro bytes, encoded once per manifest (records never change)."""
+    key = record["manifest_path"]
+    data = _LIST_RECORDS.get(key)
+    if data is None:
+        data = _LIST_RECORDS[key] = M.encode(M.MANIFEST_LIST_SCHEMA, record)
+        while len(_LIST_RECORDS) > _ENTRIES_KEPT * 4:
+            _LIST_RECORDS.popitem(last=False)
+    return data
+
+
+def _remember(path: str, entries: list[dict]) -> None:
+    _ENTRIES[path] = entries
+    while len(_ENTRIES) > _ENTRIES_KEPT:
+        _ENTRIES.popitem(last=False)
 
 
 @dataclass(frozen=True)
@@ -110,35 +134,50 @@ class IcebergPublisher:
         self.visible = P.exported(bool(schema.primary_keys), o.num_levels() - 1)
         self.partition = [M.PartitionField(f["name"], f["field-id"], schema.field(f["name"]).type)
                           for f in partition_fields(schema)]
-        self.avro_schema = M.manifest_schema(self.partition)
+        self.partition_key = tuple(self.partition)
         self.location = absolute(table.io, table.path)
         self._dirs: dict[tuple, str] = {}
         self._schemas: dict[int, dict] = {}
 
     # -- entry point ---------------------------------------------------------------------------
-    def sync(self, rebuild: bool = False) -> PublishResult:
-        """Bring the Iceberg metadata up to the latest Paimon snapshot (``rebuild``: from scratch)."""
+    def sync(self, rebuild: bool = False, deltas: Optional[dict[int, list[ManifestEntry]]] = None,
+             expired_to: Optional[int] = None) -> PublishResult:
+        """Bring the Iceberg metadata up to the latest Paimon snapshot (``rebuild``: from scratch).
+        A committer passes the ``deltas`` of the snapshots it made (the last is the latest it
+        knows) and, if its expiration ran, ``expired_to`` (the earliest snapshot kept), so the
+        publish reads neither back."""
         check_publishable(self.table.schema)
         for attempt in range(3):
             try:
-                return self._sync(rebuild)
+                return self._sync(rebuild, deltas or {}, expired_to)
             except (CorruptFileError, NotFoundError, FileNotFoundError) as e:
                 # another publisher or an expiration changed the files while this one read them
                 _KNOWN.pop(self.files.dir, None)
+                deltas, expired_to = {}, None
                 if attempt == 2:
                     raise
                 log.info("Iceberg metadata of %s changed while publishing (%s); trying again", self.table.name, e)
         raise AssertionError("unreachable")
 
-    def _sync(self, rebuild: bool) -> PublishResult:
+    def _sync(self, rebuild: bool, deltas: dict, expired_to: Optional[int]) -> PublishResult:
         sm = self.table.snapshot_manager
-        latest = sm.latest_id()
+        latest = max(deltas) if deltas else sm.latest_id()
         if latest is None:
             return PublishResult()
-        earliest = sm.earliest_id() or latest
         known = None if rebuild else self._load()
+        if known is not None and deltas and known.version > latest:
+            latest = sm.latest_id()   # another committer published beyond this one's snapshot
+            if known.version <= latest:
+                return PublishResult(known.version)
+        if expired_to is not None:
+            earliest = expired_to
+        elif known is not None and deltas:   # nothing expired by this commit: the retained ones stay
+            earliest = known.metadata.snapshots[0].snapshot_id
+        else:
+            earliest = sm.earliest_id() or latest
         if known is not None and not self._matches(known, earliest, latest):
             known = None
+            earliest = sm.earliest_id() or latest
         rebuilt = known is None
         if rebuilt:
             previous = self._previous_uuid()
@@ -157,27 +196,20 @@ class IcebergPublisher:
                 base = manifests.get(meta.current.snapshot_id) if meta.current is not None else None
                 if base is None and meta.current is not None:
                     base = self._read_list(meta.current.manifest_list)
-                records, snapshot = self._next(meta, base or [], snap, rebuilt and sid == start, written)
+                first = rebuilt and sid == start
+                records, snapshot = self._next(meta, base or [], snap, first, None if first else deltas.get(sid),
+                                               written)
                 meta.snapshots.append(snapshot)
                 manifests[sid] = records
                 published.append(sid)
             self._add_schemas(meta)
             retention = P.retain([s.snapshot_id for s in meta.snapshots], earliest)
-            expired = [s for s in meta.snapshots if s.snapshot_id in set(retention.expired)]
+            expired = meta.snapshots[:len(retention.expired)]
             if not published and not expired:
                 return PublishResult(known.version)
-            meta.snapshots = [s for s in meta.snapshots if s.snapshot_id not in set(retention.expired)]
+            meta.snapshots = meta.snapshots[len(expired):]
             version = latest
-            text = meta.to_json()
-            if rebuilt:
-                self.files.replace_version(version, text)
-            elif published:
-                if not self.files.create_version(version, text):
-                    log.info("Iceberg version %d of %s was published by another process", version, self.table.name)
-                    _KNOWN.pop(self.files.dir, None)
-                    return PublishResult(version)
-            else:   # only expiration: the same version without the expired snapshots
-                self.files.replace_version(version, text)
+            self.files.write_version(version, meta.to_json())
             written = []   # the version names them now
         finally:
             for path in written:   # a failed publish leaves no file behind that nothing names
@@ -186,18 +218,20 @@ class IcebergPublisher:
         deleted = self._cleanup(version, known.version if known else None, expired, manifests, meta, rebuilt)
         for s in expired:
             manifests.pop(s.snapshot_id, None)
-        _KNOWN[self.files.dir] = _Known(version, self.files.stat(version), meta, manifests)
+        _KNOWN[self.files.dir] = _Known(version, meta, manifests)
         return PublishResult(version, tuple(published), tuple(s.snapshot_id for s in expired), rebuilt,
                              tuple(deleted))
 
     # -- what is published already -----------------------------------------------------------
     def _load(self) -> Optional[_Known]:
+        """What is published: this process's last publish if the hint still names it (the hint
+        moves only after a version is whole), else the newest version on storage."""
+        known = _KNOWN.get(self.files.dir)
+        if known is not None and self.files.read_hint() == known.version:
+            return known
         version = self.files.current_version()
         if version is None:
             return None
-        known = _KNOWN.get(self.files.dir)
-        if known is not None and known.version == version and known.stat == self.files.stat(version):
-            return known
         try:
             meta = TableMetadata.from_json(self.files.read_version(version))
         except (ValueError, KeyError, TypeError) as e:
@@ -206,7 +240,7 @@ class IcebergPublisher:
             return None
         if meta.current is None:
             return None
-        return _Known(version, self.files.stat(version), meta, {})
+        return _Known(version, meta, {})
 
     def _matches(self, known: _Known, earliest: int, latest: int) -> bool:
         """Whether the published history is Paimon's: its current snapshot is a retained Paimon
@@ -240,8 +274,9 @@ class IcebergPublisher:
 
     # -- one snapshot ------------------------------------------------------------------------
     def _next(self, meta: TableMetadata, base: list[dict], snap: Snapshot, first: bool,
-              written: list[str]) -> tuple[list[dict], IcebergSnapshot]:
-        """The manifest list records and the Iceberg snapshot for Paimon snapshot ``snap``."""
+              delta: Optional[list[ManifestEntry]], written: list[str]) -> tuple[list[dict], IcebergSnapshot]:
+        """The manifest list records and the Iceberg snapshot for Paimon snapshot ``snap`` (whose
+        ``delta`` the committer may know already)."""
         sid = snap.id
         if first:   # the whole view of the first snapshot of a rebuilt history
             scan = FileScan(self.table)
@@ -249,7 +284,9 @@ class IcebergPublisher:
                      if self.visible(e.file)}
             removed: dict = {}
         else:
-            added, removed = P.file_changes(FileScan(self.table).delta_entries(snap), self.visible)
+            if delta is None:
+                delta = FileScan(self.table).delta_entries(snap)
+            added, removed = P.file_changes(delta, self.visible)
         records = list(base)
         if removed:
             records = self._remove(records, removed, added, sid, written)
@@ -259,7 +296,8 @@ class IcebergPublisher:
         records = self._merge_small(records, sid, written)
         name = f"snap-{sid}-{uuid.uuid4()}.avro"
         parent = meta.current.snapshot_id if meta.current is not None else None
-        path = self.files.write(name, M.write_manifest_list(records, sid, parent, sid, self.codec))
+        path = self.files.write(name, M.write_manifest_list([_encoded(r) for r in records], sid, parent, sid,
+                                                            self.codec))
         written.append(path)
         prev = meta.current.summary if meta.current is not None else {}
         summary = self._summary(prev, added.values(), removed.values(), snap)
@@ -279,13 +317,18 @@ class IcebergPublisher:
             if not any(P.may_hold(rec.get("partitions"), v, types) for v in wanted):
                 out.append(rec)
                 continue
-            entries = M.read_records(self.files.read(rec["manifest_path"]))
+            entries = self._manifest(rec["manifest_path"])
             for e in entries:
                 if e["status"] != M.DELETED and e["data_file"]["file_path"] in added_paths:
                     added.pop(added_paths[e["data_file"]["file_path"]], None)
             rewritten, hit = P.live_after_removal(entries, set(paths), sid)
             out.append(self._write_manifest(rewritten, sid, written) if hit else rec)
         return out
+
+    def _manifest(self, path: str) -> list[dict]:
+        """A manifest's entries: remembered if this process wrote it (manifests never change)."""
+        entries = _ENTRIES.get(path)
+        return entries if entries is not None else M.read_records(self.files.read(path))
 
     def _merge_small(self, records: list[dict], sid: int, written: list[str]) -> list[dict]:
         pick = P.compaction_candidates([r["manifest_length"] for r in records], self.target_size,
@@ -294,7 +337,7 @@ class IcebergPublisher:
             return records
         entries = []
         for i in pick:
-            entries += M.read_records(self.files.read(records[i]["manifest_path"]))
+            entries += self._manifest(records[i]["manifest_path"])
             if records[i]["added_snapshot_id"] == sid and records[i]["manifest_path"] in written:
                 self.files.delete(records[i]["manifest_path"])   # written by this snapshot: nothing names it
                 written.remove(records[i]["manifest_path"])
@@ -306,11 +349,10 @@ class IcebergPublisher:
         return out
 
     def _write_manifest(self, entries: list[dict], sid: int, written: list[str]) -> dict:
-        schema = self._iceberg_schema(self.table.schema.id)
-        data = M.write_manifest(self.avro_schema, entries,
-                                M.manifest_metadata(schema, partition_fields(self.table.schema)), self.codec)
+        data = M.write_manifest(self.partition_key, entries, self._manifest_metadata(), self.codec)
         path = self.files.write(f"{uuid.uuid4()}-m0.avro", data)
         written.append(path)
+        _remember(path, entries)
         seqs = [e["sequence_number"] for e in entries if e["sequence_number"] is not None]
         return M.manifest_file(path, len(data), sid, sid, min(seqs, default=sid), entries, self.partition)
 
@@ -322,12 +364,10 @@ class IcebergPublisher:
                            f.row_count, f.file_size, nulls, lower, upper)
 
     def _path(self, e: ManifestEntry) -> str:
-        if e.file.external_path:
-            return e.file.external_path
         d = self._dirs.get((e.partition, e.bucket))
         if d is None:
             d = self._dirs[(e.partition, e.bucket)] = absolute(self.table.io, self.table.bucket_dir_of(e.partition, e.bucket))
-        return join(d, e.file.file_name)
+        return file_path(self.table, d, e.file)
 
     def _summary(self, prev: dict, added, removed, snap: Snapshot) -> dict:
         added, removed = list(added), list(removed)
@@ -348,6 +388,13 @@ class IcebergPublisher:
                 "paimon.commit-kind": snap.commit_kind}
 
     # -- schemas -------------------------------------------------------------------------------
+    def _manifest_metadata(self) -> dict[str, str]:
+        key = (self.files.dir, self.table.schema.id)
+        if key not in _MANIFEST_METADATA:
+            _MANIFEST_METADATA[key] = M.manifest_metadata(self._iceberg_schema(self.table.schema.id),
+                                                          partition_fields(self.table.schema))
+        return _MANIFEST_METADATA[key]
+
     def _iceberg_schema(self, schema_id: int) -> dict:
         if schema_id not in self._schemas:
             self._schemas[schema_id] = iceberg_schema(self.table.schema_manager.get(schema_id))
@@ -395,14 +442,16 @@ class IcebergPublisher:
         return deleted
 
 
-def publish_after_change(table) -> Optional[PublishResult]:
+def publish_after_change(table, deltas: Optional[dict[int, list[ManifestEntry]]] = None,
+                         expired=None) -> Optional[PublishResult]:
     """Run last after each commit, snapshot expiration and rollback when ``metadata.iceberg.storage``
     is set. A failure is logged, never raised: the Paimon change happened, and the next commit
     (or ``lakeformat iceberg-sync``) repairs the Iceberg metadata."""
     if not enabled(table):
         return None
     try:
-        return IcebergPublisher(table).sync()
+        expired_to = expired.end if expired is not None and expired.begin is not None else None
+        return IcebergPublisher(table).sync(deltas=deltas, expired_to=expired_to)
     except Exception as e:   # noqa: BLE001 - the commit succeeded; the next publish repairs
         log.warning("publishing Iceberg metadata of %s failed (the commit itself succeeded; the next commit "
                     "or `lakeformat iceberg-sync` repairs it): %s", table.name, e,

@@ -37,5 +37,7 @@ class TableCommit(FileStoreCommit):
         if self.snapshots_made > made_before:
             self.expired = expire_after_commit(self.table, snapshot.id if snapshot is not None else None)
             self.expired_partitions = maybe_expire_partitions(self.table)
-            self.iceberg = publish_after_change(self.table)
+            # a partition expiration commits a snapshot of its own: then the publish reads what it lacks
+            deltas = None if self.expired_partitions else self.deltas
+            self.iceberg = publish_after_change(self.table, deltas, self.expired)
         return snapshot

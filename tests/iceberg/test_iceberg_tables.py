@@ -97,7 +97,7 @@ def test_types_iceberg_readers_cannot_read_are_refused(catalog):
         catalog.create_table("db.t", pa.schema([("id", pa.int64()), ("tags", pa.list_(pa.string()))]), options=ON)
     t = catalog.create_table("db.t2", pa.schema([("id", pa.int64())]), options=ON)
     with pytest.raises(SchemaError, match="'ts'"):
-        t.alter(lf.AddColumn("ts", pa.timestamp("ms")))   # TIMESTAMP(3): Iceberg stores microseconds
+        t.alter(lf.AddColumn("ts", pa.timestamp("s")))   # TIMESTAMP(0): not in Paimon's Iceberg mapping
     with pytest.raises(OptionError, match="deletion-vectors.enabled"):
         catalog.create_table("db.t3", pa.schema([("id", pa.int64())]),
                              options={**ON, "deletion-vectors.enabled": "true"})
@@ -113,13 +113,15 @@ def test_many_types_and_bounds(catalog):
     schema = pa.schema([("b", pa.bool_()), ("i", pa.int32()), ("l", pa.int64()), ("f", pa.float32()),
                         ("d", pa.float64()), ("dec", pa.decimal128(10, 2)), ("s", pa.string()),
                         ("bin", pa.binary()), ("day", pa.date32()), ("ts", pa.timestamp("us")),
-                        ("tz", pa.timestamp("us", tz="UTC")), ("p", pa.date32())])
+                        ("tz", pa.timestamp("us", tz="UTC")), ("ms", pa.timestamp("ms")), ("i8", pa.int8()),
+                        ("p", pa.date32())])
     t = catalog.create_table("db.types", schema, partition_keys=["p"], options=ON)
     rows = pa.table({"b": [True, False], "i": [1, -2], "l": [2**40, -3], "f": [1.5, -0.5], "d": [2.25, None],
                      "dec": [Decimal("12.34"), Decimal("-0.01")], "s": ["x" * 40, "é"], "bin": [b"\x00\x01", b""],
                      "day": [dt.date(2024, 1, 1), dt.date(1969, 12, 31)],
                      "ts": [dt.datetime(2024, 1, 1, 12), dt.datetime(1960, 1, 1)],
                      "tz": [dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)] * 2,
+                     "ms": [dt.datetime(2024, 1, 1, 0, 0, 0, 123000), None], "i8": [-1, 7],
                      "p": [dt.date(2024, 5, 1), dt.date(2024, 5, 2)]}, schema=schema)
     t.write(rows)
     assert_same_everywhere(t)

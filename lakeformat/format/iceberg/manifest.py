@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import struct
+import zlib
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Optional, Sequence
 
+import cramjam
 import fastavro
 
 from lakeformat.format import types as T
@@ -71,8 +75,15 @@ class PartitionField:
     type: T.AtomicType
 
 
-def manifest_schema(partition: Sequence[PartitionField]) -> dict:
-    """The Avro schema of a version-2 manifest whose partition struct is ``partition``."""
+@lru_cache(maxsize=64)
+def schema_json(partition: Optional[tuple[PartitionField, ...]]) -> str:
+    """The JSON of a manifest's Avro schema (of the manifest list's with None), for the header."""
+    return json.dumps(MANIFEST_LIST_SCHEMA if partition is None else manifest_schema(partition))
+
+
+@lru_cache(maxsize=64)
+def manifest_schema(partition: tuple[PartitionField, ...]) -> dict:
+    """The (parsed) Avro schema of a version-2 manifest whose partition struct is ``partition``."""
     part = {"type": "record", "name": "r102",
             "fields": [_opt(p.name, _partition_avro_type(p.type, p.field_id), p.field_id) for p in partition]}
     data_file = {"type": "record", "name": "r2", "fields": [
@@ -85,9 +96,9 @@ def manifest_schema(partition: Sequence[PartitionField]) -> dict:
         _opt("split_offsets", {"type": "array", "items": "long", "element-id": 133}, 132),
         _opt("equality_ids", {"type": "array", "items": "int", "element-id": 136}, 135),
         _opt("sort_order_id", "int", 140)]}
-    return {"type": "record", "name": "manifest_entry", "fields": [
+    return fastavro.parse_schema({"type": "record", "name": "manifest_entry", "fields": [
         _req("status", "int", 0), _opt("snapshot_id", "long", 1), _opt("sequence_number", "long", 3),
-        _opt("file_sequence_number", "long", 4), _req("data_file", data_file, 2)]}
+        _opt("file_sequence_number", "long", 4), _req("data_file", data_file, 2)]})
 
 
 _SUMMARY = {"type": "record", "name": "r508", "fields": [
@@ -130,12 +141,57 @@ def entry(status: int, snapshot_id: int, sequence_number: int, file_sequence_num
             "file_sequence_number": file_sequence_number, "data_file": data}
 
 
-def write_manifest(schema: dict, entries: Sequence[dict], metadata: dict[str, str], codec: str) -> bytes:
+def encode(schema: dict, record: dict) -> bytes:
+    """One record in Avro's binary encoding (what a container file's blocks concatenate)."""
+    buf = io.BytesIO()
+    fastavro.schemaless_writer(buf, schema, record)
+    return buf.getvalue()
+
+
+def _long(n: int) -> bytes:
+    n = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while n & ~0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _bytes(b: bytes) -> bytes:
+    return _long(len(b)) + b
+
+
+def container(schema: str, encoded: Sequence[bytes], metadata: dict[str, str], codec: str) -> bytes:
+    """An Avro object container file of already encoded records, in one block. Iceberg's
+    manifest lists carry the same manifests commit after commit; encoding each once and
+    reusing its bytes keeps writing the next list cheap however many it names."""
+    codec = CODECS[codec]
+    header = {"avro.schema": schema.encode(), "avro.codec": codec.encode(),
+              **{k: v.encode() for k, v in metadata.items()}}
+    sync = os.urandom(16)
+    out = [b"Obj\x01", _long(len(header))]
+    out += [_bytes(k.encode()) + _bytes(v) for k, v in header.items()]
+    out += [_long(0), sync]
+    if encoded:
+        data = b"".join(encoded)
+        if codec == "snappy":
+            data = bytes(cramjam.snappy.compress_raw(data)) + struct.pack(">I", zlib.crc32(data))
+        elif codec == "deflate":
+            c = zlib.compressobj(wbits=-15)
+            data = c.compress(data) + c.flush()
+        elif codec == "zstandard":
+            data = bytes(cramjam.zstd.compress(data))
+        out += [_long(len(encoded)), _long(len(data)), data, sync]
+    return b"".join(out)
+
+
+def write_manifest(partition: tuple[PartitionField, ...], entries: Sequence[dict], metadata: dict[str, str],
+                   codec: str) -> bytes:
     """A manifest file; ``metadata`` carries the table schema and partition spec as Iceberg's
     readers expect them in the Avro header (``schema``, ``partition-spec``, ...)."""
-    buf = io.BytesIO()
-    fastavro.writer(buf, schema, entries, codec=CODECS[codec], metadata=metadata)
-    return buf.getvalue()
+    schema = manifest_schema(partition)
+    return container(schema_json(partition), [encode(schema, e) for e in entries], metadata, codec)
 
 
 def read_records(data: bytes) -> list[dict]:
@@ -148,13 +204,12 @@ def manifest_metadata(iceberg_schema: dict, spec_fields: list[dict]) -> dict[str
             "format-version": str(FORMAT_VERSION), "content": "data"}
 
 
-def write_manifest_list(records: Sequence[dict], snapshot_id: int, parent_id: Optional[int],
+def write_manifest_list(encoded: Sequence[bytes], snapshot_id: int, parent_id: Optional[int],
                         sequence_number: int, codec: str) -> bytes:
-    buf = io.BytesIO()
+    """A manifest list of ``encoded`` manifest_file records (see :func:`encode`)."""
     meta = {"snapshot-id": str(snapshot_id), "parent-snapshot-id": "null" if parent_id is None else str(parent_id),
             "sequence-number": str(sequence_number), "format-version": str(FORMAT_VERSION)}
-    fastavro.writer(buf, MANIFEST_LIST_SCHEMA, records, codec=CODECS[codec], metadata=meta)
-    return buf.getvalue()
+    return container(schema_json(None), encoded, meta, codec)
 
 
 def _physical_bytes(v: Any, t: T.AtomicType) -> Optional[bytes]:

@@ -51,7 +51,7 @@ class TableMetadata:
     last_partition_id: int
     properties: dict
     snapshots: list[IcebergSnapshot]
-    _rendered: dict = field(default_factory=dict, repr=False)   # snapshot id -> its JSON text
+    _rendered: dict = field(default_factory=dict, repr=False)   # snapshot id -> its JSON text; "schemas" -> (ids, JSON)
 
     @property
     def current(self) -> Optional[IcebergSnapshot]:
@@ -70,7 +70,7 @@ class TableMetadata:
             "last-updated-ms": cur.timestamp_ms if cur else 0,
             "last-column-id": max((f["id"] for s in self.schemas for f in s["fields"]), default=0),
             "current-schema-id": max(s["schema-id"] for s in self.schemas),
-            "schemas": self.schemas, "default-spec-id": 0,
+            "default-spec-id": 0,
             "partition-specs": [{"spec-id": 0, "fields": self.partition_spec}],
             "last-partition-id": self.last_partition_id, "default-sort-order-id": 0,
             "sort-orders": [{"order-id": 0, "fields": []}], "properties": self.properties,
@@ -84,11 +84,15 @@ class TableMetadata:
             if text is None:
                 text = rendered[s.snapshot_id] = json.dumps(s.to_dict(), separators=(",", ":"))
             snaps.append(text)
-        for sid in [k for k in rendered if k < (self.snapshots[0].snapshot_id if self.snapshots else 0)]:
+        for sid in [k for k in rendered if k != "schemas" and k < (self.snapshots[0].snapshot_id if self.snapshots else 0)]:
             del rendered[sid]
         log = ",".join(f'{{"timestamp-ms":{s.timestamp_ms},"snapshot-id":{s.snapshot_id}}}' for s in self.snapshots)
         body = json.dumps(head, separators=(",", ":"))
-        return f'{body[:-1]},"snapshots":[{",".join(snaps)}],"snapshot-log":[{log}]}}'
+        key = tuple(s["schema-id"] for s in self.schemas)
+        if rendered.get("schemas", (None,))[0] != key:
+            rendered["schemas"] = (key, json.dumps(self.schemas, separators=(",", ":")))
+        return (f'{body[:-1]},"schemas":{rendered["schemas"][1]},"snapshots":[{",".join(snaps)}],'
+                f'"snapshot-log":[{log}]}}')
 
     @classmethod
     def from_json(cls, text: str) -> "TableMetadata":

@@ -115,7 +115,7 @@ def retain(snapshot_ids: Sequence[int], earliest: int) -> Retention:
     """Iceberg snapshots expire with their Paimon snapshot; the current one always stays."""
     ids = list(snapshot_ids)
     kept = [i for i in ids if i >= earliest] or ids[-1:]
-    return Retention(kept, [i for i in ids if i not in set(kept)])
+    return Retention(kept, ids[:len(ids) - len(kept)])
 
 
 def operation(removed: bool, added: bool, compact: bool) -> str:

@@ -6,8 +6,8 @@ partition fields numbered from 1000, as Paimon's Java publisher does.
 
 The types follow Paimon's mapping (docs/content/iceberg/overview.md): BOOLEAN, INT, BIGINT,
 FLOAT, DOUBLE, DECIMAL, CHAR/VARCHAR (string), BINARY/VARBINARY (binary), DATE, TIMESTAMP and
-TIMESTAMP WITH LOCAL TIME ZONE of precision 4 to 6 (microseconds, as Iceberg stores them).
-TINYINT and SMALLINT widen to int as in Paimon's code. Anything else is refused by name: an
+TIMESTAMP WITH LOCAL TIME ZONE of precision 3 to 6 (Iceberg's microsecond timestamps; readers
+widen millisecond files), TINYINT and SMALLINT as int, as in Paimon's code. Anything else is refused by name: an
 Iceberg reader would otherwise misread the column.
 """
 from __future__ import annotations
@@ -32,13 +32,13 @@ def iceberg_type(t: T.DataType, column: str) -> str:
             return _PRIMITIVES[t.root]
         if t.root == "DECIMAL":
             return f"decimal({t.params[0]}, {t.params[1]})"
-        if t.root in ("TIMESTAMP", "TIMESTAMP_LTZ") and 4 <= t.params[0] <= 6:
+        if t.root in ("TIMESTAMP", "TIMESTAMP_LTZ") and 3 <= t.params[0] <= 6:
             return "timestamptz" if t.root == "TIMESTAMP_LTZ" else "timestamp"
     raise SchemaError(
         f"column {column!r} of type {T.type_to_json(t)} cannot be published as Iceberg metadata "
         "(metadata.iceberg.storage): Paimon's Iceberg compatibility covers BOOLEAN, INT, BIGINT, FLOAT, "
         "DOUBLE, DECIMAL, CHAR, VARCHAR, BINARY, VARBINARY, DATE and TIMESTAMP / TIMESTAMP_LTZ of "
-        "precision 4 to 6; lakeformat does not publish nested types (ARRAY, MAP, ROW) either")
+        "precision 3 to 6 (7 to 9 need Iceberg format version 3); lakeformat does not publish nested types (ARRAY, MAP, ROW) either")
 
 
 def iceberg_schema(schema: TableSchema) -> dict:
