@@ -35,23 +35,25 @@ def _extension(module) -> str:
     return found[0]
 
 
+_CONNECTION = []
+
+
 def duckdb_connection():
-    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
-    for module in (duckdb_extension_avro, duckdb_extension_iceberg):
-        con.execute(f"LOAD '{_extension(module)}'")
-    return con
+    """One in-memory DuckDB with the two extensions loaded from their packages (not downloaded)."""
+    if not _CONNECTION:
+        con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+        for module in (duckdb_extension_avro, duckdb_extension_iceberg):
+            con.execute(f"LOAD '{_extension(module)}'")
+        _CONNECTION.append(con)
+    return _CONNECTION[0]
 
 
 def duckdb_rows(table, snapshot_id=None, location=None) -> list[dict]:
     """Rows DuckDB reads: by the metadata file, or by ``location`` (a table directory, which
     DuckDB resolves through ``version-hint.text``)."""
-    con = duckdb_connection()
-    try:
-        where = location or metadata_path(table)
-        travel = "" if snapshot_id is None else f", snapshot_from_id={int(snapshot_id)}"
-        return _sorted(con.execute(f"SELECT * FROM iceberg_scan('{where}'{travel})").arrow().read_all())
-    finally:
-        con.close()
+    where = location or metadata_path(table)
+    travel = "" if snapshot_id is None else f", snapshot_from_id={int(snapshot_id)}"
+    return _sorted(duckdb_connection().execute(f"SELECT * FROM iceberg_scan('{where}'{travel})").arrow().read_all())
 
 
 def lakeformat_rows(table, snapshot_id=None) -> list[dict]:

@@ -89,7 +89,7 @@ def test_killed_publishes_never_show_half_a_version_and_are_repaired(catalog, tm
     wh = os.path.dirname(os.path.dirname(t.path))
     ack = tmp_path / "acks"
     rng = random.Random(11)
-    for _ in range(25):
+    for _ in range(15):
         start = max([int(x) for x in ack.read_text().split()] if ack.exists() else [0]) + 1
         pid = os.fork()
         if pid == 0:
