@@ -5,7 +5,7 @@ ORACLE := .venv-oracle
 PY := $(VENV)/bin/python
 WAREHOUSE ?= $(or $(LAKEFORMAT_WAREHOUSE),./warehouse)
 
-.PHONY: setup test demo bench java postgres chromium compose-cli clean pyfiles
+.PHONY: setup test demo airflow bench java postgres chromium compose-cli clean pyfiles
 
 setup: java postgres chromium compose-cli $(VENV)/.installed $(ORACLE)/.installed
 
@@ -20,11 +20,11 @@ postgres:
 	  echo "PostgreSQL not found: installing postgresql"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; }
 
-# The Lakehouse page test renders the page in headless Chromium (tests/airflow_plugin).
+# The UI tests drive headless Chromium through selenium and chromedriver (tests/airflow_plugin, tests/airflow_ui).
 chromium:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  echo "chromium not found: installing chromium"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	@command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || { \
+	  echo "chromium or chromedriver not found: installing chromium chromium-driver"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; }
 
 # `docker compose config` validates docker-compose.yml (no Docker engine needed): Debian's
 # docker-compose when the docker CLI has no compose plugin.
@@ -51,6 +51,11 @@ test: setup
 
 demo: setup
 	LAKEFORMAT_WAREHOUSE=$(WAREHOUSE) $(PY) -m lakeformat.pipeline.demo
+
+# Airflow 3 on this machine (API server, scheduler, DAG processor, triggerer) on a PostgreSQL of its
+# own, state in ./.airflow; prints the URL and the login; Ctrl-C stops every process.
+airflow: setup
+	LAKEFORMAT_WAREHOUSE=$(WAREHOUSE) $(PY) -m lakeformat.pipeline.airflow_server --port $(or $(AIRFLOW_PORT),8080)
 
 bench: setup
 	$(PY) benchmarks/run.py
