@@ -4,10 +4,14 @@ DAGs (no import error) and the printed login; a two-day backfill through the RES
 Ctrl-C stops every process it started, the database included."""
 from __future__ import annotations
 
+import pytest
+
 import lakeformat as lf
 from lakeformat.pipeline.airflow_server import _marked_pids
 
 from tests.airflow_ui.conftest import stop_server
+
+pytestmark = pytest.mark.slow   # minutes: real services and Spark jobs
 
 DAG = "lakeformat_ingest_item_price"
 
