@@ -13,6 +13,7 @@ the ``columns`` option; without either, every column is read.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Optional
 
 from pyspark.sql.datasource import DataSource, DataSourceReader
@@ -116,10 +117,27 @@ class LakeformatDataSource(DataSource):
         return StreamWriter(opts, opts.table.open().schema.id, stream_commit_user(opts, self.options))
 
 
+def _worker_python(spark) -> None:
+    """Spark starts its Python workers with ``$PYSPARK_PYTHON``, by default ``python3`` from
+    PATH: from a plain shell (``.venv/bin/python script.py``) that is not the interpreter that
+    has lakeformat, and every read fails inside a worker. When the user chose no worker Python
+    and the workers run on this machine, they use this interpreter (functions registered from
+    now on carry it); otherwise nothing is changed."""
+    if os.environ.get("PYSPARK_PYTHON"):
+        return
+    try:
+        sc = spark.sparkContext
+    except Exception:   # Spark Connect: the server chooses its Python
+        return
+    if sc.master.startswith("local"):
+        sc.pythonExec = sys.executable
+
+
 def register(spark) -> None:
     """Make ``format("lakeformat")`` available in ``spark`` and let Spark push filters into it.
     The registered class carries the session's default parallelism (the planning processes
     cannot ask the session), so reads of a few files still use every core."""
+    _worker_python(spark)
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     try:
         parallelism = spark.sparkContext.defaultParallelism

@@ -118,6 +118,8 @@ with TestClient(app) as c:
     bearer = {"Authorization": "Bearer " + token}
     out = {"plugins": [p.name for p in plugins], "errors": errors, "external_views": external,
            "anonymous": c.get("/lakehouse/").status_code,
+           "browser": [c.get("/lakehouse/", headers={"Accept": "text/html"}, follow_redirects=False).status_code,
+                       c.get("/lakehouse/", headers={"Accept": "text/html"}, follow_redirects=False).headers.get("location")],
            "bad_token": c.get("/lakehouse/api/tables", headers={"Authorization": "Bearer nonsense"}).status_code,
            "cookie": c.get("/lakehouse/", cookies={"_token": token}).text,
            "bearer": c.get("/lakehouse/api/tables", headers=bearer).json(),
@@ -141,6 +143,7 @@ def test_plugin_loads_in_airflow_and_its_page_requires_the_airflow_login(lakehou
     assert out["external_views"] == [{"name": "Lakehouse", "href": "lakehouse/", "destination": "nav",
                                       "category": "browse", "url_route": "lakehouse"}]
     assert out["anonymous"] == 401 and out["bad_token"] == 403
+    assert out["browser"] == [303, "/auth/login?next=%2Flakehouse%2F"]   # a logged-out browser: the login page
     assert _runs_in_html(out["cookie"]) == EXPECTED_RUNS
     assert [t["identifier"] for t in out["bearer"]] == ["demo.user_behavior", "demo.item_price", "demo.not_yet",
                                                         "scratch.notes"]

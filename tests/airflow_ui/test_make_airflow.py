@@ -1,24 +1,39 @@
-"""``make airflow`` as a user meets it: the services come up on PostgreSQL with the project's
-DAGs (no import error) and the printed login; a two-day backfill through the REST API
-(``POST /api/v2/backfills``) runs the ingest DAG in the scheduler and leaves one snapshot per day;
-Ctrl-C stops every process it started, the database included."""
+"""``make airflow`` as a user meets it, in one Airflow started as ``make airflow`` starts it:
+the services come up on PostgreSQL with the project's DAGs (no import error); in a real browser
+(headless Chromium) a logged-out visit to the Lakehouse page goes to the login, the user
+unpauses an ingest DAG, backfills two days from the Trigger dialog and, once the scheduler has
+run them, sees the new snapshots on the Lakehouse page; the same through the REST API
+(``POST /api/v2/backfills``); Ctrl-C stops every process, the database included. Screenshots
+are kept as test artefacts (``$LAKEFORMAT_TEST_ARTEFACTS`` or ``test-artefacts/airflow-ui``)."""
 from __future__ import annotations
 
 import pytest
+from selenium.webdriver.common.by import By
 
 import lakeformat as lf
 from lakeformat.pipeline.airflow_server import _marked_pids
 
-from tests.airflow_ui.conftest import stop_server
+from tests.airflow_ui.browser import UI, chromium
+from tests.airflow_ui.conftest import ARTEFACTS, stop_server
 
 pytestmark = pytest.mark.slow   # minutes: real services and Spark jobs
 
-DAG = "lakeformat_ingest_item_price"
+UI_DAG, UI_DAYS = "lakeformat_ingest_user_behavior", ["2024-06-03", "2024-06-04"]
+REST_DAG = "lakeformat_ingest_item_price"
+
+
+@pytest.fixture(scope="module")
+def ui(airflow_server, tmp_path_factory):
+    driver = chromium(tmp_path_factory.mktemp("chromium-profile"))
+    try:
+        yield UI(driver, airflow_server.url, ARTEFACTS / "airflow-ui")
+    finally:
+        driver.quit()
 
 
 def test_services_serve_the_project_dags_on_postgres(airflow_server):
     dags = {d["dag_id"]: d for d in airflow_server.api("GET", "/dags")["dags"]}
-    assert {"lakeformat_ingest_user_behavior", DAG, "lakeformat_compaction", "lakeformat_maintenance"} <= set(dags)
+    assert {"lakeformat_ingest_user_behavior", REST_DAG, "lakeformat_compaction", "lakeformat_maintenance"} <= set(dags)
     assert airflow_server.api("GET", "/importErrors")["total_entries"] == 0
     health = airflow_server.api("GET", "/monitor/health")
     assert health["metadatabase"]["status"] == "healthy"
@@ -28,14 +43,44 @@ def test_services_serve_the_project_dags_on_postgres(airflow_server):
         assert b"AIRFLOW__DATABASE__SQL_ALCHEMY_CONN=postgresql+psycopg://" in f.read()
 
 
+def test_logged_out_lakehouse_page_sends_the_browser_to_the_login(airflow_server, ui):
+    ui.d.get(airflow_server.url + "/lakehouse/")
+    ui.wait.until(lambda d: "/auth/login" in d.current_url)
+    assert "Not authenticated" not in ui.d.page_source
+    ui.log_in(airflow_server.user, airflow_server.password, "/lakehouse/")
+    assert ui.d.current_url.rstrip("/").endswith("/lakehouse")    # back where the user was going
+
+
+def test_backfill_two_days_from_the_ui_and_see_the_snapshots(airflow_server, ui):
+    ui.open_dag(UI_DAG)
+    ui.unpause()
+    ui.shot("02-unpaused")
+    assert ui.backfill(*UI_DAYS).startswith("2 runs")
+    runs = {r["dag_run_id"]: r["logical_date"][:10] for r in airflow_server.runs(UI_DAG) if r["run_type"] == "backfill"}
+    assert sorted(runs.values()) == UI_DAYS
+    states = airflow_server.wait_runs(UI_DAG, set(runs))
+    ui.open_dag(UI_DAG)
+    ui.shot("04-runs-done")
+    assert set(states.values()) == {"success"}, states
+
+    table = lf.Catalog(str(airflow_server.warehouse)).get_table("demo.user_behavior")
+    latest = table.snapshot_manager.latest_id()
+    ui.d.get(airflow_server.url + "/lakehouse/")
+    card = ui.find('section[data-identifier="demo.user_behavior"]')
+    ui.shot("05-lakehouse")
+    assert "latest snapshot" in card.text and str(latest) in card.text
+    partitions = {r.text for r in card.find_elements(By.CSS_SELECTOR, "tr.bucket td:first-child")}
+    assert {f"dt={d}" for d in UI_DAYS} <= partitions
+
+
 def test_rest_backfill_of_two_days_publishes_each_day_once(airflow_server):
-    airflow_server.api("PATCH", f"/dags/{DAG}", {"is_paused": False})
-    bf = airflow_server.api("POST", "/backfills", {"dag_id": DAG, "from_date": "2024-06-01T00:00:00Z",
+    airflow_server.api("PATCH", f"/dags/{REST_DAG}", {"is_paused": False})
+    bf = airflow_server.api("POST", "/backfills", {"dag_id": REST_DAG, "from_date": "2024-06-01T00:00:00Z",
                                                    "to_date": "2024-06-02T00:00:00Z", "max_active_runs": 2})
-    assert bf["dag_id"] == DAG
-    runs = {r["dag_run_id"]: r for r in airflow_server.runs(DAG) if r["run_type"] == "backfill"}
+    assert bf["dag_id"] == REST_DAG
+    runs = {r["dag_run_id"]: r for r in airflow_server.runs(REST_DAG) if r["run_type"] == "backfill"}
     assert sorted(r["logical_date"][:10] for r in runs.values()) == ["2024-06-01", "2024-06-02"]
-    states = airflow_server.wait_runs(DAG, set(runs))
+    states = airflow_server.wait_runs(REST_DAG, set(runs))
     assert set(states.values()) == {"success"}, states
     table = lf.Catalog(str(airflow_server.warehouse)).get_table("demo.item_price")
     snaps = table.system_table("snapshots").to_pylist()

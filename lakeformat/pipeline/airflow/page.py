@@ -12,7 +12,9 @@ import html
 from typing import Callable, Optional
 
 from fastapi import Depends, FastAPI, HTTPException, Request
-from fastapi.responses import HTMLResponse
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.responses import HTMLResponse, RedirectResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import lakeformat as lf
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
@@ -47,12 +49,28 @@ async def airflow_user(request: Request):
     return user
 
 
+def _login_redirect(request: Request) -> RedirectResponse:
+    """Where a browser without a valid login is sent: Airflow's login page, back here after."""
+    from airflow.api_fastapi.app import get_auth_manager
+    return RedirectResponse(get_auth_manager().get_url_login(next_url=str(request.url.path)), status_code=303)
+
+
 def create_app(catalog: Callable[[], lf.Catalog], config: Optional[str] = None,
                airflow_auth: bool = True) -> FastAPI:
     """``catalog`` is called per request (a connection edited in Airflow applies at once)."""
     deps = [Depends(airflow_user)] if airflow_auth else []
     app = FastAPI(title="Lakehouse", description="lakeformat tables: snapshots, sorted runs, "
                   "consumers, tags", dependencies=deps)
+
+    if airflow_auth:
+        @app.exception_handler(StarletteHTTPException)
+        async def to_login(request: Request, exc: StarletteHTTPException):
+            """A browser asking for a page without a (valid) login goes to the login page, as
+            Airflow's own pages do; API clients keep the 401/403."""
+            logged_out = exc.status_code == 401 or (exc.status_code == 403 and "JWT" in str(exc.detail))
+            if logged_out and "text/html" in request.headers.get("accept", ""):
+                return _login_redirect(request)
+            return await http_exception_handler(request, exc)
 
     def load(only=None) -> tuple[lf.Catalog, list[TableOverview]]:
         """The catalog and overviews; 503 naming the cause when the catalog cannot be opened
