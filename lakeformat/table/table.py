@@ -28,7 +28,7 @@ from lakeformat.io.file_format import check_table_formats
 from lakeformat.io.fileio import FileIO, join
 from lakeformat.io.schemas import SchemaManager
 from lakeformat.io.snapshots import SnapshotManager
-from lakeformat.maintenance.compaction import compact_table
+from lakeformat.maintenance.compaction import CompactionResult, compact_and_expire
 from lakeformat.maintenance.consumer import ConsumerManager
 from lakeformat.maintenance.expire import expire_backlog, expire_snapshots
 from lakeformat.maintenance.iceberg import iceberg_sync, publish_after_change
@@ -107,7 +107,7 @@ class Table:
     def alter(self, *changes) -> TableSchema:
         """Apply schema changes as a new ``schema-N``; fails if another alter got there first."""
         new = apply_changes(self.schema, changes)
-        validate(new.options)
+        validate(new.options, columns=new.names)
         check_table(new)
         check_table_formats(new)
         if not self.schema_manager.create(new):
@@ -265,11 +265,17 @@ class Table:
         ``target-file-size``. ``progress(done, total, what)`` is called per bucket.
 
         On a ``write-only`` table the writers never expire snapshots, so this (the dedicated
-        compaction, as Paimon's compaction job does) expires them afterwards by the table's options."""
-        snap = compact_table(self, full, partitions, commit_user, progress)
-        if self.typed_options.get(O.WRITE_ONLY):
-            self.expire_snapshots()
-        return snap
+        compaction, as Paimon's compaction job does) expires them afterwards by the table's options.
+        Returns the COMPACT snapshot (None: nothing needed compacting); ``compact_report`` returns
+        the expiration it ran too. A failed expiration is logged, never raised: the compaction is
+        committed."""
+        return self.compact_report(full, partitions, commit_user, progress).snapshot
+
+    def compact_report(self, full: bool = False, partitions: Optional[Sequence[dict]] = None,
+                       commit_user: Optional[str] = None, progress=None) -> CompactionResult:
+        """``compact``, reporting everything it did: the COMPACT snapshot and the snapshot
+        expiration after it (or why that failed); ``.summary(name)`` says it in a line."""
+        return compact_and_expire(self, full, partitions, commit_user, progress)
 
     def new_commit(self, commit_user: Optional[str] = None) -> TableCommit:
         return TableCommit(self, commit_user)
