@@ -153,7 +153,17 @@ class Table:
     def snapshot(self, snapshot_id: int) -> Snapshot:
         return self.snapshot_manager.get(snapshot_id)
 
-    def snapshot_as_of(self, as_of: Union[int, dt.datetime]) -> Snapshot:
+    def snapshot_as_of(self, as_of: Union[int, dt.datetime, str]) -> Snapshot:
+        """The snapshot current at ``as_of``: a datetime (naive: local time), epoch millis, or
+        ISO text like '2024-01-01' or '2024-01-01 12:00:00' (local time, as scan.timestamp)."""
+        if isinstance(as_of, str):
+            try:
+                as_of = dt.datetime.fromisoformat(as_of.strip())
+            except ValueError:
+                raise LakeformatError(f"as_of {as_of!r} is not a time: give a datetime, epoch millis or ISO "
+                                      "text like '2024-01-01 12:00:00'") from None
+        if isinstance(as_of, bool) or not isinstance(as_of, (int, dt.datetime)):
+            raise LakeformatError(f"as_of must be a datetime, epoch millis or ISO text, not {as_of!r}")
         millis = int(as_of.timestamp() * 1000) if isinstance(as_of, dt.datetime) else int(as_of)
         s = self.snapshot_manager.at_or_before(millis)
         if s is None:
