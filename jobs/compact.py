@@ -21,11 +21,10 @@ def main(argv):
     partitions = [dict(parse_partition_spec(p)) for p in a.partition] or None
     for p in partitions or []:
         table.partition_matcher(p)   # unknown keys: a clear error before any work
-    snap = table.compact(full=a.full, partitions=partitions, commit_user=f"lakeformat-compact-{jt.short_name}",
-                         progress=progress_logger(f"compacting {jt.identifier}"))
-    print(f"compacted {jt.identifier}: snapshot {snap.id} ({snap.commit_kind})" if snap is not None
-          else f"{jt.identifier}: nothing to compact")
-    return 0
+    r = table.compact_report(full=a.full, partitions=partitions, commit_user=f"lakeformat-compact-{jt.short_name}",
+                             progress=progress_logger(f"compacting {jt.identifier}"))
+    print(r.summary(jt.identifier))
+    return 1 if r.expire_error is not None else 0
 
 
 if __name__ == "__main__":

@@ -21,9 +21,7 @@ def main(argv):
         ap.error("--older-than must not be negative")
     r = remove_orphan_files(jt.open(), older_than=older, dry_run=a.dry_run,
                             progress=progress_logger(f"looking for orphan files of {jt.identifier}"))
-    verb = "would delete" if a.dry_run else "deleted"
-    print(f"{jt.identifier}: {verb} {len(r.orphans)} orphan file(s), {r.orphan_bytes:,} bytes "
-          f"({r.listed} files looked at, {r.too_young} unreferenced but younger than {a.older_than})")
+    print(r.summary(jt.identifier, a.older_than))
     return 0
 
 

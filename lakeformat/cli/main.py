@@ -15,9 +15,10 @@ from rich.text import Text
 
 from lakeformat.cli import procedures as cli_procedures
 from lakeformat.cli import tables as cli_tables
-from lakeformat.cli.output import emit
-from lakeformat.errors import LakeformatError
+from lakeformat.cli.output import emit, plain
+from lakeformat.errors import LakeformatError, NotFoundError
 from lakeformat.format.types import type_to_json
+from lakeformat.secrets import mask
 from lakeformat.table.catalog import Catalog
 
 
@@ -44,7 +45,7 @@ def cmd_show(cat: Catalog, args) -> None:
             "time": dt.datetime.fromtimestamp(snap.time_millis / 1000).isoformat(timespec="seconds")},
     }
     if args.json:
-        print(json.dumps(info, indent=2))
+        print(json.dumps(plain(info), indent=2, allow_nan=False))
         return
     c = Console()
     c.print(f"[bold]{escape(t.name)}[/]  {escape(t.path)}  (schema {s.id})")
@@ -95,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_tables.register(sub)        # snapshots, schemas, options, files, ... (Paimon's system tables)
     r = sub.add_parser("read", help="print rows")
     r.add_argument("table")
-    r.add_argument("--limit", type=int, default=20, help="rows to print (0 = all; default 20)")
+    r.add_argument("--limit", type=cli_procedures.non_negative, default=20, help="rows to print (0 = all; default 20)")
     r.add_argument("--snapshot", type=int)
     r.set_defaults(fn=cmd_read)
     cli_procedures.register(sub)    # compact, expire-snapshots, ... (Paimon's procedures)
@@ -114,9 +115,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         options[k] = v
     try:
-        args.fn(Catalog(args.warehouse, **options), args)
+        cat = Catalog(args.warehouse, **options)
+        if not cat.io.exists(cat.warehouse):   # a typo must not look like an empty warehouse
+            raise NotFoundError(f"warehouse {args.warehouse!r} does not exist")
+        args.fn(cat, args)
     except (LakeformatError, OSError) as e:   # OSError: storage unreachable, a file gone
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {mask(e)}", file=sys.stderr)
         return 1
     return 0
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 from decimal import Decimal
 from typing import Any, Sequence
 
@@ -12,6 +13,9 @@ from rich.text import Text
 
 
 def plain(v: Any) -> Any:
+    """``v`` as JSON can hold it; NaN and infinities (not JSON) as the strings Java prints."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
     if isinstance(v, (dt.date, dt.datetime, dt.time)):
         return v.isoformat()
     if isinstance(v, Decimal):
@@ -27,7 +31,7 @@ def plain(v: Any) -> Any:
 
 def emit(args, title: str, rows: list[dict], columns: Sequence[str]) -> None:
     if args.json:
-        print(json.dumps([plain(r) for r in rows], indent=2))
+        print(json.dumps([plain(r) for r in rows], indent=2, allow_nan=False))
         return
     t = RichTable(title=Text(title))
     for c in columns:   # long values wrap inside their cell rather than being cut

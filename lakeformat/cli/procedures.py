@@ -63,6 +63,16 @@ def duration_or_time(text: str):
             f"{text!r} is neither a duration ('1 h', '30 min', '2 d') nor a timestamp ('2024-06-01 12:00:00')") from None
 
 
+def non_negative(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {n}")
+    return n
+
+
 def positive(text: str) -> int:
     try:
         n = int(text)
@@ -101,7 +111,7 @@ def progress_reporter(what: str) -> Iterator:
 
 def _report(args, text: str, data: dict) -> None:
     if args.json:
-        print(json.dumps(plain(data), indent=2))
+        print(json.dumps(plain(data), indent=2, allow_nan=False))
     else:
         Console().print(Text(text))
 
@@ -115,18 +125,21 @@ def _table(cat, args):
 def cmd_compact(cat, args) -> None:
     t = _table(cat, args)
     with progress_reporter(f"compacting {t.name}") as progress:
-        snap = t.compact(full=args.full, partitions=args.partition or None, progress=progress)
+        r = t.compact_report(full=args.full, partitions=args.partition or None, progress=progress)
+    snap = r.snapshot
     data = {"table": t.name, "snapshot": snap.id if snap else None, "full": args.full,
-            "partitions": args.partition or "all"}
+            "partitions": args.partition or "all",
+            "expired_snapshots": list(r.expired.expired) if r.expired else [], "expire_error": r.expire_error}
+    text = r.summary(t.name)
     if snap is not None:
         files = t.system_table("buckets").to_pylist()
         data.update(buckets=len(files), files=sum(b["file_count"] for b in files),
                     max_sorted_runs=max((b["sorted_runs"] for b in files), default=0))
-        text = (f"compacted {t.name} in snapshot {snap.id}: now {data['files']} files in {data['buckets']} "
-                f"buckets, at most {data['max_sorted_runs']} sorted runs per bucket")
-    else:
-        text = f"nothing to compact in {t.name}"
+        text += (f"; now {data['files']} files in {data['buckets']} buckets, at most "
+                 f"{data['max_sorted_runs']} sorted runs per bucket")
     _report(args, text, data)
+    if r.expire_error is not None:
+        sys.exit(1)   # the compaction is committed; the failed expiration still fails the verb
 
 
 def cmd_expire_snapshots(cat, args) -> None:
@@ -137,7 +150,7 @@ def cmd_expire_snapshots(cat, args) -> None:
                              progress=progress)
     data = {"table": t.name, "dry_run": r.dry_run, "expired_snapshots": list(r.expired),
             "data_files": r.data_files, "changelog_files": r.changelog_files, "manifests": r.manifests,
-            "manifest_lists": r.manifest_lists}
+            "manifest_lists": r.manifest_lists, "held": list(r.held)}
     _report(args, r.summary(t.name), data)
 
 
@@ -227,11 +240,9 @@ def cmd_remove_orphan_files(cat, args) -> None:
     t = _table(cat, args)
     with progress_reporter(f"looking for orphan files of {t.name}") as progress:
         r = t.remove_orphan_files(older_than=args.older_than, dry_run=args.dry_run, progress=progress)
-    verb = "would delete" if args.dry_run else "deleted"
-    text = (f"{verb} {len(r.orphans)} orphan file(s) of {t.name} ({r.orphan_bytes:,} bytes) out of {r.listed} "
-            f"looked at; {r.too_young} unreachable file(s) younger than {args.older_than} kept")
-    _report(args, text, {"table": t.name, "dry_run": r.dry_run, "listed": r.listed, "orphans": list(r.orphans),
-                         "orphan_bytes": r.orphan_bytes, "too_young": r.too_young})
+    _report(args, r.summary(t.name, args.older_than),
+            {"table": t.name, "dry_run": r.dry_run, "listed": r.listed, "orphans": list(r.orphans),
+             "orphan_bytes": r.orphan_bytes, "too_young": r.too_young, "skipped": r.skipped})
 
 
 def cmd_iceberg_sync(cat, args) -> None:

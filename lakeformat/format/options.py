@@ -13,7 +13,7 @@ import difflib
 import re
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Mapping, Optional, TypeVar
+from typing import Any, Callable, Generic, Mapping, Optional, Sequence, TypeVar
 
 from lakeformat.errors import OptionError, UnknownOptionWarning, UnsupportedOptionError
 from lakeformat.format.paimon_options import (
@@ -309,6 +309,32 @@ LOCK_ENABLED = _opt("lock.enabled", None, _bool, "Take the catalog lock around c
 LOCK_ACQUIRE_TIMEOUT = _opt("lock.acquire-timeout", dt.timedelta(minutes=8), _dur, "Give up on the lock after this.")
 LOCK_CHECK_MAX_SLEEP = _opt("lock.check-max-sleep", dt.timedelta(seconds=8), _dur, "Longest wait between lock tries.")
 
+# Ranges, as data: key -> (lowest, highest) value allowed, inclusive, None for no bound; numbers,
+# memory sizes in bytes, durations as timedelta. ``validate`` checks them at create and alter, so
+# a table is never created that cannot be written or never expires.
+_MS = dt.timedelta(milliseconds=1)
+BOUNDS: dict[str, tuple[Any, Any]] = {
+    "file.block-size": (1, None), "target-file-size": (1, None), "write-buffer-size": (1, None),
+    "page-size": (1, None), "dynamic-bucket.target-row-num": (1, None),
+    "manifest.target-file-size": (1, None), "manifest.merge-min-count": (1, None),
+    "manifest.full-compaction-threshold-size": (1, None),
+    "commit.max-retries": (0, None), "commit.timeout": (_MS, None),
+    "snapshot.num-retained.min": (1, None), "snapshot.num-retained.max": (1, None),
+    "snapshot.expire.limit": (1, None),
+    "changelog.num-retained.min": (1, None), "changelog.num-retained.max": (1, None),
+    "partition.expiration-max-num": (1, None),
+    "source.split.target-size": (1, None), "source.split.open-file-cost": (1, None),
+    "read.batch-size": (1, None), "write.batch-size": (1, None),
+    "num-sorted-run.compaction-trigger": (1, None), "num-sorted-run.stop-trigger": (1, None),
+    "num-levels": (2, None), "compaction.max-size-amplification-percent": (0, None),
+    "compaction.size-ratio": (0, None), "compaction.min.file-num": (1, None), "compaction.max.file-num": (1, None),
+    "full-compaction.delta-commits": (1, None),
+    "lock.acquire-timeout": (_MS, None), "lock.check-max-sleep": (_MS, None),
+}
+# Options whose value names columns of the table ('column': one, 'columns': a comma list); the
+# per-field options ``fields.<name>.<suffix>`` name theirs in the key.
+COLUMN_REFERENCES: dict[str, str] = {"rowkind.field": "column", "sequence.field": "columns"}   # bucket-key: new_schema
+
 # Per-field options ``fields.<name>.<suffix>``; <name> may be 'a,b' for a sequence group.
 FIELD_SUFFIXES: dict[str, Callable[[str], Any]] = {
     "aggregate-function": parse_str, "ignore-retract": parse_bool, "sequence-group": parse_list,
@@ -447,22 +473,25 @@ def warn_unknown(raw: Mapping[str, str], what: str = "this table") -> None:
                       UnknownOptionWarning, stacklevel=3)
 
 
-def validate(raw: Mapping[str, Any], *, allow_unknown: bool = False) -> dict[str, str]:
-    """Options as Paimon's strings, every known key parsed once; unknown keys are an error unless
-    allowed, and so is a value turning on a feature lakeformat does not implement."""
+def validate(raw: Mapping[str, Any], *, allow_unknown: bool = False,
+             columns: Optional[Sequence[str]] = None) -> dict[str, str]:
+    """Options as Paimon's strings, every known key parsed once and checked against its ``BOUNDS``;
+    unknown keys are an error unless allowed, and so is a value turning on a feature lakeformat does
+    not implement. With the table's ``columns``, options naming columns (``COLUMN_REFERENCES``,
+    ``fields.<name>.*``) must name existing ones."""
     out = {k: to_option_string(k, v) for k, v in raw.items()}
     unknown = [k for k in out if not known_to_paimon(k)]
     if unknown and not allow_unknown:
         raise OptionError(f"unknown table option(s): {', '.join(map(_unknown_hint, unknown))}")
     for k, v in out.items():
         if k in _BY_KEY:
-            _parse(k, v, _BY_KEY[k].parse)
+            _check_bounds(k, v, _parse(k, v, _BY_KEY[k].parse))
         elif m := FIELD_OPTION.fullmatch(k):
             _parse(k, v, FIELD_SUFFIXES[m.group(2)])
+    if columns is not None:
+        check_column_references(out, columns)
     opts = Options(out)
     lo, hi = opts.get(SNAPSHOT_NUM_RETAINED_MIN), opts.get(SNAPSHOT_NUM_RETAINED_MAX)
-    if lo < 1:
-        raise _bad(SNAPSHOT_NUM_RETAINED_MIN.key, str(lo), "less than 1")
     if lo > hi:
         raise OptionError(f"option {SNAPSHOT_NUM_RETAINED_MIN.key!r} ({lo}) is larger than "
                           f"{SNAPSHOT_NUM_RETAINED_MAX.key!r} ({hi})")
@@ -484,6 +513,37 @@ def check_iceberg(opts: Options) -> None:
     if opts.get(ICEBERG_STORAGE) != "disabled" and formats != {"parquet"}:
         raise OptionError(f"option {ICEBERG_STORAGE.key!r} needs Parquet data files: lakeformat's ORC and Avro "
                           f"files carry no Iceberg field ids (file formats set: {', '.join(sorted(formats))})")
+
+
+def _check_bounds(key: str, text: str, value: Any) -> None:
+    option = _BY_KEY[key]
+    lo, hi = BOUNDS.get(option.key, (None, None))
+    if value is None or (lo is None and hi is None):
+        return
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        shown = [to_option_string(key, b) if b is not None else None for b in (lo, hi)]
+        want = (f"at least {shown[0]}" if hi is None else f"at most {shown[1]}" if lo is None
+                else f"between {shown[0]} and {shown[1]}")
+        raise _bad(key, text, f"out of range: it must be {want}")
+
+
+def check_column_references(options: Mapping[str, str], columns: Sequence[str]) -> None:
+    """Every column an option names exists (Paimon's schema validation does the same)."""
+    known = set(columns)
+    for key, value in options.items():
+        if key in COLUMN_REFERENCES:
+            named = parse_list(value) if COLUMN_REFERENCES[key] == "columns" else [value.strip()]
+        elif m := FIELD_OPTION.fullmatch(key):
+            named = parse_list(m.group(1))
+            if m.group(2) == "sequence-group":
+                named += parse_list(value)
+        else:
+            continue
+        missing = [c for c in named if c not in known]
+        if missing:
+            raise OptionError(f"option {key!r}: {', '.join(map(repr, missing))} "
+                              f"{'is not a column' if len(missing) == 1 else 'are not columns'} of the table; "
+                              f"columns are {list(columns)}")
 
 
 def check_changelog_retention(opts: Options) -> None:

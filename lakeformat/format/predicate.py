@@ -11,7 +11,10 @@ import operator
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
+import pyarrow as pa
 import pyarrow.compute as pc
+
+from lakeformat.errors import SchemaError
 
 _FLIP = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 _OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
@@ -203,6 +206,35 @@ def to_arrow(p: Predicate) -> pc.Expression:
     if isinstance(p, IsNull):
         return f.is_valid() if p.negated else f.is_null()
     if isinstance(p, In):
-        e = f.isin(list(p.values))
-        return (~e & f.is_valid()) if p.negated else e
+        values = [v for v in p.values if v is not None]
+        if p.negated:   # SQL: x NOT IN (.., NULL) is never true
+            if len(values) < len(p.values):
+                return pc.scalar(False)
+            return (~f.isin(values) & f.is_valid()) if values else f.is_valid()
+        return (f.isin(values) & f.is_valid()) if values else pc.scalar(False)   # a null in the list matches no row
     return _OPS[p.op](f, p.value)
+
+
+def leaves(p: Optional[Predicate]) -> list:
+    if p is None:
+        return []
+    if isinstance(p, (And, Or)):
+        return [x for c in p.children for x in leaves(c)]
+    return [p]
+
+
+def check(p: Optional[Predicate], schema: pa.Schema) -> None:
+    """SchemaError naming the column when ``p`` names a column the schema lacks or compares one
+    with a value of a type it cannot be compared with (checked once, before any file is read)."""
+    for leaf in leaves(p):
+        if leaf.column not in schema.names:
+            raise SchemaError(f"filter on unknown column {leaf.column!r}; the table has {schema.names}")
+        if isinstance(leaf, IsNull):
+            continue
+        field = schema.field(leaf.column)
+        try:
+            pa.schema([field]).empty_table().filter(to_arrow(leaf))
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+            value = leaf.value if isinstance(leaf, Compare) else list(leaf.values)
+            raise SchemaError(f"filter on column {leaf.column!r} of type {field.type}: cannot compare it with "
+                              f"{value!r} ({type(value).__name__}); give a value of the column's type") from None

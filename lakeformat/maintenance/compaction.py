@@ -1,4 +1,4 @@
-"""Dedicated compaction (``Table.compact``): the buckets of a table compacted outside the writers
+"""Dedicated compaction (``Table.compact``, ``Table.compact_report``): the buckets of a table compacted outside the writers
 and committed as one COMPACT snapshot.
 
 One loop for both table kinds: the buckets of the latest snapshot (all, or those of the given
@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
 from lakeformat.format import options as O
@@ -23,7 +24,9 @@ from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.manifest import DataFileMeta
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.fileio import join
+from lakeformat.maintenance.expire import ExpireResult, expire_snapshots
 from lakeformat.mergetree.writer import MergeTreeWriter
+from lakeformat.secrets import mask
 from lakeformat.write.append_compact import AppendCompactPolicy, compact_bucket, pick
 
 log = logging.getLogger(__name__)
@@ -32,15 +35,54 @@ Progress = Callable[[int, int, str], None]
 BucketKey = tuple[bytes, int]
 
 
+@dataclass(frozen=True)
+class CompactionResult:
+    """Everything a compaction did: its COMPACT snapshot (None: nothing needed compacting) and the
+    snapshot expiration that ran after it (None: none ran), or why that expiration failed. A
+    failed expiration never turns a committed compaction into an error."""
+
+    snapshot: Optional[Snapshot] = None
+    expired: Optional[ExpireResult] = None
+    expire_error: Optional[str] = None
+
+    def summary(self, table_name: str = "") -> str:
+        of = f" {table_name}" if table_name else ""
+        out = (f"compacted{of} in snapshot {self.snapshot.id}" if self.snapshot is not None
+               else f"nothing to compact in{of or ' the table'}")
+        if self.expire_error is not None:
+            return out + f"; the snapshot expiration after it failed: {self.expire_error}"
+        if self.expired is not None:
+            return out + f"; {self.expired.summary()}"
+        return out
+
+
+def compact_and_expire(table, full: bool = False, partitions: Optional[Sequence[dict]] = None,
+                       commit_user: Optional[str] = None, progress: Optional[Progress] = None) -> CompactionResult:
+    """``compact_table``, then the snapshot expiration: the commit's own on tables that are not
+    ``write-only``, an explicit one on write-only tables (whose writers never expire; this is the
+    dedicated compaction Paimon's compaction job is). Also expires when nothing needed compacting."""
+    snap, expired = compact_table(table, full, partitions, commit_user, progress)
+    if not table.typed_options.get(O.WRITE_ONLY):
+        return CompactionResult(snap, expired)
+    try:
+        return CompactionResult(snap, expire_snapshots(table))
+    except Exception as e:   # noqa: BLE001 - the compaction is committed; report, don't undo the news
+        error = mask(f"{type(e).__name__}: {e}")
+        log.warning("%s: %s, but expiring snapshots after it failed (the next compaction tries again): %s",
+                    table.name, f"compacted in snapshot {snap.id}" if snap else "nothing to compact", error)
+        return CompactionResult(snap, None, error)
+
+
 def compact_table(table, full: bool = False, partitions: Optional[Sequence[dict]] = None,
                   commit_user: Optional[str] = None, progress: Optional[Progress] = None,
-                  threads: int = 2) -> Optional[Snapshot]:
+                  threads: int = 2) -> tuple[Optional[Snapshot], Optional[ExpireResult]]:
     """Compact the buckets of ``table`` (all, or those of ``partitions`` like ``[{"dt": "x"}]``)
-    as one COMPACT snapshot; None when nothing needed compacting."""
+    as one COMPACT snapshot: (that snapshot or None when nothing needed compacting, what the
+    commit's own snapshot expiration did)."""
     O.check_supported(table.schema.options, O.WRITE, table.name)
     latest = table.latest_snapshot()
     if latest is None:
-        return None
+        return None, None
     matchers = [table.partition_matcher(p) for p in partitions or []]
     buckets: dict[BucketKey, list[DataFileMeta]] = {}
     for e in table.live_entries(latest):
@@ -69,7 +111,7 @@ def compact_table(table, full: bool = False, partitions: Optional[Sequence[dict]
     messages = [m for m in messages if not m.is_empty()]
     if not messages:
         log.info("%s: nothing to compact in %d bucket(s)", table.name, len(buckets))
-        return None
+        return None, None
     commit = table.new_commit(commit_user or f"compact-{uuid.uuid4()}")
     try:
         snap = commit.commit(messages)
@@ -79,7 +121,7 @@ def compact_table(table, full: bool = False, partitions: Optional[Sequence[dict]
     log.info("%s: compacted %d file(s) of %d bucket(s) into %d, snapshot %d", table.name,
              sum(len(m.compact_before) for m in messages), len(messages),
              sum(len(m.compact_after) for m in messages), snap.id if snap else -1)
-    return snap
+    return snap, commit.expired
 
 
 def _primary_key_bucket(table, key: BucketKey, files: list[DataFileMeta], full: bool) -> CommitMessage:

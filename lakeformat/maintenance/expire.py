@@ -190,6 +190,7 @@ class ExpireResult:
     snapshots: int = 0
     dry_run: bool = False
     paths: tuple = field(default=(), repr=False)   # every file deleted (or that would be)
+    held: tuple = ()                # why snapshots the retention settings let go were kept
 
     @property
     def expired(self) -> range:
@@ -197,12 +198,13 @@ class ExpireResult:
 
     def summary(self, table_name: str = "") -> str:
         of = f" of {table_name}" if table_name else ""
+        held = f"; kept {'; '.join(self.held)}" if self.held else ""
         if self.begin is None:
-            return f"no snapshot{of} to expire"
+            return f"no snapshot{of} to expire{held}"
         verb, deleted = ("would expire", "would delete") if self.dry_run else ("expired", "deleted")
         return (f"{verb} snapshots {self.begin}..{self.end - 1}{of}: {deleted} {self.data_files} data files, "
                 f"{self.changelog_files} changelog files, {self.manifests} manifests, "
-                f"{self.manifest_lists} manifest lists")
+                f"{self.manifest_lists} manifest lists{held}")
 
 
 @dataclass(frozen=True)
@@ -447,13 +449,19 @@ def expire_snapshots(table, *, retain_min: Optional[int] = None, retain_max: Opt
                     older_than_millis=cfg.older_than_millis, retain_min=cfg.retain_min,
                     retain_max=cfg.retain_max, max_deletes=cfg.max_deletes, pending_end=pending)
         plan = plan_expiration(**args)
+        held: tuple = ()
         if plan is not None:   # consumers only matter once something could go (a listing saved per commit)
-            plan = plan_expiration(**args, min_consumer_next=_min_consumer_next(table))
+            consumer_next = _min_consumer_next(table)
+            free = plan_expiration(**{**args, "max_deletes": latest - earliest + 1})
+            plan = plan_expiration(**args, min_consumer_next=consumer_next)
+            held = _held(table, earliest, plan, free, consumer_next, cfg.max_deletes, max_deletes is None)
         if plan is None:
             if not dry_run:
                 _forget_intents(io, sdir, [e for e in intents if e <= earliest])
             log.debug("no snapshot of %s to expire (snapshots %d..%d)", table.name, earliest, latest)
-            return ExpireResult(dry_run=dry_run)
+            if held:
+                log.info("no snapshot of %s expired; kept %s", table.name, "; ".join(held))
+            return ExpireResult(dry_run=dry_run, held=held)
         if sm is table.snapshot_manager:   # due: read what is deleted without the long-lived cache
             sm = SnapshotManager(io, table.path)
             reader = _Reader(table, sm)
@@ -465,13 +473,32 @@ def expire_snapshots(table, *, retain_min: Optional[int] = None, retain_max: Opt
             plan.begin, plan.end, len(deletions.data_files), len(deletions.changelog_files),
             len(deletions.manifests), len(deletions.manifest_lists), len(deletions.snapshots), dry_run,
             deletions.data_files + deletions.changelog_files + deletions.manifests + deletions.manifest_lists
-            + tuple(sm.path(i) for i in deletions.snapshots))
+            + tuple(sm.path(i) for i in deletions.snapshots), held)
         if not dry_run:
             _execute(table, sm, plan, deletions, intents, progress)
         log.info("%s", result.summary(table.name))
         return result
     log.info("snapshots of %s kept being expired concurrently; leaving it to the other expiration", table.name)
     return ExpireResult(dry_run=dry_run)
+
+
+def _held(table, earliest: int, plan: Optional[ExpirePlan], free: Optional[ExpirePlan],
+          consumer_next: Optional[int], limit: int, limit_from_options: bool) -> tuple[str, ...]:
+    """Why snapshots that the retention settings alone would expire stay: a consumer still
+    reading them, or the per-run limit."""
+    end = plan.end if plan is not None else earliest
+    if free is None or free.end <= end:
+        return ()
+    out = []
+    if consumer_next is not None and consumer_next < free.end:
+        needing = sorted(c for c, n in ConsumerManager(table).list().items() if n < free.end)
+        out.append(f"snapshots {max(consumer_next, end)}..{free.end - 1}: consumer(s) "
+                   f"{', '.join(map(repr, needing))} still need snapshot {consumer_next} onwards "
+                   "(reset or clear them to let these go)")
+    if end == earliest + limit:
+        name = "snapshot.expire.limit" if limit_from_options else "max_deletes"
+        out.append(f"snapshots {end}..{free.end - 1}: {name} is {limit} snapshots per run (the next run goes on)")
+    return tuple(out)
 
 
 def _execute(table, sm: SnapshotManager, plan: ExpirePlan, d: Deletions, intents: list[int],

@@ -93,6 +93,16 @@ class OrphanResult:
     too_young: int                  # unreachable but newer than older_than: kept
     dirs_removed: int
     dry_run: bool
+    skipped: Optional[str] = None   # why nothing was looked at, e.g. a table without snapshots
+
+    def summary(self, table_name: str = "", older_than=None) -> str:
+        of = f" of {table_name}" if table_name else ""
+        if self.skipped:
+            return f"removed no orphan files{of}: {self.skipped}"
+        verb = "would delete" if self.dry_run else "deleted"
+        young = f" younger than {older_than}" if older_than is not None else " too young"
+        return (f"{verb} {len(self.orphans)} orphan file(s){of} ({self.orphan_bytes:,} bytes) out of {self.listed} "
+                f"looked at; {self.too_young} unreachable file(s){young} kept")
 
     @property
     def deleted(self) -> int:
@@ -309,6 +319,12 @@ def remove_orphan_files(table, *, older_than: dt.timedelta = dt.timedelta(days=1
     if not isinstance(older_than, dt.timedelta) or older_than < dt.timedelta(0):
         raise LakeformatError(f"older_than must be a non-negative timedelta, not {older_than!r}")
     O.check_supported(table.schema.options, O.WRITE, table.name)
+    if not table.snapshot_manager.list_ids():
+        # a partial restore or a sync that missed snapshot/: every file would look unreachable
+        reason = ("the table has no snapshot (snapshot/ is missing or empty), so no file can be proven "
+                  "unreachable; nothing was deleted. Restore snapshot/ if it is missing")
+        log.warning("not removing orphan files of %s: %s", table.name, reason)
+        return OrphanResult(0, (), 0, 0, 0, dry_run, skipped=reason)
     cutoff_ns = time.time_ns() - int(older_than.total_seconds() * 1e9)
     seen: set = set()
     try:

@@ -108,6 +108,7 @@ class FileScan:
         self.table = table
         self.filter = filter
         self.schema = table.schema
+        P.check(filter, self.schema.arrow_schema())   # a wrong column or type fails here, not in pruning
         self.part_fields = self.schema.partition_fields
         part_names = {f.name for f in self.part_fields}
         self.part_pred = P.only_on(filter, part_names)

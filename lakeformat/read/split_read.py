@@ -92,10 +92,19 @@ class SplitRead:
         primary-key section merged in key slices of about ``buffer`` bytes (default
         ``write-buffer-size``). The next file or section is read ahead while the caller works,
         holding at most ``read_ahead_bytes`` of batches (see :mod:`lakeformat.read.read_ahead`)."""
+        if not self.columns:
+            yield from self._row_count_only(splits).to_batches()
+            return
         for table in read_ahead(self._streams(splits, buffer), lambda t: t.nbytes, read_ahead_bytes):
             yield from table.to_batches(max_chunksize=BATCH_ROWS)
 
+    def _row_count_only(self, splits: Sequence[Split]) -> pa.Table:
+        """``columns=[]``: no columns, but as many rows as match (read through one column)."""
+        return SplitRead(self.table, self.schema.names[:1], self.filter, self.threads).read(splits).select([])
+
     def read(self, splits: Sequence[Split]) -> pa.Table:
+        if not self.columns:
+            return self._row_count_only(splits)
         tasks = self._tasks(splits)
         if len(tasks) == 1:
             return tasks[0][0](*tasks[0][1:])

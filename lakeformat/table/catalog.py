@@ -90,7 +90,7 @@ class Catalog:
         db, _ = split_identifier(identifier)
         if not self.database_exists(db):
             raise NotFoundError(f"database {db!r} does not exist; create it first")
-        opts = validate(dict(options or {}))
+        opts = validate(dict(options or {}), columns=schema.names if isinstance(schema, pa.Schema) else None)
         ts = new_schema(schema, partition_keys, primary_keys, opts, comment)
         check_table_formats(ts)
         check_table(ts)

@@ -1,7 +1,11 @@
 """Incremental and streaming reads that remember where they stopped (consumers).
 
 ``read_incremental(..., consumer_id=c)`` resumes after the last batch consumer ``c`` read and
-records the new position. ``TableStream`` follows new snapshots, one batch per snapshot; it
+records the new position. A reader with no recorded progress starts as Paimon's ``scan.mode``
+says, the same for both: by default (``latest-full``) with every row of the latest snapshot,
+then the changes of each newer one; ``latest`` only the changes after the latest snapshot;
+``from-snapshot``/``from-snapshot-full`` at ``scan.snapshot-id``. So a new consumer always
+works, also after old snapshots were expired. ``TableStream`` follows new snapshots, one batch per snapshot; it
 records a batch as consumed when the caller asks for the next one (or calls ``ack``), so a
 reader killed while handling a batch gets that batch again after a restart, and never a batch
 it had finished (exactly-once for a reader whose handling of a batch is atomic).
@@ -13,7 +17,7 @@ from typing import Iterator, Optional, Sequence
 
 import pyarrow as pa
 
-from lakeformat.errors import NotFoundError
+from lakeformat.errors import LakeformatError, NotFoundError, OptionError
 from lakeformat.format import options as O
 from lakeformat.format import predicate as P
 
@@ -33,18 +37,72 @@ def _check_available(table, first: int, consumer_id: Optional[str]) -> None:
                             f"were expired; reset the consumer or start at snapshot {earliest} or later")
 
 
+# Paimon's scan.mode for a reader with no start and no recorded progress: (read the start snapshot
+# whole first?, where to start). 'default' and 'latest-full': the whole latest snapshot, then its
+# changes; 'latest': only changes after the latest; 'from-snapshot[-full]': at scan.snapshot-id.
+_SCAN_MODES = {"default": (True, "latest"), "latest-full": (True, "latest"), "latest": (False, "after-latest"),
+               "from-snapshot": (False, "snapshot-id"), "from-snapshot-full": (True, "snapshot-id")}
+
+
+def start_position(table, end: Optional[int]) -> tuple[Optional[int], bool]:
+    """(first snapshot to read, whether to read it whole) of a new reader, by ``scan.mode``;
+    the first snapshot is None when the table has none yet."""
+    mode = table.typed_options.get(O.SCAN_MODE)
+    if mode not in _SCAN_MODES:
+        raise OptionError(f"option 'scan.mode' = {mode!r} is not supported for incremental and streaming reads; "
+                          f"lakeformat supports {', '.join(_SCAN_MODES)}")
+    full, where = _SCAN_MODES[mode]
+    latest = end if end is not None else table.snapshot_manager.latest_id()
+    if where == "snapshot-id":
+        sid = table.typed_options.get(O.SCAN_SNAPSHOT_ID)
+        if sid is None:
+            raise OptionError(f"option 'scan.mode' = {mode!r} needs 'scan.snapshot-id'")
+        return sid, full
+    if latest is None:
+        return None, False
+    return (latest, True) if full else (latest + 1, False)
+
+
+def full_snapshot(table, sid: int, columns, filter) -> pa.Table:
+    """Every row of snapshot ``sid``, as inserts (``_row_kind`` +I on changelog reads)."""
+    data = table.read(columns, filter, snapshot_id=sid)
+    if table._changelog_read():
+        data = data.append_column(ROW_KIND, pa.array(["+I"] * data.num_rows, pa.string()))
+    return data
+
+
 def read_incremental(table, start_snapshot: Optional[int] = None, end_snapshot: Optional[int] = None,
                      columns: Optional[Sequence[str]] = None, filter: Optional[P.Predicate] = None,
                      consumer_id: Optional[str] = None) -> pa.Table:
     """Changes after ``start_snapshot`` up to ``end_snapshot`` (default: latest). Without a
-    start, a consumer resumes where it stopped (a new one starts at the beginning); with a
-    consumer, its next snapshot becomes ``end + 1`` once the changes are read."""
+    start, a consumer resumes where it stopped; a new reader starts as ``scan.mode`` says
+    (default: the whole latest snapshot, Paimon's latest-full). With a consumer, its next
+    snapshot becomes ``end + 1`` once the rows are read."""
+    for name, v in (("start_snapshot", start_snapshot), ("end_snapshot", end_snapshot)):
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+            raise LakeformatError(f"read_incremental: {name} must be a snapshot id (an integer >= 0), not {v!r}")
+    if start_snapshot is not None and end_snapshot is not None and end_snapshot < start_snapshot:
+        raise LakeformatError(f"read_incremental: end_snapshot {end_snapshot} is before start_snapshot "
+                              f"{start_snapshot}; changes run from an older snapshot to a newer one")
     cid = _consumer_id(table, consumer_id)
     start = start_snapshot
+    end = end_snapshot if end_snapshot is not None else table.snapshot_manager.latest_id()
     if start is None:
         recorded = table.consumers.get(cid) if cid is not None else None
-        start = recorded - 1 if recorded is not None else 0
-    end = end_snapshot if end_snapshot is not None else table.snapshot_manager.latest_id()
+        if recorded is not None:
+            start = recorded - 1
+        else:
+            first, full = start_position(table, end)
+            if first is None:
+                return table._read_changes(0, None, columns, filter)   # no snapshot yet: nothing
+            if full:
+                data = full_snapshot(table, first, columns, filter)
+                if cid is not None:
+                    table.consumers.record(cid, first + 1)
+                return data
+            start = first - 1
+            if cid is not None and end is not None and end <= start:
+                table.consumers.record(cid, start + 1)   # 'latest': remember where reading begins
     if end is not None and end > start:
         _check_available(table, start + 1, cid)
     data = table._read_changes(start, end, columns, filter)
@@ -68,8 +126,12 @@ class TableStream:
         self.consumer_id = _consumer_id(table, consumer_id)
         self.poll_interval, self.max_batches, self.idle_timeout = poll_interval, max_batches, idle_timeout
         recorded = table.consumers.get(self.consumer_id) if self.consumer_id is not None else None
-        # the next snapshot to read; None: start with a full read of the latest snapshot
+        # the next snapshot to read; None: start as scan.mode says (a full read by default)
         self.next_snapshot: Optional[int] = recorded if recorded is not None else start_snapshot
+        self._full_at: Optional[int] = None
+        if self.next_snapshot is None and table.snapshot_manager.latest_id() is not None:
+            first, full = start_position(table, None)
+            self.next_snapshot, self._full_at = (None, first) if full else (first, None)
         self.batches = 0
         self._pending: Optional[int] = None   # position to record once the last batch is consumed
 
@@ -94,7 +156,8 @@ class TableStream:
                 if latest is None:
                     self.next_snapshot = 1          # empty table: every snapshot is new
                 else:
-                    return self._hand_out(latest, self._full(latest))
+                    sid = self._full_at if self._full_at is not None else latest
+                    return self._hand_out(sid, full_snapshot(self.table, sid, self.columns, self.filter))
             elif latest is not None and self.next_snapshot <= latest:
                 sid = self.next_snapshot
                 _check_available(self.table, sid, self.consumer_id)
@@ -115,8 +178,3 @@ class TableStream:
         self.batches += 1
         return sid, data
 
-    def _full(self, sid: int) -> pa.Table:
-        data = self.table.read(self.columns, self.filter, snapshot_id=sid)
-        if self.table._changelog_read():
-            data = data.append_column(ROW_KIND, pa.array(["+I"] * data.num_rows, pa.string()))
-        return data

@@ -28,7 +28,7 @@ from lakeformat.io.file_format import check_table_formats
 from lakeformat.io.fileio import FileIO, join
 from lakeformat.io.schemas import SchemaManager
 from lakeformat.io.snapshots import SnapshotManager
-from lakeformat.maintenance.compaction import compact_table
+from lakeformat.maintenance.compaction import CompactionResult, compact_and_expire
 from lakeformat.maintenance.consumer import ConsumerManager
 from lakeformat.maintenance.expire import expire_backlog, expire_snapshots
 from lakeformat.maintenance.iceberg import iceberg_sync, publish_after_change
@@ -107,7 +107,7 @@ class Table:
     def alter(self, *changes) -> TableSchema:
         """Apply schema changes as a new ``schema-N``; fails if another alter got there first."""
         new = apply_changes(self.schema, changes)
-        validate(new.options)
+        validate(new.options, columns=new.names)
         check_table(new)
         check_table_formats(new)
         if not self.schema_manager.create(new):
@@ -153,7 +153,17 @@ class Table:
     def snapshot(self, snapshot_id: int) -> Snapshot:
         return self.snapshot_manager.get(snapshot_id)
 
-    def snapshot_as_of(self, as_of: Union[int, dt.datetime]) -> Snapshot:
+    def snapshot_as_of(self, as_of: Union[int, dt.datetime, str]) -> Snapshot:
+        """The snapshot current at ``as_of``: a datetime (naive: local time), epoch millis, or
+        ISO text like '2024-01-01' or '2024-01-01 12:00:00' (local time, as scan.timestamp)."""
+        if isinstance(as_of, str):
+            try:
+                as_of = dt.datetime.fromisoformat(as_of.strip())
+            except ValueError:
+                raise LakeformatError(f"as_of {as_of!r} is not a time: give a datetime, epoch millis or ISO "
+                                      "text like '2024-01-01 12:00:00'") from None
+        if isinstance(as_of, bool) or not isinstance(as_of, (int, dt.datetime)):
+            raise LakeformatError(f"as_of must be a datetime, epoch millis or ISO text, not {as_of!r}")
         millis = int(as_of.timestamp() * 1000) if isinstance(as_of, dt.datetime) else int(as_of)
         s = self.snapshot_manager.at_or_before(millis)
         if s is None:
@@ -265,11 +275,17 @@ class Table:
         ``target-file-size``. ``progress(done, total, what)`` is called per bucket.
 
         On a ``write-only`` table the writers never expire snapshots, so this (the dedicated
-        compaction, as Paimon's compaction job does) expires them afterwards by the table's options."""
-        snap = compact_table(self, full, partitions, commit_user, progress)
-        if self.typed_options.get(O.WRITE_ONLY):
-            self.expire_snapshots()
-        return snap
+        compaction, as Paimon's compaction job does) expires them afterwards by the table's options.
+        Returns the COMPACT snapshot (None: nothing needed compacting); ``compact_report`` returns
+        the expiration it ran too. A failed expiration is logged, never raised: the compaction is
+        committed."""
+        return self.compact_report(full, partitions, commit_user, progress).snapshot
+
+    def compact_report(self, full: bool = False, partitions: Optional[Sequence[dict]] = None,
+                       commit_user: Optional[str] = None, progress=None) -> CompactionResult:
+        """``compact``, reporting everything it did: the COMPACT snapshot and the snapshot
+        expiration after it (or why that failed); ``.summary(name)`` says it in a line."""
+        return compact_and_expire(self, full, partitions, commit_user, progress)
 
     def new_commit(self, commit_user: Optional[str] = None) -> TableCommit:
         return TableCommit(self, commit_user)

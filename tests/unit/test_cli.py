@@ -58,8 +58,11 @@ def test_tables_all_and_per_database(wh, capsys):
 
 
 def test_empty_warehouse_lists_nothing(tmp_path, capsys):
-    assert run_json(capsys, "--warehouse", str(tmp_path / "none"), "--json", "databases") == []
-    assert run_json(capsys, "--warehouse", str(tmp_path / "none"), "--json", "tables") == []
+    (tmp_path / "empty").mkdir()
+    assert run_json(capsys, "--warehouse", str(tmp_path / "empty"), "--json", "databases") == []
+    assert run_json(capsys, "--warehouse", str(tmp_path / "empty"), "--json", "tables") == []
+    code, _, err = run(capsys, "--warehouse", str(tmp_path / "none"), "--json", "databases")
+    assert code == 1 and "does not exist" in err   # a typo must not look like an empty warehouse
 
 
 # ------------------------------------------------------------------ show

@@ -278,7 +278,7 @@ def test_validate_accepts_defaults_as_strings_and_empty():
 
 
 def test_snapshot_retention_bounds():
-    with pytest.raises(OptionError, match="'snapshot.num-retained.min': '0' is less than 1"):
+    with pytest.raises(OptionError, match="'snapshot.num-retained.min': '0' is out of range: it must be at least 1"):
         validate({"snapshot.num-retained.min": "0"})
     with pytest.raises(OptionError, match="'snapshot.num-retained.min' \\(5\\) is larger than"):
         validate({"snapshot.num-retained.min": "5", "snapshot.num-retained.max": "3"})

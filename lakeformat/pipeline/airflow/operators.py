@@ -103,10 +103,16 @@ class LakeformatCompactOperator(LakeformatTableOperator):
     def execute(self, context) -> dict:
         t = self.get_table()
         before = bucket_runs(t)
-        snap = t.compact(full=as_bool(self.full, "full"), partitions=self.partitions or None,
-                         commit_user=self.commit_user, progress=self.progress())
+        r = t.compact_report(full=as_bool(self.full, "full"), partitions=self.partitions or None,
+                             commit_user=self.commit_user, progress=self.progress())
+        snap = r.snapshot
         after = bucket_runs(t) if snap else before
+        if r.expired is not None and r.expired.begin is not None:
+            self.log.info("%s", r.expired.summary(t.name))
+        if r.expire_error is not None:
+            self.log.warning("Expiring snapshots of %s after the compaction failed: %s", t.name, r.expire_error)
         summary = {"table": t.name, "snapshot_id": snap.id if snap else None,
+                   "expired_snapshots": list(r.expired.expired) if r.expired else [], "expire_error": r.expire_error,
                    "files_before": sum(b.files for b in before), "files_after": sum(b.files for b in after),
                    "max_sorted_runs_before": max((b.sorted_runs for b in before), default=0),
                    "max_sorted_runs_after": max((b.sorted_runs for b in after), default=0)}
@@ -253,7 +259,9 @@ class LakeformatRemoveOrphanFilesOperator(LakeformatTableOperator):
             older = dt.timedelta(days=1)
         result = remove_orphan_files(t, older_than=older, dry_run=dry, progress=self.progress())
         summary = {"table": t.name, "dry_run": dry, **orphan_summary(result)}
-        if summary["orphan_files"]:
+        if result.skipped:
+            self.log.warning("Removed no orphan files of %s: %s", t.name, result.skipped)
+        elif summary["orphan_files"]:
             self.log.info("%s %s (%s) of %s older than %s; first: %s", "Found" if dry else "Deleted",
                           _plural(summary["orphan_files"], "orphan file"), _size(summary["orphan_bytes"]), t.name,
                           older, ", ".join(summary["sample"]))
@@ -346,4 +354,4 @@ def orphan_summary(result) -> dict:
     an XCom should stay small)."""
     return {"listed_files": result.listed, "orphan_files": len(result.orphans), "orphan_bytes": result.orphan_bytes,
             "deleted_files": result.deleted, "too_young": result.too_young, "dirs_removed": result.dirs_removed,
-            "sample": [p.rsplit("/", 1)[-1] for p in result.orphans[:5]]}
+            "sample": [p.rsplit("/", 1)[-1] for p in result.orphans[:5]], "skipped": result.skipped}
