@@ -18,11 +18,14 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Optional, Sequence
 
+from lakeformat.errors import OptionError
 from lakeformat.format import options as O
 from lakeformat.format.commit_message import CommitMessage
+from lakeformat.format.index_manifest import DELETION_VECTORS
 from lakeformat.format.manifest import DataFileMeta
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.fileio import join
+from lakeformat.io.index_files import IndexFiles
 from lakeformat.mergetree.writer import MergeTreeWriter
 from lakeformat.write.append_compact import AppendCompactPolicy, compact_bucket, pick
 
@@ -49,6 +52,10 @@ def compact_table(table, full: bool = False, partitions: Optional[Sequence[dict]
     if table.schema.primary_keys:
         compact_one, todo = _primary_key_bucket, sorted(buckets)
     else:   # buckets the picker leaves alone are not even opened
+        if latest.index_manifest and any(e.file.index_type == DELETION_VECTORS for e in
+                                         IndexFiles(table.io, table.path).read_manifest(latest.index_manifest)):
+            raise OptionError(f"{table.name}: compacting an append table that has deletion vectors is not "
+                              "supported (the rewrite would bring deleted rows back)")
         policy = AppendCompactPolicy.of(table)
         compact_one = _append_bucket(policy)
         todo = sorted(k for k, files in buckets.items() if pick(files, policy, full))

@@ -33,6 +33,7 @@ from lakeformat.mergetree.compaction import (
     Rewrite,
     Upgrade,
     needs_stall,
+    pick_force_level0,
     pick_full,
     pick_universal,
     plan_rewrite,
@@ -84,6 +85,11 @@ class MergeTreeWriter:
         self.changelog_producer = o.get(O.CHANGELOG_PRODUCER)
         if self.changelog_producer == "lookup":
             raise OptionError("changelog-producer 'lookup' is not supported; use 'input' or 'full-compaction'")
+        if o.get(O.DELETION_VECTORS):
+            raise OptionError(f"writing {table.name} is not supported: lakeformat reads tables with "
+                              "'deletion-vectors.enabled' but does not write them yet")
+        # tables whose batch reads skip level 0 compact it away at every flush (Paimon's lookup mode)
+        self.force_level0 = o.get(O.MERGE_ENGINE) == "first-row"
         self.changelog_files: list[DataFileMeta] = []
         self.compact_changelog: list[DataFileMeta] = []
         self.full_every = o.get(O.FULL_COMPACTION_DELTA_COMMITS)
@@ -160,7 +166,8 @@ class MergeTreeWriter:
         while True:
             runs = self.levels.runs()
             unit = (pick_full(self.levels.num_levels, runs) if full
-                    else pick_universal(self.levels.num_levels, runs, self.options))
+                    else (pick_force_level0 if self.force_level0 else pick_universal)(
+                        self.levels.num_levels, runs, self.options))
             if unit is None:
                 return changed
             self._run_unit(unit)

@@ -13,7 +13,7 @@ from typing import Any, Optional, Union
 import numpy as np
 import pyarrow as pa
 
-from lakeformat.errors import DataError
+from lakeformat.errors import DataError, OptionError
 from lakeformat.format import options as O
 from lakeformat.format.binary_row import serialize_row
 from lakeformat.format.commit_message import CommitMessage
@@ -105,6 +105,10 @@ class TableWrite:
             if self.schema.primary_keys:
                 w = MergeTreeWriter(self.table, key[0], bucket, d, self._restore(key[0], bucket))
             elif self.schema.num_buckets > 0:   # continues the bucket's sequence, compacts it
+                o = self.table.typed_options
+                if o.get(O.DELETION_VECTORS) and not o.get(O.WRITE_ONLY):
+                    raise OptionError(f"{self.table.name}: compacting append tables with 'deletion-vectors.enabled' "
+                                      "is not supported; write with 'write-only' = 'true'")
                 w = AppendBucketWriter(self.table, key[0], bucket, d, self._restore(key[0], bucket))
             else:
                 w = RollingFileWriter(self.table, d, self.schema)
