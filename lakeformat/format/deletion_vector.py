@@ -10,8 +10,9 @@ A vector is stored as ``<length:int BE><bin><crc32 of bin:int BE>`` where the bi
   32-bit bitmaps, each a little-endian key and a portable RoaringBitmap).
 
 An index file is one version byte (1) followed by such vectors; the index manifest names, per
-data file, the offset of its length field and the bin's length. Positions come out as a sorted
-numpy array so readers build their row masks vectorised.
+data file, the offset of its length field and a length: the bin's for 32-bit vectors, the whole
+block's (length field, bin and checksum) for 64-bit ones, as Paimon's writers record them.
+Positions come out as a sorted numpy array so readers build their row masks vectorised.
 """
 from __future__ import annotations
 
@@ -66,9 +67,13 @@ def encode_index_file(vectors: Mapping[str, bytes]) -> tuple[bytes, dict[str, tu
     out = bytearray([INDEX_FILE_VERSION])
     ranges: dict[str, tuple[int, int]] = {}
     for name, b in vectors.items():
-        ranges[name] = (len(out), len(b))
+        ranges[name] = (len(out), len(b) + 8 if _is_64(b) else len(b))
         out += struct.pack(">i", len(b)) + b + struct.pack(">I", zlib.crc32(b))
     return bytes(out), ranges
+
+
+def _is_64(b: bytes) -> bool:
+    return struct.unpack("<i", b[:4])[0] == MAGIC_64
 
 
 def read_bin(data: bytes, offset: int, length: int) -> bytes:
@@ -76,13 +81,16 @@ def read_bin(data: bytes, offset: int, length: int) -> bytes:
     if not data or data[0] != INDEX_FILE_VERSION:
         raise DeletionVectorError(f"deletion vector index file version {data[:1].hex() or 'missing'}, "
                                   f"expected {INDEX_FILE_VERSION}")
-    end = offset + 4 + length + 4
-    if offset < 1 or end > len(data):
+    if offset < 1 or offset + 8 > len(data):
         raise DeletionVectorError(f"range ({offset}, {length}) lies outside the file of {len(data)} bytes")
     stored = struct.unpack(">i", data[offset:offset + 4])[0]
-    if stored != length:
-        raise DeletionVectorError(f"vector length {stored} at offset {offset}, the index manifest says {length}")
-    b = data[offset + 4:offset + 4 + length]
+    end = offset + 4 + stored + 4
+    if stored < 4 or end > len(data):
+        raise DeletionVectorError(f"vector length {stored} at offset {offset} runs past the file's {len(data)} bytes")
+    b = data[offset + 4:offset + 4 + stored]
+    if stored != (length - 8 if _is_64(b) else length):
+        raise DeletionVectorError(f"vector length {stored} at offset {offset} does not fit the length {length} "
+                                  "the index manifest records")
     if struct.unpack(">I", data[end - 4:end])[0] != zlib.crc32(b):
         raise DeletionVectorError(f"checksum mismatch of the vector at offset {offset}")
     return b

@@ -17,9 +17,11 @@ from lakeformat.errors import DataError, OptionError
 from lakeformat.format import options as O
 from lakeformat.format.binary_row import serialize_row
 from lakeformat.format.commit_message import CommitMessage
+from lakeformat.format.index_manifest import DELETION_VECTORS, IndexFileMeta
 from lakeformat.format.manifest import DataFileMeta
 from lakeformat.format.schema import TableSchema
 from lakeformat.io.data_file import RollingFileWriter
+from lakeformat.io.index_files import IndexFiles
 from lakeformat.mergetree.writer import MergeTreeWriter
 from lakeformat.write.append_compact import AppendBucketWriter
 from lakeformat.write.conform import as_arrow, conform
@@ -59,6 +61,7 @@ class TableWrite:
         self.commit_user = commit_user or str(uuid.uuid4())
         self._writers: dict[tuple[bytes, int], Any] = {}   # RollingFileWriter or MergeTreeWriter
         self._restored: dict[bytes, dict[int, list[DataFileMeta]]] = {}
+        self._index: Optional[dict[tuple[bytes, int], IndexFileMeta]] = None
         self._part_types = [f.type for f in self.schema.partition_fields]
         self._executor: Optional[ThreadPoolExecutor] = None
 
@@ -102,8 +105,13 @@ class TableWrite:
         w = self._writers.get(key)
         if w is None:
             d = self.table.bucket_dir(values, bucket)
+            if self.schema.primary_keys and self.schema.num_buckets <= 0:
+                raise OptionError(f"{self.table.name} is a primary-key table in dynamic bucket mode (bucket = "
+                                  f"{self.schema.num_buckets}), which lakeformat reads but does not write: its rows "
+                                  "would need Paimon's hash index to land in the buckets other writers expect")
             if self.schema.primary_keys:
-                w = MergeTreeWriter(self.table, key[0], bucket, d, self._restore(key[0], bucket))
+                w = MergeTreeWriter(self.table, key[0], bucket, d, self._restore(key[0], bucket),
+                                    self._restore_index(key[0], bucket))
             elif self.schema.num_buckets > 0:   # continues the bucket's sequence, compacts it
                 o = self.table.typed_options
                 if o.get(O.DELETION_VECTORS) and not o.get(O.WRITE_ONLY):
@@ -135,6 +143,17 @@ class TableWrite:
                 by_bucket.setdefault(e.bucket, []).append(e.file)
             self._restored[partition] = by_bucket
         return self._restored[partition].get(bucket, [])
+
+    def _restore_index(self, partition: bytes, bucket: int) -> Optional[IndexFileMeta]:
+        """The bucket's deletion-vector index file as of the latest snapshot (index manifest read once)."""
+        if self.ignore_previous_files or not self.table.typed_options.get(O.DELETION_VECTORS):
+            return None
+        if self._index is None:
+            latest = self.table.latest_snapshot()
+            self._index = {(e.partition, e.bucket): e.file for e in (
+                IndexFiles(self.table.io, self.table.path).read_manifest(latest.index_manifest) if latest else ())
+                if e.file.index_type == DELETION_VECTORS}
+        return self._index.get((partition, bucket))
 
     def prepare_commit(self, full_compaction: bool = False) -> list[CommitMessage]:
         """Close every open file and return one message per (partition, bucket) written."""

@@ -1,11 +1,14 @@
 """Deletion vectors: Paimon's bitmap and index file formats, and reading the tables Paimon's Java
 writers made with ``deletion-vectors.enabled`` (tests/fixtures/paimon-java, see PROVENANCE.md)."""
+import datetime as dt
 import json
 import shutil
 import struct
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import lakeformat as lf
@@ -141,11 +144,153 @@ def test_a_commit_keeps_the_index_manifest(java_warehouse):
         sorted(tuple(r) for r in expected(DV_TABLE, 6)["rows"])
 
 
-def test_writing_a_dv_table_is_refused_until_supported(java_warehouse):
+def test_dynamic_bucket_primary_key_writes_are_refused(catalog):
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
+    t = catalog.create_table("db.dyn", schema, primary_keys=["id"])   # bucket -1: dynamic bucket mode
+    with pytest.raises(lf.OptionError, match="dynamic bucket mode"):
+        t.write(pa.table({"id": [1], "v": ["a"]}, schema=schema))
+    assert t.latest_snapshot() is None
+
+
+# -- writing: merge-on-write ---------------------------------------------------------------------
+
+SCHEMA = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string()), ("n", pa.int64())])
+
+
+def kv(ids, tag, n=0):
+    ids = list(ids)
+    return pa.table({"id": ids, "v": [f"{tag}{i}" for i in ids], "n": [n] * len(ids)}, schema=SCHEMA)
+
+
+def index_entries(t):
+    return IndexFiles(t.io, t.path).read_manifest(t.latest_snapshot().index_manifest)
+
+
+def test_compaction_marks_older_versions_instead_of_rewriting_them(catalog):
+    t = catalog.create_table("db.t", SCHEMA, primary_keys=["id"], options={
+        "bucket": "1", "deletion-vectors.enabled": "true"})
+    t.write(kv(range(1000), "a"))
+    big = {f["file_name"] for f in t.files()}
+    t.write(kv(range(0, 1000, 10), "b"))
+    t.delete(kv([5, 7], ""))
+    files = t.files()
+    assert big <= {f["file_name"] for f in files}, "the older file was rewritten, not marked"
+    assert all(f["level"] > 0 for f in files)
+    (entry,) = index_entries(t)
+    vectors = IndexFiles(t.io, t.path).read_deletion_vectors(entry.file)
+    assert vectors[next(iter(big))].tolist() == sorted([*range(0, 1000, 10), 5, 7])
+    got = {r["id"]: r["v"] for r in t.read().to_pylist()}
+    assert len(got) == 998 and got[10] == "b10" and got[11] == "a11" and 5 not in got
+    t.compact(full=True)   # everything rewritten into one run: no vectors are left
+    assert t.latest_snapshot().index_manifest is None
+    assert {r["id"]: r["v"] for r in t.read().to_pylist()} == got
+
+
+def test_64_bit_vectors_when_asked(catalog):
+    t = catalog.create_table("db.t64", SCHEMA, primary_keys=["id"], options={
+        "bucket": "1", "deletion-vectors.enabled": "true", "deletion-vectors.bitmap64": "true"})
+    t.write(kv(range(100), "a"))
+    t.write(kv([1, 2], "b"))
+    (entry,) = index_entries(t)
+    data = (Path(t.path) / "index" / entry.file.file_name).read_bytes()
+    (r,) = entry.file.dv_ranges
+    assert struct.unpack("<i", data[r.offset + 4:r.offset + 8])[0] == DV.MAGIC_64
+    assert r.length == struct.unpack(">i", data[r.offset:r.offset + 4])[0] + 8   # Paimon's 64-bit range
+    assert {x["id"]: x["v"] for x in t.read().to_pylist()}[2] == "b2"
+
+
+def test_first_row_keeps_keys_unique_above_level_0(catalog):
+    """With lookups, a first-row compaction drops the newer versions of keys that live above,
+    so the upper levels hold each key once, as Java's raw reads of first-row tables assume."""
+    t = catalog.create_table("db.fr", SCHEMA, primary_keys=["id"], options={
+        "bucket": "1", "merge-engine": "first-row"})
+    t.write(kv(range(10), "first"))
+    t.write(kv(range(5, 15), "second"))
+    t.write(kv(range(12, 20), "third"))
+    files = t.files()
+    assert all(f["level"] > 0 for f in files)
+    ids = [i for f in files for i in pq.read_table(f["path"], columns=["id"]).column("id").to_pylist()]
+    assert sorted(ids) == list(range(20))
+    got = {r["id"]: r["v"] for r in t.read().to_pylist()}
+    assert got == {i: ("first" if i < 10 else "second" if i < 15 else "third") + str(i) for i in range(20)}
+
+
+def test_writes_keep_the_deletion_vectors_of_a_java_table(java_warehouse):
     t = lf.Catalog(java_warehouse).get_table(DV_TABLE)
-    latest = t.latest_snapshot().id
-    import pyarrow as pa
-    rows = pa.table({"f0": ["Zed"], "f1": [10], "f2": [0], "f3": [1.0]}, schema=t.arrow_schema())
-    with pytest.raises(lf.OptionError, match="deletion-vectors.enabled"):
-        t.write(rows)
-    assert t.latest_snapshot().id == latest
+    before = {e.bucket: e.file.file_name for e in index_entries(t)}
+    rows = pa.table({"f0": ["Zed"], "f1": [20], "f2": [1], "f3": [1.0]}, schema=t.arrow_schema())
+    t.write(rows)   # partition f1=20 has no vectors; those of f1=10 stay as they are
+    assert {e.bucket: e.file.file_name for e in index_entries(t)} == before
+    names = [r["f0"] for r in t.read(columns=["f0"]).to_pylist()]
+    assert "Zed" in names and "Tony" not in names
+
+
+def test_index_files_are_live_files_for_maintenance(catalog):
+    """Expiration, tags, rollback and orphan removal treat deletion vector files like data files:
+    deleted once nothing kept uses them, never while a snapshot or tag does."""
+    t = catalog.create_table("db.m", SCHEMA, primary_keys=["id"], options={
+        "bucket": "1", "deletion-vectors.enabled": "true"})
+    index_dir = Path(t.path) / "index"
+
+    def dv_file():
+        (entry,) = index_entries(t)
+        return entry.file.file_name
+
+    t.write(kv(range(20_000), "a"))   # large enough that the size ratio never picks it
+    t.write(kv([1], "b"))
+    tagged = dv_file()
+    t.create_tag("t1")
+    at_tag = t.read(tag="t1")
+    t.write(kv([2], "c"))
+    replaced = dv_file()
+    t.write(kv([3], "d"))
+    live = dv_file()
+    assert len({tagged, replaced, live}) == 3
+    assert t.remove_orphan_files(older_than=dt.timedelta(0)).orphans == ()
+    assert {p.name for p in index_dir.iterdir()} == {tagged, replaced, live}
+
+    t.expire_snapshots(retain_min=1, retain_max=1, older_than=dt.timedelta(0))
+    assert {p.name for p in index_dir.iterdir()} == {tagged, live}
+    assert t.read(tag="t1").sort_by("id").equals(at_tag.sort_by("id"))
+    t.delete_tag("t1")
+    assert {p.name for p in index_dir.iterdir()} == {live}
+
+    expected = t.read().sort_by("id")
+    t.create_tag("t2")
+    t.write(kv([4], "e"))
+    assert dv_file() != live
+    t.rollback_to("t2")
+    assert {p.name for p in index_dir.iterdir()} == {live}
+    assert t.read().sort_by("id").equals(expected)
+    assert not any(p.name.startswith("index-manifest-") and p.name != t.latest_snapshot().index_manifest
+                   for p in (Path(t.path) / "manifest").iterdir() if p.name not in
+                   {s.index_manifest for s in t.snapshots()} | {t.tags.snapshot_of("t2").index_manifest})
+
+
+@pytest.mark.parametrize("options, expected", [
+    ({}, [("+I", 1, "a1"), ("+I", 2, "a2"), ("+I", 3, "a3"), ("-U", 2, "a2"), ("+U", 2, "b2"), ("+I", 4, "b4"),
+          ("-U", 2, "b2"), ("+U", 2, "b2"), ("-D", 3, "a3")]),
+    ({"deletion-vectors.enabled": "true"}, [("+I", 1, "a1"), ("+I", 2, "a2"), ("+I", 3, "a3"), ("-U", 2, "a2"),
+                                            ("+U", 2, "b2"), ("+I", 4, "b4"), ("-U", 2, "b2"), ("+U", 2, "b2"),
+                                            ("-D", 3, "a3")]),
+    ({"merge-engine": "first-row", "ignore-delete": "true"},
+     [("+I", 1, "a1"), ("+I", 2, "a2"), ("+I", 3, "a3"), ("+I", 4, "b4")]),
+])
+def test_lookup_changelog_producer(catalog, options, expected):
+    """Each commit's compaction looks the keys it writes up and emits their change, as Paimon's
+    lookup producer does: an update to equal values is still -U/+U, first-row emits new keys only."""
+    t = catalog.create_table("db.c", SCHEMA, primary_keys=["id"], options={
+        "bucket": "1", "changelog-producer": "lookup", **options})
+    t.write(kv([1, 2, 3], "a"))
+    t.write(kv([2, 4], "b"))
+    t.write(kv([2], "b"))
+    t.delete(kv([3], ""))
+    got = [(r["_row_kind"], r["id"], r["v"]) for r in t.read_incremental(0).to_pylist()]
+    assert got == expected
+
+
+def test_lookup_changelog_refused_where_a_lookup_cannot_see_the_visible_version(catalog):
+    t = catalog.create_table("db.c", SCHEMA, primary_keys=["id"], options={
+        "bucket": "1", "changelog-producer": "lookup", "merge-engine": "aggregation"})
+    with pytest.raises(lf.OptionError, match="changelog-producer 'lookup'"):
+        t.write(kv([1], "a"))
