@@ -49,8 +49,10 @@ def compact_table(table, full: bool = False, partitions: Optional[Sequence[dict]
     for e in table.live_entries(latest):
         if not matchers or any(m(e.partition) for m in matchers):
             buckets.setdefault((e.partition, e.bucket), []).append(e.file)
-    dvs = {(e.partition, e.bucket): e.file for e in IndexFiles(table.io, table.path).read_manifest(latest.index_manifest)
-           if e.file.index_type == DELETION_VECTORS}
+    dvs: dict[BucketKey, list] = {}
+    for e in IndexFiles(table.io, table.path).read_manifest(latest.index_manifest):
+        if e.file.index_type == DELETION_VECTORS:
+            dvs.setdefault((e.partition, e.bucket), []).append(e.file)
     if table.schema.primary_keys:
         compact_one, todo = _primary_key_bucket(dvs), sorted(buckets)
     else:   # buckets the picker leaves alone are not even opened
@@ -93,7 +95,7 @@ def compact_table(table, full: bool = False, partitions: Optional[Sequence[dict]
 def _primary_key_bucket(dvs: dict):
     def compact_one(table, key: BucketKey, files: list[DataFileMeta], full: bool) -> CommitMessage:
         partition, bucket = key
-        w = MergeTreeWriter(table, partition, bucket, table.bucket_dir_of(partition, bucket), files, dvs.get(key))
+        w = MergeTreeWriter(table, partition, bucket, table.bucket_dir_of(partition, bucket), files, dvs.get(key, ()))
         w.compact(full=full)
         return w.prepare_commit(table.schema.num_buckets)
     return compact_one

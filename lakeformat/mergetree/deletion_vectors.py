@@ -4,7 +4,7 @@ find older versions of the keys they write, dropped for files a compaction rewro
 as one new index file per hand-over that replaces the old one in the index manifest."""
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
@@ -13,10 +13,12 @@ from lakeformat.io.index_files import IndexFiles
 
 
 class BucketDeletionVectors:
-    def __init__(self, index_files: IndexFiles, restored: Optional[IndexFileMeta], bitmap64: bool = False):
+    def __init__(self, index_files: IndexFiles, restored: Sequence[IndexFileMeta] = (), bitmap64: bool = False):
         self.index_files, self.bitmap64 = index_files, bitmap64
-        self.index_file = restored   # the bucket's live index file, replaced at the next hand-over
-        self.vectors: dict[str, np.ndarray] = index_files.read_deletion_vectors(restored) if restored else {}
+        self.live = tuple(restored)   # the bucket's live index files, replaced at the next hand-over
+        self.vectors: dict[str, np.ndarray] = {}
+        for meta in self.live:
+            self.vectors.update(index_files.read_deletion_vectors(meta))
         self.changed = False
 
     def deleted(self, file_name: str) -> Optional[np.ndarray]:
@@ -43,7 +45,6 @@ class BucketDeletionVectors:
         if not self.changed:
             return (), ()
         added = (self.index_files.write_deletion_vectors(self.vectors, self.bitmap64),) if self.vectors else ()
-        removed = (self.index_file,) if self.index_file is not None else ()
-        self.index_file = added[0] if added else None
+        removed, self.live = self.live, added
         self.changed = False
         return added, removed

@@ -50,6 +50,7 @@ from lakeformat.mergetree.slices import sliced_sections
 from lakeformat.mergetree.spill import MAX_SPILLED_RUNS, SpilledRuns
 
 log = logging.getLogger(__name__)
+DV_REWRITE_RATIO = 0.3   # a file this much deleted is rewritten rather than read around
 
 
 def row_kinds(column: pa.ChunkedArray, name: str) -> np.ndarray:
@@ -63,7 +64,7 @@ def row_kinds(column: pa.ChunkedArray, name: str) -> np.ndarray:
 
 class MergeTreeWriter:
     def __init__(self, table, partition: bytes, bucket: int, bucket_dir: str,
-                 restored: Sequence[DataFileMeta] = (), restored_index: Optional[IndexFileMeta] = None):
+                 restored: Sequence[DataFileMeta] = (), restored_index: Sequence[IndexFileMeta] = ()):
         self.table, self.partition, self.bucket, self.dir = table, partition, bucket, bucket_dir
         self.schema = table.schema
         o = self.options = table.typed_options
@@ -190,7 +191,7 @@ class MergeTreeWriter:
         before, after = [], []
         small = self.target_file_size // 10 * 7   # Paimon's compaction file size: smaller files are rewritten
         upper = UpperLevels(self.table, self.dir, self.levels, unit.output_level, {f.file_name for f in unit.files},
-                            self.key_of, self._deleted) if self.lookup else None
+                            self.key_of, self._deleted) if self.lookup and not unit.file_rewrite else None
         for step in plan_rewrite(unit, self.key_of, drop, small):
             if isinstance(step, Upgrade) and upper is not None and step.file.level == 0:
                 # a level-0 file's keys must be looked up above: it is rewritten, never just moved
@@ -206,6 +207,20 @@ class MergeTreeWriter:
         log.debug("compacted %d file(s) of bucket %d into %d at level %d", len(before), self.bucket,
                   len(after), unit.output_level)
         self._apply(before, after)
+        if self.dv is not None and not unit.file_rewrite:
+            self._rewrite_mostly_deleted()
+
+    def _rewrite_mostly_deleted(self) -> None:
+        """Rewrite, in place, files whose deletion vectors hide at least ``DV_REWRITE_RATIO`` of
+        their rows: reads then stop decoding rows nobody sees (lakeformat's policy; the level
+        and key range stay, so the tree is what Paimon expects)."""
+        by_level: dict[int, list[DataFileMeta]] = {}
+        for f in self.levels.all_files():
+            gone = self.dv.deleted(f.file_name)
+            if f.level > 0 and gone is not None and len(gone) >= DV_REWRITE_RATIO * f.row_count:
+                by_level.setdefault(f.level, []).append(f)
+        for level, files in sorted(by_level.items()):
+            self._run_unit(CompactUnit(level, tuple(files), file_rewrite=True))
 
     def _rewrite(self, step: Rewrite, upper: Optional[UpperLevels] = None) -> list[DataFileMeta]:
         writer = KeyValueFileWriter(self.table, self.dir, self.schema, step.output_level, FILE_SOURCE_COMPACT)

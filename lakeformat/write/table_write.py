@@ -61,7 +61,7 @@ class TableWrite:
         self.commit_user = commit_user or str(uuid.uuid4())
         self._writers: dict[tuple[bytes, int], Any] = {}   # RollingFileWriter or MergeTreeWriter
         self._restored: dict[bytes, dict[int, list[DataFileMeta]]] = {}
-        self._index: Optional[dict[tuple[bytes, int], IndexFileMeta]] = None
+        self._index: Optional[dict[tuple[bytes, int], list[IndexFileMeta]]] = None
         self._part_types = [f.type for f in self.schema.partition_fields]
         self._executor: Optional[ThreadPoolExecutor] = None
 
@@ -144,16 +144,17 @@ class TableWrite:
             self._restored[partition] = by_bucket
         return self._restored[partition].get(bucket, [])
 
-    def _restore_index(self, partition: bytes, bucket: int) -> Optional[IndexFileMeta]:
-        """The bucket's deletion-vector index file as of the latest snapshot (index manifest read once)."""
+    def _restore_index(self, partition: bytes, bucket: int) -> list[IndexFileMeta]:
+        """The bucket's deletion-vector index files as of the latest snapshot (index manifest read once)."""
         if self.ignore_previous_files or not self.table.typed_options.get(O.DELETION_VECTORS):
-            return None
+            return []
         if self._index is None:
             latest = self.table.latest_snapshot()
-            self._index = {(e.partition, e.bucket): e.file for e in (
-                IndexFiles(self.table.io, self.table.path).read_manifest(latest.index_manifest) if latest else ())
-                if e.file.index_type == DELETION_VECTORS}
-        return self._index.get((partition, bucket))
+            self._index = {}
+            for e in IndexFiles(self.table.io, self.table.path).read_manifest(latest.index_manifest) if latest else ():
+                if e.file.index_type == DELETION_VECTORS:
+                    self._index.setdefault((e.partition, e.bucket), []).append(e.file)
+        return self._index.get((partition, bucket), [])
 
     def prepare_commit(self, full_compaction: bool = False) -> list[CommitMessage]:
         """Close every open file and return one message per (partition, bucket) written."""

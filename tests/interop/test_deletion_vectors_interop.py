@@ -77,7 +77,7 @@ def test_64_bit_deletion_vectors_read_by_oracles(catalog, oracle):
     t = catalog.create_table("db.dv64", SCHEMA, partition_keys=["dt"], primary_keys=KEYS, options={
         "bucket": "1", "deletion-vectors.enabled": "true", "deletion-vectors.bitmap64": "true"})
     t.write(m.upsert(rows(range(0, 100))))
-    t.write(m.upsert(rows(range(0, 100, 3), tag="new")))
+    t.write(m.upsert(rows(range(0, 100, 10), tag="new")))   # 10%: marked, not rewritten
     assert_same_rows(t.read(), m.table(), KEYS, "lakeformat")
     i = oracle.read(catalog.warehouse, "db.dv64")
     res = oracle.run()
@@ -90,8 +90,8 @@ def test_overwrite_drops_the_replaced_partitions_deletion_vectors(catalog, oracl
     m = Model()
     t = catalog.create_table("db.ow", SCHEMA, partition_keys=["dt"], primary_keys=KEYS, options={
         "bucket": "1", "deletion-vectors.enabled": "true"})
-    t.write(m.upsert(pa.concat_tables([rows(range(10)), rows(range(10), "b")])))
-    t.write(m.upsert(pa.concat_tables([rows(range(5), tag="x"), rows(range(5), "b", tag="x")])))
+    t.write(m.upsert(pa.concat_tables([rows(range(100)), rows(range(100), "b")])))
+    t.write(m.upsert(pa.concat_tables([rows(range(10), tag="x"), rows(range(10), "b", tag="x")])))
     index = IndexFiles(t.io, t.path)
 
     def parts():

@@ -294,3 +294,18 @@ def test_lookup_changelog_refused_where_a_lookup_cannot_see_the_visible_version(
         "bucket": "1", "changelog-producer": "lookup", "merge-engine": "aggregation"})
     with pytest.raises(lf.OptionError, match="changelog-producer 'lookup'"):
         t.write(kv([1], "a"))
+
+
+def test_a_mostly_deleted_file_is_rewritten_in_place(catalog):
+    t = catalog.create_table("db.r", SCHEMA, primary_keys=["id"], options={
+        "bucket": "1", "deletion-vectors.enabled": "true"})
+    t.write(kv(range(1000), "a"))
+    (base,) = t.files()
+    t.write(kv(range(0, 1000, 2), "b"))   # half of the base file's rows replaced
+    files = t.files()
+    assert base["file_name"] not in {f["file_name"] for f in files}
+    assert base["level"] in {f["level"] for f in files}
+    assert t.latest_snapshot().index_manifest is None or not any(
+        e.file.dv_ranges for e in index_entries(t))
+    got = {r["id"]: r["v"] for r in t.read().to_pylist()}
+    assert got == {i: ("b" if i % 2 == 0 else "a") + str(i) for i in range(1000)}
