@@ -15,6 +15,7 @@ from typing import Iterable, Optional, Sequence
 import fastavro
 
 from lakeformat.format.manifest import ADD, DELETE, _NS
+from lakeformat.format.names import check_file_name
 
 DELETION_VECTORS, HASH = "DELETION_VECTORS", "HASH"
 INDEX_MANIFEST_PREFIX = "index-manifest-"
@@ -38,6 +39,12 @@ class IndexFileMeta:
     file_size: int
     row_count: int
     dv_ranges: Optional[tuple[DeletionVectorRange, ...]] = None
+
+    def __post_init__(self):
+        # joined to index/ (and data file names matched against a bucket's files): plain names only
+        check_file_name(self.file_name, "index file")
+        for r in self.dv_ranges or ():
+            check_file_name(r.data_file, "data file of a deletion vector")
 
 
 @dataclass(frozen=True)

@@ -309,3 +309,4 @@ def test_a_mostly_deleted_file_is_rewritten_in_place(catalog):
         e.file.dv_ranges for e in index_entries(t))
     got = {r["id"]: r["v"] for r in t.read().to_pylist()}
     assert got == {i: ("b" if i % 2 == 0 else "a") + str(i) for i in range(1000)}
+
