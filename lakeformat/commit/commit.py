@@ -29,7 +29,7 @@ from lakeformat.commit.manifest_merge import merge_manifests
 from lakeformat.errors import CommitConflictError, CommitError, CorruptFileError, DataError
 from lakeformat.format import options as O
 from lakeformat.format.commit_message import CommitMessage
-from lakeformat.format.index_manifest import IndexManifestEntry, combine
+from lakeformat.format.index_manifest import HASH, IndexManifestEntry, combine
 from lakeformat.format.manifest import ADD, DELETE, ManifestEntry, ManifestFileMeta
 from lakeformat.format.snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
 from lakeformat.io.fileio import join
@@ -172,12 +172,16 @@ class FileStoreCommit:
                 return done[identifier]
         data, compact = data_entries(messages), compact_entries(messages)
         changelog = changelog_entries(messages, False)
-        index = index_changes(messages)   # deletion vectors come with a compaction: its snapshot
+        # hash indexes say where the new keys are: with the data; deletion vectors come with the
+        # compaction that made them, in its snapshot
+        index = index_changes(messages)
+        hashes = [e for e in index if e.file.index_type == HASH]
+        index = [e for e in index if e.file.index_type != HASH]
         made = None
         # changelog files alone (their level-0 file already compacted away) still need a snapshot
         if data or changelog or overwrite is not None or (not compact and (index or not self.ignore_empty)):
             made = self._commit_with_retry(data, OVERWRITE if overwrite else APPEND, identifier,
-                                           overwrite, messages, changelog, () if compact else index)
+                                           overwrite, messages, changelog, hashes + ([] if compact else index))
             # if the COMPACT snapshot below fails, these files are live already: abort must keep them
             self._published |= {f.file_name for m in messages for f in (*m.new_files, *m.changelog_files)}
         if compact:

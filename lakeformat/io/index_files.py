@@ -8,6 +8,7 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 
 from lakeformat.errors import CorruptFileError
+from lakeformat.format import hash_index
 from lakeformat.format import index_manifest as IM
 from lakeformat.format.deletion_vector import (
     DeletionVectorError,
@@ -18,6 +19,7 @@ from lakeformat.format.deletion_vector import (
 )
 from lakeformat.format.index_manifest import (
     DELETION_VECTORS,
+    HASH,
     DeletionVectorRange,
     IndexFileMeta,
     IndexManifestEntry,
@@ -79,6 +81,22 @@ class IndexFiles:
         self.io.write_bytes(self.path(name), data)
         return IndexFileMeta(DELETION_VECTORS, name, len(data), len(ranges), tuple(
             DeletionVectorRange(f, off, length, int(vectors[f].size)) for f, (off, length) in ranges.items()))
+
+    # -- dynamic-bucket hash indexes ----------------------------------------------------
+    def read_hashes(self, meta: IndexFileMeta) -> np.ndarray:
+        path = self.path(meta.file_name)
+        try:
+            return hash_index.decode(self.io.read_bytes(path))
+        except FileNotFoundError:
+            raise CorruptFileError(path, "hash index file is missing") from None
+        except ValueError as e:
+            raise CorruptFileError(path, str(e)) from None
+
+    def write_hashes(self, hashes: np.ndarray) -> IndexFileMeta:
+        data = hash_index.encode(hashes)
+        name = f"{IM.INDEX_FILE_PREFIX}{uuid.uuid4()}-0"
+        self.io.write_bytes(self.path(name), data)
+        return IndexFileMeta(HASH, name, len(data), len(data) // 4)
 
     def delete_index_file(self, file_name: str) -> None:
         self.io.delete(self.path(file_name))

@@ -5,6 +5,7 @@ turns into a snapshot (the two-phase shape that lets many Spark tasks write and 
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +26,7 @@ from lakeformat.io.index_files import IndexFiles
 from lakeformat.mergetree.writer import MergeTreeWriter
 from lakeformat.write.append_compact import AppendBucketWriter
 from lakeformat.write.conform import as_arrow, conform
+from lakeformat.write.dynamic_bucket import DynamicBuckets
 from lakeformat.write.routing import group_rows
 
 Data = Union[pa.Table, pa.RecordBatch, pa.RecordBatchReader]
@@ -62,6 +64,8 @@ class TableWrite:
         self._writers: dict[tuple[bytes, int], Any] = {}   # RollingFileWriter or MergeTreeWriter
         self._restored: dict[bytes, dict[int, list[DataFileMeta]]] = {}
         self._index: Optional[dict[tuple[bytes, int], list[IndexFileMeta]]] = None
+        self._dynamic = (DynamicBuckets(table, ignore_previous_files)
+                         if self.schema.primary_keys and self.schema.num_buckets <= 0 else None)
         self._part_types = [f.type for f in self.schema.partition_fields]
         self._executor: Optional[ThreadPoolExecutor] = None
 
@@ -75,7 +79,7 @@ class TableWrite:
             table = conform(batch, self.schema)
             if not table.num_rows:
                 continue
-            jobs = [(self._writer(values, bucket), rows) for values, bucket, rows in group_rows(table, self.schema)]
+            jobs = [(self._writer(values, bucket), rows) for values, bucket, rows in self._route(table)]
             if len(jobs) == 1:
                 _write_all(jobs[0][0], [jobs[0][1]], row_kind)
                 continue
@@ -86,6 +90,22 @@ class TableWrite:
                 f.result()
             if self.schema.primary_keys:
                 self._bound_buffers()
+
+    def _route(self, table: pa.Table) -> list[tuple[list, int, pa.Table]]:
+        """(partition values, bucket, rows) groups; in dynamic bucket mode the HASH index picks
+        each key's bucket."""
+        groups = group_rows(table, self.schema)
+        if self._dynamic is None:
+            return groups
+        out = []
+        for values, _, rows in groups:
+            buckets = self._dynamic.assign(serialize_row(values, self._part_types), rows)
+            order = np.argsort(buckets, kind="stable")
+            ordered = buckets[order]
+            bounds = [0, *(np.flatnonzero(np.diff(ordered)) + 1).tolist(), len(ordered)]
+            for start, end in zip(bounds[:-1], bounds[1:]):
+                out.append((values, int(ordered[start]), rows.take(pa.array(order[start:end]))))
+        return out
 
     def _bound_buffers(self) -> None:
         """``write-buffer-size`` bounds the buffers of all of this writer's buckets together (as
@@ -105,10 +125,6 @@ class TableWrite:
         w = self._writers.get(key)
         if w is None:
             d = self.table.bucket_dir(values, bucket)
-            if self.schema.primary_keys and self.schema.num_buckets <= 0:
-                raise OptionError(f"{self.table.name} is a primary-key table in dynamic bucket mode (bucket = "
-                                  f"{self.schema.num_buckets}), which lakeformat reads but does not write: its rows "
-                                  "would need Paimon's hash index to land in the buckets other writers expect")
             if self.schema.primary_keys:
                 w = MergeTreeWriter(self.table, key[0], bucket, d, self._restore(key[0], bucket),
                                     self._restore_index(key[0], bucket))
@@ -165,6 +181,11 @@ class TableWrite:
                 msgs = list(self._pool().map(lambda w: w.prepare_commit(total, full_compaction), writers))
             else:
                 msgs = [w.prepare_commit(total, full_compaction) for w in writers]
+            if self._dynamic is not None:   # each bucket that gained keys: its new HASH index file
+                grown = self._dynamic.hand_over()
+                msgs = [dataclasses.replace(m, index_added=m.index_added + grown[(m.partition, m.bucket)][0],
+                                            index_deleted=m.index_deleted + grown[(m.partition, m.bucket)][1])
+                        if (m.partition, m.bucket) in grown else m for m in msgs]
         else:
             msgs = [CommitMessage(part, bucket, total, tuple(w.close()))
                     for (part, bucket), w in self._writers.items()]

@@ -144,14 +144,6 @@ def test_a_commit_keeps_the_index_manifest(java_warehouse):
         sorted(tuple(r) for r in expected(DV_TABLE, 6)["rows"])
 
 
-def test_dynamic_bucket_primary_key_writes_are_refused(catalog):
-    schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
-    t = catalog.create_table("db.dyn", schema, primary_keys=["id"])   # bucket -1: dynamic bucket mode
-    with pytest.raises(lf.OptionError, match="dynamic bucket mode"):
-        t.write(pa.table({"id": [1], "v": ["a"]}, schema=schema))
-    assert t.latest_snapshot() is None
-
-
 # -- writing: merge-on-write ---------------------------------------------------------------------
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string()), ("n", pa.int64())])
