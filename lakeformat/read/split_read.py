@@ -82,7 +82,7 @@ class SplitRead:
         """One key section of a primary-key bucket, merged; filters apply after the merge."""
         bucket_dir = self.table.bucket_dir_of(split.partition_bytes, split.bucket)
         parts = [self._finish(t) for t in read_section(self.table, bucket_dir, files, merge_columns(
-            self.table, self.needed), self.deletions(split) if split.deletion_files else {})]
+            self.table, self.needed), deletions=self.deletions(split) if split.deletion_files else {})]
         return pa.concat_tables(parts) if parts else self.out_schema.empty_table()
 
     def _finish(self, out: pa.Table) -> pa.Table:
@@ -106,21 +106,30 @@ class SplitRead:
     def iter_file(self, split: Split, f: DataFileMeta) -> Iterator[pa.Table]:
         """:meth:`read_file` in batches of at most ``BATCH_ROWS`` rows, in file order."""
         path = join(self.table.bucket_dir_of(split.partition_bytes, split.bucket), f.file_name)
-        for data in iter_columns(self.table, path, f, [self.schema.field(c) for c in self.needed], (), BATCH_ROWS):
+        deleted = self.deletions(split).get(f.file_name) if split.deletion_files else None
+        for data in iter_columns(self.table, path, f, [self.schema.field(c) for c in self.needed], (), BATCH_ROWS,
+                                 deleted):
             yield self._finish(data)
 
     def iter_merged(self, split: Split, files: Sequence[DataFileMeta],
                     buffer: Optional[int] = None) -> Iterator[pa.Table]:
         """:meth:`read_merged` one key slice (at most ``buffer`` bytes of input) at a time."""
         bucket_dir = self.table.bucket_dir_of(split.partition_bytes, split.bucket)
-        for data in read_section(self.table, bucket_dir, files, merge_columns(self.table, self.needed), buffer):
+        for data in read_section(self.table, bucket_dir, files, merge_columns(self.table, self.needed), buffer,
+                                 self.deletions(split) if split.deletion_files else {}):
             yield self._finish(data)
 
     def _streams(self, splits: Sequence[Split], buffer: Optional[int]) -> list:
         if not self.schema.primary_keys:
             return [partial(self.iter_file, s, f) for s in splits for f in s.files]
         key_of = self.table.key_decoder()
-        return [partial(self.iter_merged, s, sec, buffer) for s in splits for sec in sections(s.files, key_of)]
+        streams = []
+        for s in splits:
+            if self.dv_table and raw_readable(s.files):
+                streams += [partial(self.iter_file, s, f) for f in s.files]
+            else:
+                streams += [partial(self.iter_merged, s, sec, buffer) for sec in sections(s.files, key_of)]
+        return streams
 
     def to_batches(self, splits: Sequence[Split], buffer: Optional[int] = None,
                    read_ahead_bytes: int = READ_AHEAD_BYTES) -> Iterator[pa.RecordBatch]:

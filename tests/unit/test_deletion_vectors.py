@@ -302,3 +302,12 @@ def test_a_mostly_deleted_file_is_rewritten_in_place(catalog):
     got = {r["id"]: r["v"] for r in t.read().to_pylist()}
     assert got == {i: ("b" if i % 2 == 0 else "a") + str(i) for i in range(1000)}
 
+
+
+def test_streamed_batches_apply_deletion_vectors(catalog):
+    t = catalog.create_table("db.s", SCHEMA, primary_keys=["id"], options={
+        "bucket": "1", "deletion-vectors.enabled": "true"})
+    t.write(kv(range(1000), "a"))
+    t.write(kv(range(0, 1000, 10), "b"))
+    ids = [i for b in t.to_batches() for i in b.column("id").to_pylist()]
+    assert sorted(ids) == list(range(1000))
