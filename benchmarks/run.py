@@ -9,6 +9,7 @@ loads those files into memory before any timer starts. See ``benchmarks/README.m
     .venv/bin/python benchmarks/run.py --quick         # small sizes, smoke test
     .venv/bin/python benchmarks/run.py --only commits,throughput
     .venv/bin/python benchmarks/run.py --only pk       # primary-key tables (primary_key.py)
+    .venv/bin/python benchmarks/run.py --only dv       # deletion vectors (deletion_vectors.py)
     .venv/bin/python benchmarks/run.py --only spark    # Spark data source vs Spark's Parquet (spark.py)
     .venv/bin/python benchmarks/run.py --profile       # also cProfile lakeformat's parts
 """
@@ -39,6 +40,7 @@ from common import (DAYS, LF, ORACLE_IMPL, PYPAIMON, RAW_SNAPPY, RAW_ZSTD, RESUL
                     raw_write)
 from lakeformat.pipeline.demo_data import SCHEMA, user_behavior
 from commit_worker import SCHEMA as THROUGHPUT_SCHEMA  # noqa: E402  (benchmarks/ is sys.path[0])
+import deletion_vectors as dvb  # noqa: E402
 import primary_key as pk  # noqa: E402
 import spark as spark_bench  # noqa: E402  (benchmarks/spark.py; pyspark is imported only when it runs)
 import growth  # noqa: E402  (benchmarks/growth.py: how costs grow with history and size)
@@ -505,6 +507,7 @@ def goals(res: dict) -> list[dict]:
             None if x is None else x <= 1.5, "≤ 1.5×")
     growth.goals(res.get("growth"), add)
     pk.goals(res.get("pk"), add)
+    dvb.goals(res.get("dv"), add)
     spark_bench.goals(res.get("spark"), add)
     return out
 
@@ -568,16 +571,17 @@ def main() -> int:
     ap.add_argument("--throughput-runs", type=int, default=3, help="throughput: runs per process count")
     ap.add_argument("--no-reference-layout", action="store_true",
                     help="planning: skip the reference table built without manifest merges")
-    ap.add_argument("--only", default="write,planning,commits,throughput,growth,pk,spark",
+    ap.add_argument("--only", default="write,planning,commits,throughput,growth,pk,dv,spark",
                     help="comma list of: write (benchmarks 1 and 2), planning, commits, throughput, growth "
-                         "(how costs grow: growth.py), pk (primary-key tables: primary_key.py), spark (the "
-                         "Spark data source: spark.py)")
+                         "(how costs grow: growth.py), pk (primary-key tables: primary_key.py), dv (deletion "
+                         "vectors: deletion_vectors.py), spark (the Spark data source: spark.py)")
     ap.add_argument("--growth-commits", type=int, default=5000, help="growth: commits (= retained snapshots)")
     ap.add_argument("--quick", action="store_true", help="small sizes for a smoke test")
     ap.add_argument("--profile", action="store_true",
                     help="cProfile lakeformat's write, read, planning and commits into results/profile.txt")
     ap.add_argument("--out", default=str(RESULTS / "latest.json"))
     pk.add_args(ap)
+    dvb.add_args(ap)
     spark_bench.add_args(ap)
     args = ap.parse_args()
     if args.quick:
@@ -585,6 +589,7 @@ def main() -> int:
         args.plan_repeat, args.commits = 3, 40
         args.throughput_commits, args.throughput_runs = 5, 1
         pk.quick(args)
+        dvb.quick(args)
         spark_bench.quick(args)
         if args.out == str(RESULTS / "latest.json"):
             args.out = str(RESULTS / "quick.json")
@@ -628,6 +633,9 @@ def main() -> int:
             res["growth"] = growth.bench(tmp, args)
         if "pk" in only:
             res["pk"] = pk.bench(tmp, oracle, args, profiles)
+        if "dv" in only:
+            console.print("[bold]dv. deletion vectors: read and compaction[/]")
+            res["dv"] = dvb.bench(tmp, args, profiles)
         if "spark" in only:
             console.print("[bold]spark. the lakeformat data source vs Spark's Parquet source[/]")
             res["spark"] = spark_bench.bench(tmp, args, profiles)
@@ -654,6 +662,8 @@ def main() -> int:
         print_throughput(res["throughput"])
     if "pk" in res:
         pk.print_results(res["pk"])
+    if "dv" in res:
+        dvb.print_results(res["dv"])
     if "spark" in res:
         spark_bench.print_results(res["spark"])
     print_goals(res["goals"])

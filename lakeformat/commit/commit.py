@@ -29,9 +29,11 @@ from lakeformat.commit.manifest_merge import merge_manifests
 from lakeformat.errors import CommitConflictError, CommitError, CorruptFileError, DataError
 from lakeformat.format import options as O
 from lakeformat.format.commit_message import CommitMessage
+from lakeformat.format.index_manifest import HASH, IndexManifestEntry, combine
 from lakeformat.format.manifest import ADD, DELETE, ManifestEntry, ManifestFileMeta
 from lakeformat.format.snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
 from lakeformat.io.fileio import join
+from lakeformat.io.index_files import IndexFiles
 from lakeformat.io.manifests import ManifestFile, ManifestList
 
 log = logging.getLogger(__name__)
@@ -71,6 +73,15 @@ def compact_entries(messages: Iterable[CommitMessage]) -> list[ManifestEntry]:
     for m in messages:
         out += [ManifestEntry(DELETE, m.partition, m.bucket, m.total_buckets, f) for f in m.compact_before]
         out += [ManifestEntry(ADD, m.partition, m.bucket, m.total_buckets, f) for f in m.compact_after]
+    return out
+
+
+def index_changes(messages: Iterable[CommitMessage]) -> list[IndexManifestEntry]:
+    """The index files the messages add and remove, as index manifest entries."""
+    out = []
+    for m in messages:
+        out += [IndexManifestEntry(DELETE, m.partition, m.bucket, f) for f in m.index_deleted]
+        out += [IndexManifestEntry(ADD, m.partition, m.bucket, f) for f in m.index_added]
     return out
 
 
@@ -161,16 +172,21 @@ class FileStoreCommit:
                 return done[identifier]
         data, compact = data_entries(messages), compact_entries(messages)
         changelog = changelog_entries(messages, False)
+        # hash indexes say where the new keys are: with the data; deletion vectors come with the
+        # compaction that made them, in its snapshot
+        index = index_changes(messages)
+        hashes = [e for e in index if e.file.index_type == HASH]
+        index = [e for e in index if e.file.index_type != HASH]
         made = None
         # changelog files alone (their level-0 file already compacted away) still need a snapshot
-        if data or changelog or overwrite is not None or (not compact and not self.ignore_empty):
+        if data or changelog or overwrite is not None or (not compact and (index or not self.ignore_empty)):
             made = self._commit_with_retry(data, OVERWRITE if overwrite else APPEND, identifier,
-                                           overwrite, messages, changelog)
+                                           overwrite, messages, changelog, hashes + ([] if compact else index))
             # if the COMPACT snapshot below fails, these files are live already: abort must keep them
             self._published |= {f.file_name for m in messages for f in (*m.new_files, *m.changelog_files)}
         if compact:
             made = self._commit_with_retry(compact, COMPACT, identifier, None, messages,
-                                           changelog_entries(messages, True))
+                                           changelog_entries(messages, True), index)
         return made
 
     def _check_static_overwrite(self, messages: Sequence[CommitMessage], static: dict) -> None:
@@ -208,7 +224,8 @@ class FileStoreCommit:
 
     def _commit_with_retry(self, entries: list[ManifestEntry], kind: str, identifier: int,
                            overwrite: Optional[Overwrite], messages,
-                           changelog: Sequence[ManifestEntry] = ()) -> Snapshot:
+                           changelog: Sequence[ManifestEntry] = (),
+                           index: Sequence[IndexManifestEntry] = ()) -> Snapshot:
         t = self.table
         started = time.monotonic()
         mfile = self._manifest_file()
@@ -224,16 +241,18 @@ class FileStoreCommit:
                         return done[identifier]
                 seen_latest = latest.id if latest else 0
                 try:
-                    attempt_entries = entries
+                    attempt_entries, attempt_index = entries, list(index)
                     if overwrite is not None:
                         attempt_entries = self._overwrite_entries(latest, overwrite, messages) + entries
+                        attempt_index = self._overwrite_index(latest, attempt_entries) + attempt_index
                     self._check_conflicts(latest, attempt_entries)
                     if delta_metas is None or overwrite is not None:
                         if delta_metas:
                             self._delete([m.file_name for m in delta_metas])
                         delta_metas = mfile.write(attempt_entries)
                     snapshot = self._try_commit_once(latest, attempt_entries, delta_metas, kind, identifier,
-                                                     changelog_metas, sum(e.file.row_count for e in changelog))
+                                                     changelog_metas, sum(e.file.row_count for e in changelog),
+                                                     attempt_index)
                 except CorruptFileError:
                     # metadata of `latest` vanished while this attempt read it: a concurrent
                     # expiration is removing it, which happens only once newer snapshots exist
@@ -274,6 +293,39 @@ class FileStoreCommit:
             return overwrite_deletes(live, None)
         return overwrite_deletes(live, None, self.table.partition_matcher(ow.static))
 
+    def _overwrite_index(self, latest: Optional[Snapshot], entries: Sequence[ManifestEntry]) -> list[IndexManifestEntry]:
+        """An overwrite drops the index files (deletion vectors, hash indexes) of the buckets
+        whose files it deletes, as Paimon's overwrite does: they describe files that are gone."""
+        if latest is None or not latest.index_manifest:
+            return []
+        gone = {e.partition for e in entries if e.kind == DELETE}
+        return [IndexManifestEntry(DELETE, e.partition, e.bucket, e.file) for e in
+                IndexFiles(self.table.io, self.table.path).read_manifest(latest.index_manifest)
+                if e.partition in gone]
+
+    def _index_manifest(self, latest: Optional[Snapshot], changes: Sequence[IndexManifestEntry],
+                        written: list[str]) -> Optional[str]:
+        """The new snapshot's index manifest: the latest one unchanged (a write never drops
+        index files it does not touch), or a new one with ``changes`` applied."""
+        previous = latest.index_manifest if latest is not None else None
+        if not changes:
+            return previous
+        files = IndexFiles(self.table.io, self.table.path, self.table.typed_options.get(O.MANIFEST_COMPRESSION))
+        before = files.read_manifest(previous)
+        names = {e.file.file_name for e in before}
+        stale = [e.file.file_name for e in changes if e.kind == DELETE and e.file.file_name not in names]
+        if stale:
+            raise CommitConflictError(
+                f"commit to {self.table.name} conflicts with snapshot {latest.id if latest else 0}: it replaces "
+                f"index files {stale} that are no longer live (another compaction changed the same bucket's "
+                "deletion vectors). Nothing was committed; abort this writer's files and retry.", files=stale)
+        live = combine(before, changes)
+        if not live:
+            return None
+        name = files.write_manifest(live)
+        written.append(name)
+        return name
+
     def _check_conflicts(self, latest: Optional[Snapshot], entries: list[ManifestEntry]) -> None:
         if latest is None or not needs_check(entries):
             return
@@ -310,7 +362,8 @@ class FileStoreCommit:
     def _try_commit_once(self, latest: Optional[Snapshot], entries: list[ManifestEntry],
                          delta_metas: list[ManifestFileMeta], kind: str, identifier: int,
                          changelog_metas: Sequence[ManifestFileMeta] = (),
-                         changelog_record_count: int = 0) -> Optional[Snapshot]:
+                         changelog_record_count: int = 0,
+                         index: Sequence[IndexManifestEntry] = ()) -> Optional[Snapshot]:
         t, o = self.table, self.table.typed_options
         mlist = ManifestList(t.io, t.path, o.get(O.MANIFEST_COMPRESSION), o.get(O.MANIFEST_FORMAT))
         written: list[str] = []
@@ -333,6 +386,7 @@ class FileStoreCommit:
                 changelog_name, changelog_size = mlist.write(changelog_metas)
                 written.append(changelog_name)
                 changelog_rows = changelog_record_count
+            index_manifest = self._index_manifest(latest, index, written)
             added = sum(e.file.row_count for e in entries if e.kind == ADD)
             deleted = sum(e.file.row_count for e in entries if e.kind == DELETE)
             snapshot = Snapshot(
@@ -342,7 +396,8 @@ class FileStoreCommit:
                 time_millis=int(time.time() * 1000), total_record_count=prev_total + added - deleted,
                 delta_record_count=added - deleted, base_manifest_list_size=base_size,
                 delta_manifest_list_size=delta_size, changelog_manifest_list=changelog_name,
-                changelog_record_count=changelog_rows, changelog_manifest_list_size=changelog_size)
+                changelog_record_count=changelog_rows, changelog_manifest_list_size=changelog_size,
+                index_manifest=index_manifest)
             if not self._create_snapshot(snapshot):
                 self._delete(written)
                 return None
@@ -382,9 +437,13 @@ class FileStoreCommit:
         """Delete the data files of messages that will never be committed. A file a compaction
         only moved up a level is still live under its old level: it stays, and so do the files of
         a data increment committed before its compact increment failed."""
+        index = IndexFiles(self.table.io, self.table.path)
         for m in messages:
             d = self.table.bucket_dir_of(m.partition, m.bucket)
             moved = {f.file_name for f in m.compact_before} & {f.file_name for f in m.compact_after}
             for f in m.all_files():
                 if f.file_name not in moved and f.file_name not in self._published:
                     self.table.io.delete(join(d, f.file_name))
+            for f in m.index_added:
+                if f.file_name not in self._published:
+                    index.delete_index_file(f.file_name)

@@ -45,6 +45,7 @@ from lakeformat.errors import (
     NotFoundError,
 )
 from lakeformat.format.commit_message import CommitMessage
+from lakeformat.format.index_manifest import DeletionVectorRange, IndexFileMeta
 from lakeformat.format.manifest import ADD, DataFileMeta, SimpleStats
 from lakeformat.format.names import validate_name
 from lakeformat.format.snapshot import Snapshot
@@ -61,6 +62,7 @@ FORMAT_VERSION = 1
 ROW_KIND = "_row_kind"
 _MESSAGE_FILES = ("new_files", "deleted_files", "changelog_files", "compact_before", "compact_after",
                   "compact_changelog")
+_MESSAGE_INDEX_FILES = ("index_added", "index_deleted")
 
 
 @dataclass(frozen=True)
@@ -154,16 +156,32 @@ def file_from_json(d: dict) -> DataFileMeta:
     return DataFileMeta(**kwargs)
 
 
+def index_file_to_json(f: IndexFileMeta) -> dict:
+    return {"index_type": f.index_type, "file_name": f.file_name, "file_size": f.file_size,
+            "row_count": f.row_count, "dv_ranges": None if f.dv_ranges is None else [
+                [r.data_file, r.offset, r.length, r.cardinality] for r in f.dv_ranges]}
+
+
+def index_file_from_json(d: dict) -> IndexFileMeta:
+    ranges = d.get("dv_ranges")
+    return IndexFileMeta(d["index_type"], d["file_name"], int(d["file_size"]), int(d["row_count"]),
+                         None if ranges is None else tuple(DeletionVectorRange(*r) for r in ranges))
+
+
 def message_to_json(m: CommitMessage) -> dict:
     out = {"partition": _enc(m.partition), "bucket": m.bucket, "total_buckets": m.total_buckets}
     for name in _MESSAGE_FILES:
         out[name] = [file_to_json(f) for f in getattr(m, name)]
+    for name in _MESSAGE_INDEX_FILES:
+        out[name] = [index_file_to_json(f) for f in getattr(m, name)]
     return out
 
 
 def message_from_json(d: dict) -> CommitMessage:
     return CommitMessage(_dec_bytes(d["partition"]), int(d["bucket"]), int(d["total_buckets"]),
-                         **{name: tuple(file_from_json(f) for f in d.get(name, ())) for name in _MESSAGE_FILES})
+                         **{name: tuple(file_from_json(f) for f in d.get(name, ())) for name in _MESSAGE_FILES},
+                         **{name: tuple(index_file_from_json(f) for f in d.get(name, ()))
+                            for name in _MESSAGE_INDEX_FILES})
 
 
 # ---------------------------------------------------------------- stage files

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lakeformat.format.index_manifest import IndexFileMeta
 from lakeformat.format.manifest import DataFileMeta
 
 
@@ -22,10 +23,15 @@ class CommitMessage:
     compact_before: tuple[DataFileMeta, ...] = ()
     compact_after: tuple[DataFileMeta, ...] = ()
     compact_changelog: tuple[DataFileMeta, ...] = ()
+    # index files (in index/) of this bucket the commit adds and removes: a compaction's new
+    # deletion vectors replace the bucket's old ones
+    index_added: tuple[IndexFileMeta, ...] = ()
+    index_deleted: tuple[IndexFileMeta, ...] = ()
 
     def is_empty(self) -> bool:
         return not (self.new_files or self.deleted_files or self.changelog_files
-                    or self.compact_before or self.compact_after or self.compact_changelog)
+                    or self.compact_before or self.compact_after or self.compact_changelog
+                    or self.index_added or self.index_deleted)
 
     def all_files(self) -> list[DataFileMeta]:
         return [*self.new_files, *self.changelog_files, *self.compact_after, *self.compact_changelog]

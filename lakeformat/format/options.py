@@ -201,7 +201,10 @@ STATS_DENSE_STORE = _opt("metadata.stats-dense-store", True, _bool, "Manifests s
 PATH = _opt("path", None, _str, "Location of the table (set by the catalog).")
 TYPE = _opt("type", "table", _str, "Kind of table: table, format-table, materialized-table, object-table.")
 BRANCH = _opt("branch", "main", _str, "Branch the table reads and writes.")
-DELETION_VECTORS = _opt("deletion-vectors.enabled", False, _bool, "Deletion vectors marking replaced rows.")
+DELETION_VECTORS = _opt("deletion-vectors.enabled", False, _bool,
+                        "Merge-on-write: compaction marks older versions in deletion vectors; reads skip level 0.")
+DELETION_VECTORS_BITMAP64 = _opt("deletion-vectors.bitmap64", False, _bool,
+                                 "Write 64-bit (Iceberg-compatible) deletion vector bitmaps.")
 DYNAMIC_BUCKET_TARGET_ROWS = _opt("dynamic-bucket.target-row-num", 2_000_000, parse_long, "Rows per dynamic bucket.")
 DYNAMIC_BUCKET_MAX_BUCKETS = _opt("dynamic-bucket.max-buckets", -1, _int, "Dynamic buckets per partition; -1: any.")
 # manifests and commit

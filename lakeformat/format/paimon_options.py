@@ -6,8 +6,8 @@ Every key Paimon (core, Flink and Spark connectors) stores in a table's options 
   engines, or a layout preference whose absence leaves every file readable by Paimon;
 - refused (``REFUSED``) when set to a value whose feature lakeformat does not implement: reading
   would return other rows than Paimon, or writing would break the table for Paimon. The refusal
-  names the operations (read, write) it blocks. Modelled options are refused here too (e.g.
-  ``deletion-vectors.enabled``), so one table says what is missing.
+  names the operations (read, write) it blocks. Modelled options are refused here too where
+  lakeformat lacks some of their values, so one table says what is missing.
 
 Keys Paimon does not know are ignored by Paimon; lakeformat does the same with a warning, except
 under the prefixes of Paimon features (``FEATURE_PREFIXES``), where an unknown key more likely is
@@ -55,12 +55,10 @@ REFUSED: dict[str, Refusal] = {
     "type": Refusal(_not("table"), RW, "format, materialized and object tables"),
     "branch": Refusal(_not("main"), RW, "branches"),
     "scan.fallback-branch": Refusal(_set, R, "fallback branches"),
-    "deletion-vectors.enabled": Refusal(_true, RW, "deletion vectors"),
     "row-tracking.enabled": Refusal(_true, RW, "row tracking (row ids in manifests)"),
     "data-evolution.enabled": Refusal(_true, RW, "data evolution (files holding some columns of rows)"),
     "log.system": Refusal(_not("none"), W, "a log system (Kafka) written beside the files"),
     # merging and changelogs
-    "changelog-producer": Refusal(_not("none", "input", "full-compaction"), W, "the 'lookup' changelog producer"),
     "changelog-producer.row-deduplicate": Refusal(_true, W, "dropping -U/+U pairs of unchanged rows"),
     "partial-update.remove-record-on-sequence-group": Refusal(_set, RW,
                                                               "removing partial-update rows per sequence group"),

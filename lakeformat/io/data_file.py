@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, Optional, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -18,6 +19,7 @@ from lakeformat.errors import CorruptFileError
 from lakeformat.format import types as T
 from lakeformat.format.casts import cast_column
 from lakeformat.format.binary_row import serialize_row
+from lakeformat.format.deletion_vector import keep_mask
 from lakeformat.format.manifest import DataFileMeta, SimpleStats
 from lakeformat.format.names import under_root
 from lakeformat.format import options as O
@@ -50,9 +52,10 @@ def _located(table, path: str, f: DataFileMeta) -> str:
 
 
 def read_columns(table, path: str, f: DataFileMeta, wanted: Sequence[T.DataField],
-                 extra: Sequence[str] = ()) -> pa.Table:
+                 extra: Sequence[str] = (), deleted: Optional[np.ndarray] = None) -> pa.Table:
     """The ``wanted`` fields of the current schema from one data file, found by field id, plus
-    the file's own ``extra`` columns (the merge tree's sequence number and kind)."""
+    the file's own ``extra`` columns (the merge tree's sequence number and kind), without the
+    rows at the ``deleted`` positions (the file's deletion vector)."""
     path = _located(table, path, f)
     by_id, columns = _file_columns(table, f, wanted, extra)
     fmt = format_of(f.file_name)
@@ -63,18 +66,26 @@ def read_columns(table, path: str, f: DataFileMeta, wanted: Sequence[T.DataField
         raise CorruptFileError(path, "data file is missing") from None
     except (pa.ArrowInvalid, OSError, ValueError, KeyError, EOFError) as e:
         raise CorruptFileError(path, f"cannot read {fmt.upper()} data file: {e}") from None
+    if deleted is not None and deleted.size:
+        data = data.filter(keep_mask(data.num_rows, deleted))
     return _project(data, wanted, by_id, extra)
 
 
 def iter_columns(table, path: str, f: DataFileMeta, wanted: Sequence[T.DataField],
-                 extra: Sequence[str] = (), batch_size: int = 65536) -> Iterator[pa.Table]:
+                 extra: Sequence[str] = (), batch_size: int = 65536,
+                 deleted: Optional[np.ndarray] = None) -> Iterator[pa.Table]:
     """:func:`read_columns` as a stream of small tables, in file order (bounded memory)."""
     path = _located(table, path, f)
     by_id, columns = _file_columns(table, f, wanted, extra)
     fmt = format_of(f.file_name)
+    position = 0
     try:
         with table.io.open_input(path) as src:
             for part in iter_tables(src, fmt, columns, batch_size):
+                n = part.num_rows
+                if deleted is not None and deleted.size:
+                    part = part.filter(keep_mask(n, deleted, position))
+                position += n
                 yield _project(part, wanted, by_id, extra)
     except FileNotFoundError:
         raise CorruptFileError(path, "data file is missing") from None

@@ -19,11 +19,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
+from lakeformat.errors import OptionError
 from lakeformat.format import options as O
 from lakeformat.format.commit_message import CommitMessage
+from lakeformat.format.index_manifest import DELETION_VECTORS
 from lakeformat.format.manifest import DataFileMeta
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.fileio import join
+from lakeformat.io.index_files import IndexFiles
 from lakeformat.maintenance.expire import ExpireResult, expire_snapshots
 from lakeformat.mergetree.writer import MergeTreeWriter
 from lakeformat.secrets import mask
@@ -88,9 +91,16 @@ def compact_table(table, full: bool = False, partitions: Optional[Sequence[dict]
     for e in table.live_entries(latest):
         if not matchers or any(m(e.partition) for m in matchers):
             buckets.setdefault((e.partition, e.bucket), []).append(e.file)
+    dvs: dict[BucketKey, list] = {}
+    for e in IndexFiles(table.io, table.path).read_manifest(latest.index_manifest):
+        if e.file.index_type == DELETION_VECTORS:
+            dvs.setdefault((e.partition, e.bucket), []).append(e.file)
     if table.schema.primary_keys:
-        compact_one, todo = _primary_key_bucket, sorted(buckets)
+        compact_one, todo = _primary_key_bucket(dvs), sorted(buckets)
     else:   # buckets the picker leaves alone are not even opened
+        if dvs:
+            raise OptionError(f"{table.name}: compacting an append table that has deletion vectors is not "
+                              "supported (the rewrite would bring deleted rows back)")
         policy = AppendCompactPolicy.of(table)
         compact_one = _append_bucket(policy)
         todo = sorted(k for k, files in buckets.items() if pick(files, policy, full))
@@ -124,11 +134,13 @@ def compact_table(table, full: bool = False, partitions: Optional[Sequence[dict]
     return snap, commit.expired
 
 
-def _primary_key_bucket(table, key: BucketKey, files: list[DataFileMeta], full: bool) -> CommitMessage:
-    partition, bucket = key
-    w = MergeTreeWriter(table, partition, bucket, table.bucket_dir_of(partition, bucket), files)
-    w.compact(full=full)
-    return w.prepare_commit(table.schema.num_buckets)
+def _primary_key_bucket(dvs: dict):
+    def compact_one(table, key: BucketKey, files: list[DataFileMeta], full: bool) -> CommitMessage:
+        partition, bucket = key
+        w = MergeTreeWriter(table, partition, bucket, table.bucket_dir_of(partition, bucket), files, dvs.get(key, ()))
+        w.compact(full=full)
+        return w.prepare_commit(table.schema.num_buckets)
+    return compact_one
 
 
 def _append_bucket(policy: AppendCompactPolicy):

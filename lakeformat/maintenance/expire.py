@@ -51,6 +51,7 @@ from lakeformat.format.manifest import ADD, DELETE, ManifestEntry, ManifestFileM
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.data_file import file_path
 from lakeformat.io.fileio import join
+from lakeformat.io.index_files import IndexFiles
 from lakeformat.io.manifests import ManifestList
 from lakeformat.io.snapshots import SnapshotManager
 from lakeformat.maintenance.consumer import ConsumerManager
@@ -216,6 +217,8 @@ class Deletions:
     manifests: tuple[str, ...]
     manifest_lists: tuple[str, ...]
     snapshots: tuple[int, ...]
+    index_files: tuple[str, ...] = ()       # deletion vectors and hash indexes no kept snapshot or tag uses
+    index_manifests: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------- reading metadata
@@ -344,13 +347,35 @@ def collect_deletions(table, reader: _Reader, plan: ExpirePlan, existing: Sequen
     with ThreadPoolExecutor(4) as pool:
         data = [p for ps in pool.map(released, delta_ids) for p in ps]
         meta = list(pool.map(expired_metadata, expired_ids))
+    index_files, index_manifests = _expired_index(table, reader, expired_ids, [end_snapshot, *tags.values()])
     mdir = join(table.path, "manifest")
     return Deletions(
         data_files=tuple(dict.fromkeys(data)),
         changelog_files=tuple(dict.fromkeys(p for c, _, _ in meta for p in c)),
         manifests=tuple(dict.fromkeys(join(mdir, n) for _, ms, _ in meta for n in ms)),
         manifest_lists=tuple(dict.fromkeys(join(mdir, n) for _, _, ls in meta for n in ls)),
-        snapshots=tuple(expired_ids))
+        snapshots=tuple(expired_ids),
+        index_files=tuple(join(table.path, "index", n) for n in index_files),
+        index_manifests=tuple(join(mdir, n) for n in index_manifests))
+
+
+def _expired_index(table, reader: _Reader, expired_ids: Sequence[int],
+                   kept: Sequence[Snapshot]) -> tuple[list[str], list[str]]:
+    """(index files, index manifests) that only expired snapshots use. An index manifest is
+    shared by a contiguous run of snapshots and an index file, once replaced, never comes back,
+    so the first kept snapshot and the tags are all the kept side there is."""
+    index = IndexFiles(table.io, table.path)
+    keep_manifests = {s.index_manifest for s in kept if s.index_manifest}
+    keep_files = {e.file.file_name for name in keep_manifests for e in index.read_manifest(name)}
+    doomed = sorted({s.index_manifest for s in map(reader.snapshot, expired_ids)
+                     if s is not None and s.index_manifest and s.index_manifest not in keep_manifests})
+    files: set[str] = set()
+    for name in doomed:
+        try:
+            files |= {e.file.file_name for e in index.read_manifest(name)}
+        except CorruptFileError:   # deleted by an earlier, interrupted run (its index files first)
+            continue
+    return sorted(files - keep_files), doomed
 
 
 # ---------------------------------------------------------------- executing
@@ -472,8 +497,9 @@ def expire_snapshots(table, *, retain_min: Optional[int] = None, retain_max: Opt
         result = ExpireResult(
             plan.begin, plan.end, len(deletions.data_files), len(deletions.changelog_files),
             len(deletions.manifests), len(deletions.manifest_lists), len(deletions.snapshots), dry_run,
-            deletions.data_files + deletions.changelog_files + deletions.manifests + deletions.manifest_lists
-            + tuple(sm.path(i) for i in deletions.snapshots), held)
+            deletions.data_files + deletions.changelog_files + deletions.index_files + deletions.manifests
+            + deletions.index_manifests + deletions.manifest_lists + tuple(sm.path(i) for i in deletions.snapshots),
+            held)
         if not dry_run:
             _execute(table, sm, plan, deletions, intents, progress)
         log.info("%s", result.summary(table.name))
@@ -507,11 +533,13 @@ def _execute(table, sm: SnapshotManager, plan: ExpirePlan, d: Deletions, intents
     if plan.end not in intents:
         io.write_bytes(join(sdir, f"{INTENT_PREFIX}{plan.end}"), str(plan.begin).encode())
     total = (len(d.data_files) + len(d.changelog_files) + len(d.manifests) + len(d.manifest_lists)
-             + len(d.snapshots))
+             + len(d.snapshots) + len(d.index_files) + len(d.index_manifests))
     deleter = _Deleter(table, total, progress)
     deleter.delete(d.data_files, "data files")
     deleter.delete(d.changelog_files, "changelog files")
+    deleter.delete(d.index_files, "index files")
     deleter.delete(d.manifests, "manifests")
+    deleter.delete(d.index_manifests, "index manifests")
     deleter.delete(d.manifest_lists, "manifest lists")
     # ascending, so the table never has a gap; under the catalog lock if the table has one, so
     # that a committer's check of its base snapshot and its create of the next are atomic

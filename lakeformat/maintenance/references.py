@@ -14,6 +14,7 @@ from lakeformat.format.manifest import ADD, ManifestEntry, merge_entries
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.data_file import file_path
 from lakeformat.io.fileio import join
+from lakeformat.io.index_files import IndexFiles
 from lakeformat.io.manifests import ManifestList
 from lakeformat.read.scan import FileScan
 
@@ -23,24 +24,30 @@ class FileRefs:
     manifest_lists: frozenset = frozenset()   # names under manifest/
     manifests: frozenset = frozenset()        # names under manifest/
     data_files: frozenset = frozenset()       # full paths: data, changelog and extra files
-    index_manifests: frozenset = frozenset()  # names under index/
+    index_manifests: frozenset = frozenset()  # names under manifest/
+    index_files: frozenset = frozenset()      # names under index/: deletion vectors, hash indexes
 
     def __or__(self, other: "FileRefs") -> "FileRefs":
         return FileRefs(self.manifest_lists | other.manifest_lists, self.manifests | other.manifests,
-                        self.data_files | other.data_files, self.index_manifests | other.index_manifests)
+                        self.data_files | other.data_files, self.index_manifests | other.index_manifests,
+                        self.index_files | other.index_files)
 
     def __sub__(self, other: "FileRefs") -> "FileRefs":
         return FileRefs(self.manifest_lists - other.manifest_lists, self.manifests - other.manifests,
-                        self.data_files - other.data_files, self.index_manifests - other.index_manifests)
+                        self.data_files - other.data_files, self.index_manifests - other.index_manifests,
+                        self.index_files - other.index_files)
 
     def __len__(self) -> int:
-        return len(self.manifest_lists) + len(self.manifests) + len(self.data_files) + len(self.index_manifests)
+        return (len(self.manifest_lists) + len(self.manifests) + len(self.data_files) + len(self.index_manifests)
+                + len(self.index_files))
 
     def paths(self, table_path: str) -> list[str]:
-        """Every file as a path, in safe deletion order (data, manifests, index, manifest lists)."""
+        """Every file as a path, in safe deletion order (data and index files, manifests, index
+        manifests, manifest lists): a half-finished deletion leaves unreferenced files only."""
         manifest_dir = join(table_path, "manifest")
-        return (sorted(self.data_files) + [join(manifest_dir, n) for n in sorted(self.manifests)]
-                + [join(table_path, "index", n) for n in sorted(self.index_manifests)]
+        return (sorted(self.data_files) + [join(table_path, "index", n) for n in sorted(self.index_files)]
+                + [join(manifest_dir, n) for n in sorted(self.manifests)]
+                + [join(manifest_dir, n) for n in sorted(self.index_manifests)]
                 + [join(manifest_dir, n) for n in sorted(self.manifest_lists)])
 
 
@@ -73,6 +80,11 @@ def _index(snapshot: Snapshot) -> frozenset:
     return frozenset([snapshot.index_manifest]) if snapshot.index_manifest else frozenset()
 
 
+def index_file_names(table, snapshot: Snapshot) -> frozenset:
+    """The index files (deletion vectors, hash indexes) live in ``snapshot``."""
+    return frozenset(e.file.file_name for e in IndexFiles(table.io, table.path).read_manifest(snapshot.index_manifest))
+
+
 def snapshot_refs(table, snapshot: Snapshot) -> FileRefs:
     """Everything a reader of ``snapshot`` may open: its manifest lists, their manifests, its
     live data files and its changelog files."""
@@ -83,7 +95,8 @@ def snapshot_refs(table, snapshot: Snapshot) -> FileRefs:
     live = merge_entries(scan.read_manifests(data_metas)).values()
     changelog = scan.read_manifests(changelog_metas)
     return FileRefs(_lists(snapshot), frozenset(m.file_name for m in data_metas + changelog_metas),
-                    frozenset(entry_paths(table, live) | entry_paths(table, changelog)), _index(snapshot))
+                    frozenset(entry_paths(table, live) | entry_paths(table, changelog)), _index(snapshot),
+                    index_file_names(table, snapshot))
 
 
 def added_refs(table, snapshot: Snapshot) -> FileRefs:
@@ -98,7 +111,7 @@ def added_refs(table, snapshot: Snapshot) -> FileRefs:
     added = [e for e in scan.read_manifests(delta) if e.kind == ADD]
     files = entry_paths(table, added) | entry_paths(table, scan.read_manifests(changelog))
     return FileRefs(_lists(snapshot), frozenset(m.file_name for m in base + delta + changelog),
-                    frozenset(files), _index(snapshot))
+                    frozenset(files), _index(snapshot), index_file_names(table, snapshot))
 
 
 def changelog_refs(table, snapshot: Snapshot) -> FileRefs:
@@ -112,6 +125,6 @@ def changelog_refs(table, snapshot: Snapshot) -> FileRefs:
                     frozenset(files))
 
 
-def list_refs(snapshot: Snapshot) -> FileRefs:
-    """Only the manifest list and index manifest names (no file reads)."""
-    return FileRefs(_lists(snapshot), index_manifests=_index(snapshot))
+def list_refs(table, snapshot: Snapshot) -> FileRefs:
+    """Only the manifest lists, the index manifest and its index files (no data manifest reads)."""
+    return FileRefs(_lists(snapshot), index_manifests=_index(snapshot), index_files=index_file_names(table, snapshot))

@@ -131,7 +131,7 @@ def doomed_files(table, snapshot: Snapshot, plan: RollbackPlan, tags) -> FileRef
     if oldest is not None and oldest > snapshot.id + 1:   # snapshots expired in between: all it holds
         removed = removed | snapshot_refs(table, sm.get(oldest))
     kept = union([snapshot_refs(table, snapshot)] + [snapshot_refs(table, t.snapshot) for t in kept_tags]
-                 + [list_refs(sm.get(i)) for i in sm.list_ids() if i < snapshot.id])
+                 + [list_refs(table, sm.get(i)) for i in sm.list_ids() if i < snapshot.id])
     return files_to_delete(removed, kept)
 
 

@@ -1,4 +1,5 @@
-"""Changelog of a full compaction (``changelog-producer = full-compaction``).
+"""Changelog of a full compaction (``changelog-producer = full-compaction``), and the diff the
+lookup producer (``changelog-producer = lookup``, in the writer) uses too.
 
 Between two full compactions the highest level holds the table's complete state, so the change
 of a bucket is the difference between its old top-level rows and the new compaction result: a
@@ -32,9 +33,10 @@ def _same(a: pa.ChunkedArray, b: pa.ChunkedArray) -> np.ndarray:
     return pc.or_(eq, both_null).to_numpy(zero_copy_only=False)
 
 
-def diff(old: pa.Table, new: pa.Table, keys: Sequence[str]) -> pa.Table:
+def diff(old: pa.Table, new: pa.Table, keys: Sequence[str], compare_values: bool = True) -> pa.Table:
     """Changelog rows (the table's columns plus ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``),
-    sorted by key; ``old`` and ``new`` hold one live row per key with those same columns."""
+    sorted by key; ``old`` and ``new`` hold one live row per key with those same columns.
+    Without ``compare_values`` a key in both is always -U/+U (the lookup producer's rule)."""
     values = [c for c in new.column_names if c not in keys and c not in (SEQ, KIND)]
     tag = lambda t, name: t.append_column(name, pa.array(np.arange(t.num_rows), pa.int64()))  # noqa: E731
     joined = tag(old, _OLD).select([*keys, _OLD]).join(tag(new, _NEW).select([*keys, _NEW]), keys,
@@ -44,7 +46,9 @@ def diff(old: pa.Table, new: pa.Table, keys: Sequence[str]) -> pa.Table:
     has_old, has_new = ~np.isnan(oi.astype(float)), ~np.isnan(ni.astype(float))
     both = has_old & has_new
     changed = np.zeros(len(joined), dtype=bool)
-    if both.any():
+    if not compare_values:
+        changed = both
+    elif both.any():
         o_rows = old.take(pa.array(oi[both].astype(np.int64)))
         n_rows = new.take(pa.array(ni[both].astype(np.int64)))
         same = np.ones(int(both.sum()), dtype=bool)

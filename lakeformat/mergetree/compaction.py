@@ -70,12 +70,27 @@ def pick_universal(num_levels: int, runs: Sequence[LevelSortedRun], options: Opt
     return None
 
 
-def _pick_size_ratio(max_level: int, runs: Sequence[LevelSortedRun], count: int, ratio: int) -> Optional[CompactUnit]:
+def pick_force_level0(num_levels: int, runs: Sequence[LevelSortedRun], options: Options) -> Optional[CompactUnit]:
+    """Paimon's ForceUpLevel0Compaction, the picker of tables that look keys up (deletion
+    vectors, first-row, lookup changelog): the universal picker's choice, else every level-0
+    run (grown by size ratio) into the level above the next run, so no row stays at level 0,
+    which batch reads of those tables skip."""
+    unit = pick_universal(num_levels, runs, options)
+    if unit is not None:
+        return unit
+    count = next((i for i, r in enumerate(runs) if r.level > 0), len(runs))
+    if count == 0:
+        return None
+    return _pick_size_ratio(num_levels - 1, runs, count, options.get(SIZE_RATIO), force=True)
+
+
+def _pick_size_ratio(max_level: int, runs: Sequence[LevelSortedRun], count: int, ratio: int,
+                     force: bool = False) -> Optional[CompactUnit]:
     """Grow the newest ``count`` runs while the next run is at most (100 + ratio)% of the picked
     size. Once something is picked, runs at levels 0 and 1 are taken regardless of size: output
     lands below them (level >= 1), so leaving them would stack newer data under older."""
     size = sum(r.run.total_size for r in runs[:count])
-    triggered = count > 1
+    triggered = count > 1 or force
     for nxt in runs[count:]:
         if size * (100 + ratio) < nxt.run.total_size * 100 and (not triggered or nxt.level > 1):
             break

@@ -7,8 +7,10 @@ no merge, only its deletes dropped. Merging is the merge engine's vectorised Arr
 """
 from __future__ import annotations
 
-from typing import Iterator, Optional, Sequence
+from types import MappingProxyType
+from typing import Iterator, Mapping, Optional, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -42,17 +44,20 @@ def merge_columns(table, needed: Sequence[str]) -> list[str]:
 
 
 def read_section(table, bucket_dir: str, files: Sequence[DataFileMeta],
-                 columns: Sequence[str], buffer: Optional[int] = None) -> Iterator[pa.Table]:
+                 columns: Sequence[str], buffer: Optional[int] = None,
+                 deletions: Mapping[str, np.ndarray] = MappingProxyType({})) -> Iterator[pa.Table]:
     """The live rows of one section: ``columns`` of the newest merged version of each key, in
     key slices of about ``buffer`` bytes (default ``write-buffer-size``; see
-    :mod:`lakeformat.mergetree.slices`)."""
+    :mod:`lakeformat.mergetree.slices`). Rows that ``deletions`` (data file name -> deleted
+    positions) mark are never read."""
     schema = table.schema
     fields = [schema.field(c) for c in columns]
     single_run = len(files) == 1 or all(f.level > 0 and f.level == files[0].level for f in files)
     if single_run:   # one version per key already: stream the files, dropping deletes
         with_deletes = any(f.delete_row_count != 0 for f in files)
         for f in files:
-            for data in iter_columns(table, join(bucket_dir, f.file_name), f, fields, (SEQ, KIND), 1 << 20):
+            for data in iter_columns(table, join(bucket_dir, f.file_name), f, fields, (SEQ, KIND), 1 << 20,
+                                     deletions.get(f.file_name)):
                 if with_deletes:
                     kinds = data.column(KIND)
                     data = data.filter(pc.and_(pc.not_equal(kinds, DELETE), pc.not_equal(kinds, UPDATE_BEFORE)))
@@ -61,5 +66,5 @@ def read_section(table, bucket_dir: str, files: Sequence[DataFileMeta],
     merge = MergeFunction.from_options(table.typed_options, list(columns), schema.trimmed_primary_keys)
     keys = [schema.field(k) for k in schema.trimmed_primary_keys]
     budget = buffer if buffer is not None else table.typed_options.get(O.WRITE_BUFFER_SIZE)
-    for data in sliced_sections(table, bucket_dir, files, fields, (SEQ, KIND), keys, budget):
+    for data in sliced_sections(table, bucket_dir, files, fields, (SEQ, KIND), keys, budget, deletions):
         yield merge.merge(data, drop_deletes=True).drop_columns([SEQ, KIND])

@@ -11,7 +11,8 @@ per file.
 from __future__ import annotations
 
 import math
-from typing import Iterator, Sequence
+from types import MappingProxyType
+from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -84,24 +85,27 @@ def _cuts(keys: Iterator[pa.Table], bounds: Sequence[tuple]) -> list[int]:
 
 
 def sliced_sections(table, bucket_dir: str, files: Sequence[DataFileMeta], fields, extra: Sequence[str],
-                    key_fields, budget: int) -> Iterator[pa.Table]:
+                    key_fields, budget: int, deletions: Mapping[str, np.ndarray] = MappingProxyType({})
+                    ) -> Iterator[pa.Table]:
     """The rows of ``files`` (``fields`` + ``extra`` columns) in key slices of about ``budget``
     bytes; each yielded table holds every version of its keys from every file. The key columns
     are streamed twice (a sample for the boundaries, then counts below them), so memory stays at
-    one slice plus a batch per file however large the section is."""
+    one slice plus a batch per file however large the section is. Rows that ``deletions`` (data
+    file name -> deleted positions) mark are left out."""
     n = slice_count(files, budget)
     if n == 1:
-        yield pa.concat_tables([read_columns(table, join(bucket_dir, f.file_name), f, fields, extra)
-                                for f in files])
+        yield pa.concat_tables([read_columns(table, join(bucket_dir, f.file_name), f, fields, extra,
+                                             deletions.get(f.file_name)) for f in files])
         return
 
     def keys(f: DataFileMeta) -> Iterator[pa.Table]:
-        return iter_columns(table, join(bucket_dir, f.file_name), f, key_fields)
+        return iter_columns(table, join(bucket_dir, f.file_name), f, key_fields, deleted=deletions.get(f.file_name))
     samples = [s for f in files if (s := _key_sample(keys(f), f.row_count)) is not None]
     bounds = boundaries(samples, n)
     del samples
     cuts = [_cuts(keys(f), bounds) for f in files]
-    streams = [_RowStream(iter_columns(table, join(bucket_dir, f.file_name), f, fields, extra)) for f in files]
+    streams = [_RowStream(iter_columns(table, join(bucket_dir, f.file_name), f, fields, extra,
+                                       deleted=deletions.get(f.file_name))) for f in files]
     for j in range(len(bounds) + 1):
         parts = [s.take_until(cut[j]) for s, cut in zip(streams, cuts)]
         parts = [p for p in parts if p.num_rows]

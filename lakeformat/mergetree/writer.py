@@ -24,27 +24,33 @@ import pyarrow.compute as pc
 from lakeformat.errors import DataError, OptionError
 from lakeformat.format import options as O
 from lakeformat.format.commit_message import CommitMessage
+from lakeformat.format.index_manifest import IndexFileMeta
 from lakeformat.format.manifest import FILE_SOURCE_COMPACT, DataFileMeta
 from lakeformat.io.data_file import read_columns
 from lakeformat.io.fileio import join
+from lakeformat.io.index_files import IndexFiles
 from lakeformat.mergetree.changelog import diff
 from lakeformat.mergetree.compaction import (
     CompactUnit,
     Rewrite,
     Upgrade,
     needs_stall,
+    pick_force_level0,
     pick_full,
     pick_universal,
     plan_rewrite,
     should_drop_delete,
 )
+from lakeformat.mergetree.deletion_vectors import BucketDeletionVectors
 from lakeformat.mergetree.kv_file import KIND, ROW_KINDS, SEQ, KeyValueFileWriter
-from lakeformat.mergetree.levels import Levels
+from lakeformat.mergetree.levels import Levels, SortedRun
+from lakeformat.mergetree.lookup import UpperLevels, drop_deletes
 from lakeformat.mergetree.merge_function import MergeFunction, sort_for_merge
 from lakeformat.mergetree.slices import sliced_sections
 from lakeformat.mergetree.spill import MAX_SPILLED_RUNS, SpilledRuns
 
 log = logging.getLogger(__name__)
+DV_REWRITE_RATIO = 0.3   # a file this much deleted is rewritten rather than read around
 
 
 def row_kinds(column: pa.ChunkedArray, name: str) -> np.ndarray:
@@ -58,7 +64,7 @@ def row_kinds(column: pa.ChunkedArray, name: str) -> np.ndarray:
 
 class MergeTreeWriter:
     def __init__(self, table, partition: bytes, bucket: int, bucket_dir: str,
-                 restored: Sequence[DataFileMeta] = ()):
+                 restored: Sequence[DataFileMeta] = (), restored_index: Sequence[IndexFileMeta] = ()):
         self.table, self.partition, self.bucket, self.dir = table, partition, bucket, bucket_dir
         self.schema = table.schema
         o = self.options = table.typed_options
@@ -82,8 +88,18 @@ class MergeTreeWriter:
         self.compact_before: dict[str, DataFileMeta] = {}
         self.compact_after: dict[str, DataFileMeta] = {}
         self.changelog_producer = o.get(O.CHANGELOG_PRODUCER)
-        if self.changelog_producer == "lookup":
-            raise OptionError("changelog-producer 'lookup' is not supported; use 'input' or 'full-compaction'")
+        # merge-on-write: older versions of the keys a compaction writes are marked deleted
+        self.dv = BucketDeletionVectors(IndexFiles(table.io, table.path), restored_index,
+                                        o.get(O.DELETION_VECTORS_BITMAP64)) if o.get(O.DELETION_VECTORS) else None
+        self.first_row = o.get(O.MERGE_ENGINE) == "first-row"
+        if (o.get(O.CHANGELOG_PRODUCER) == "lookup" and self.dv is None
+                and self.merge.engine not in ("deduplicate", "first-row")):
+            raise OptionError(f"changelog-producer 'lookup' with merge-engine {self.merge.engine!r} needs "
+                              "'deletion-vectors.enabled' in lakeformat (the version a lookup finds must be the "
+                              "only one above it)")
+        # Paimon's lookup mode: compactions look keys up in the levels above their output, and
+        # level 0, which batch reads of these tables skip, is compacted away at every flush
+        self.lookup = self.dv is not None or self.first_row or o.get(O.CHANGELOG_PRODUCER) == "lookup"
         self.changelog_files: list[DataFileMeta] = []
         self.compact_changelog: list[DataFileMeta] = []
         self.full_every = o.get(O.FULL_COMPACTION_DELTA_COMMITS)
@@ -160,7 +176,8 @@ class MergeTreeWriter:
         while True:
             runs = self.levels.runs()
             unit = (pick_full(self.levels.num_levels, runs) if full
-                    else pick_universal(self.levels.num_levels, runs, self.options))
+                    else (pick_force_level0 if self.lookup else pick_universal)(
+                        self.levels.num_levels, runs, self.options))
             if unit is None:
                 return changed
             self._run_unit(unit)
@@ -169,10 +186,16 @@ class MergeTreeWriter:
                 return changed
 
     def _run_unit(self, unit: CompactUnit) -> None:
-        drop = should_drop_delete(unit.output_level, self.levels)
+        # with deletion vectors the older versions are marked, so deletes can always go
+        drop = should_drop_delete(unit.output_level, self.levels) or (self.dv is not None and unit.output_level > 0)
         before, after = [], []
         small = self.target_file_size // 10 * 7   # Paimon's compaction file size: smaller files are rewritten
+        upper = UpperLevels(self.table, self.dir, self.levels, unit.output_level, {f.file_name for f in unit.files},
+                            self.key_of, self._deleted) if self.lookup and not unit.file_rewrite else None
         for step in plan_rewrite(unit, self.key_of, drop, small):
+            if isinstance(step, Upgrade) and upper is not None and step.file.level == 0:
+                # a level-0 file's keys must be looked up above: it is rewritten, never just moved
+                step = Rewrite(step.output_level, ((SortedRun((step.file,)),),), drop)
             if isinstance(step, Upgrade):
                 before.append(step.file)
                 after.append(dataclasses.replace(step.file, level=step.output_level))
@@ -180,12 +203,26 @@ class MergeTreeWriter:
                     self._full_changelog([step.file], [])
             else:
                 before += [f for section in step.sections for run in section for f in run.files]
-                after += self._rewrite(step)
+                after += self._rewrite(step, upper)
         log.debug("compacted %d file(s) of bucket %d into %d at level %d", len(before), self.bucket,
                   len(after), unit.output_level)
         self._apply(before, after)
+        if self.dv is not None and not unit.file_rewrite:
+            self._rewrite_mostly_deleted()
 
-    def _rewrite(self, step: Rewrite) -> list[DataFileMeta]:
+    def _rewrite_mostly_deleted(self) -> None:
+        """Rewrite, in place, files whose deletion vectors hide at least ``DV_REWRITE_RATIO`` of
+        their rows: reads then stop decoding rows nobody sees (lakeformat's policy; the level
+        and key range stay, so the tree is what Paimon expects)."""
+        by_level: dict[int, list[DataFileMeta]] = {}
+        for f in self.levels.all_files():
+            gone = self.dv.deleted(f.file_name)
+            if f.level > 0 and gone is not None and len(gone) >= DV_REWRITE_RATIO * f.row_count:
+                by_level.setdefault(f.level, []).append(f)
+        for level, files in sorted(by_level.items()):
+            self._run_unit(CompactUnit(level, tuple(files), file_rewrite=True))
+
+    def _rewrite(self, step: Rewrite, upper: Optional[UpperLevels] = None) -> list[DataFileMeta]:
         writer = KeyValueFileWriter(self.table, self.dir, self.schema, step.output_level, FILE_SOURCE_COMPACT)
         try:
             for section in step.sections:
@@ -195,16 +232,76 @@ class MergeTreeWriter:
                     writer.write(merged)
                     self._full_changelog(files, [merged])
                     continue
+                if upper is not None and self.changelog_producer == "lookup" and any(f.level == 0 for f in files):
+                    merged = self._lookup_changelog(files, upper)
+                    writer.write(drop_deletes(merged) if step.drop_delete else merged)
+                    continue
                 for data in sliced_sections(self.table, self.dir, files, self.schema.fields, (SEQ, KIND),
-                                            self._key_fields, self.buffer_limit):
-                    writer.write(self.merge.merge(data, drop_deletes=step.drop_delete))
+                                            self._key_fields, self.buffer_limit, self._deletions()):
+                    if upper:
+                        merged, _ = self._look_up(self.merge.merge(data, drop_deletes=False), upper)
+                        writer.write(drop_deletes(merged) if step.drop_delete else merged)
+                    else:
+                        writer.write(self.merge.merge(data, drop_deletes=step.drop_delete))
             return writer.close()
         except BaseException:
             writer.abort()
             raise
 
+    def _look_up(self, merged: pa.Table, upper: UpperLevels, with_rows: bool = False) -> tuple[pa.Table, list]:
+        """Merge-on-write of merged rows against their older versions above the output level:
+        first-row keeps the older version (the new one goes), deletion vectors mark it deleted,
+        and engines that combine versions fold it into the new row. Returns the rows to write
+        and (when needed or ``with_rows``) the older versions found."""
+        found = upper.find(merged)
+        if not found:
+            return merged, []
+        combine = self.dv is not None and self.merge.engine not in ("deduplicate", "first-row")
+        old = [upper.rows(hit, self.schema.fields).cast(merged.schema) for hit in found] if combine or with_rows else []
+        if self.first_row:
+            keep = np.ones(merged.num_rows, dtype=bool)
+            for hit in found:
+                keep[hit.rows] = False
+            return merged.filter(keep), old
+        if self.dv is not None:
+            for hit in found:
+                self.dv.mark(hit.file.file_name, hit.positions)
+        if combine:
+            merged = self.merge.merge(pa.concat_tables([*old, merged]), drop_deletes=False)
+        return merged, old
+
+    def _lookup_changelog(self, files: Sequence[DataFileMeta], upper: UpperLevels) -> pa.Table:
+        """``changelog-producer = lookup``: merge a section holding level-0 files, and for the keys
+        those files touch, the change from the version visible before (the newest above level
+        0: in this section or found above the output) to the merged one. As Paimon's, an update
+        to equal values is still -U/+U."""
+        level0 = pa.concat_tables([self._read(f) for f in files if f.level == 0])
+        above = [self._read(f) for f in files if f.level > 0]
+        merged, old = self._look_up(self.merge.merge(pa.concat_tables([level0, *above]), drop_deletes=False),
+                                    upper, with_rows=True)
+        old = [t.cast(merged.schema) for t in (*old, *above)]
+        before = self.merge.merge(pa.concat_tables(old), drop_deletes=True) if old else merged.slice(0, 0)
+        after = merged
+        if old and self.merge.engine in ("deduplicate", "first-row"):   # the version that stays visible
+            after = self.merge.merge(pa.concat_tables([*old, merged]), drop_deletes=False)
+        keys = list(self.schema.trimmed_primary_keys)
+        touched = level0.select(keys).group_by(keys).aggregate([])
+        before = before.join(touched, keys, join_type="left semi").select(merged.column_names)
+        after = drop_deletes(after).join(touched, keys, join_type="left semi").select(merged.column_names)
+        # first-row: a key found above keeps its first version, so only new keys change (+I)
+        self.compact_changelog += self._write_run(diff(before, after, keys, compare_values=self.first_row),
+                                                  level=0, compact=True, prefix="changelog-")
+        return merged
+
+    def _deleted(self, file_name: str) -> Optional[np.ndarray]:
+        return self.dv.deleted(file_name) if self.dv is not None else None
+
+    def _deletions(self) -> dict:
+        return self.dv.vectors if self.dv is not None else {}
+
     def _read(self, f: DataFileMeta) -> pa.Table:
-        return read_columns(self.table, join(self.dir, f.file_name), f, self.schema.fields, (SEQ, KIND))
+        return read_columns(self.table, join(self.dir, f.file_name), f, self.schema.fields, (SEQ, KIND),
+                            self._deleted(f.file_name))
 
     def _changelog_at(self, output_level: int) -> bool:
         return self.changelog_producer == "full-compaction" and output_level == self.levels.max_level
@@ -237,10 +334,16 @@ class MergeTreeWriter:
     def _apply(self, before: list[DataFileMeta], after: list[DataFileMeta]) -> None:
         """Record a compaction. A file both made and replaced before the hand-over is deleted
         and never mentioned; an upgraded file keeps its name at its new level, in the increment
-        it came from. Committed files are never deleted here: older snapshots still use them."""
+        it came from. Committed files are never deleted here: older snapshots still use them.
+        In lookup mode every flush is compacted at once, so a flushed file stays in the data
+        increment (and the compaction replaces it): the APPEND snapshot then shows the rows
+        written, for incremental and streaming reads, as Paimon's does."""
         kept = {f.file_name for f in after}
         came_from: dict[str, dict] = {}
         for f in before:
+            if self.lookup and f.file_name in self.new_files and f.file_name not in kept:
+                self.compact_before[f.file_name] = f
+                continue
             for pending in (self.new_files, self.compact_after):
                 if pending.pop(f.file_name, None) is not None:
                     came_from[f.file_name] = pending
@@ -252,6 +355,8 @@ class MergeTreeWriter:
         for f in after:
             came_from.get(f.file_name, self.compact_after)[f.file_name] = f
         self.levels = self.levels.update(before, after)
+        if self.dv is not None:   # rewritten files take their deletion vectors with them
+            self.dv.forget(f.file_name for f in before if f.file_name not in kept)
 
     # -- hand-over -----------------------------------------------------------------------
     def prepare_commit(self, total_buckets: int, full_compaction: bool = False) -> CommitMessage:
@@ -261,11 +366,13 @@ class MergeTreeWriter:
         if (full_compaction or due) and not self.write_only:
             self.compact(full=True)
             self.commits_since_full = 0
+        index_added, index_deleted = self.dv.hand_over() if self.dv is not None else ((), ())
         msg = CommitMessage(self.partition, self.bucket, total_buckets, tuple(self.new_files.values()),
                             changelog_files=tuple(self.changelog_files),
                             compact_before=tuple(self.compact_before.values()),
                             compact_after=tuple(self.compact_after.values()),
-                            compact_changelog=tuple(self.compact_changelog))
+                            compact_changelog=tuple(self.compact_changelog),
+                            index_added=index_added, index_deleted=index_deleted)
         self.committed |= {f.file_name for f in msg.all_files()}
         self.new_files, self.compact_before, self.compact_after = {}, {}, {}
         self.changelog_files, self.compact_changelog = [], []

@@ -6,6 +6,7 @@ pure functions of metadata; reading manifests is the only IO, done in parallel t
 """
 from __future__ import annotations
 
+import dataclasses
 import gc
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -14,8 +15,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional, Sequence
 
+from lakeformat.format import options as O
 from lakeformat.format import predicate as P
 from lakeformat.format.binary_row import deserialize_row
+from lakeformat.format.index_manifest import DELETION_VECTORS, IndexFileMeta, IndexManifestEntry
 from lakeformat.format.manifest import (
     ADD,
     DataFileMeta,
@@ -27,6 +30,7 @@ from lakeformat.format.manifest import (
 from lakeformat.format.partition import PartitionFilter
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.format.types import DataField
+from lakeformat.io.index_files import IndexFiles
 from lakeformat.io.manifests import ManifestFile, ManifestList
 
 
@@ -64,6 +68,7 @@ class Split:
     partition_bytes: bytes
     bucket: int
     files: tuple[DataFileMeta, ...]
+    deletion_files: tuple[IndexFileMeta, ...] = ()   # deletion-vector index files of the bucket
 
     @property
     def row_count(self) -> int:
@@ -193,9 +198,35 @@ class FileScan:
         return [Split(snapshot.id, self._decode_partition(p), p, b, tuple(files))
                 for (p, b), files in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0]))]
 
+    def skips_level0(self) -> bool:
+        """Paimon's batch scan of a primary-key table reads no level-0 files when deletion vectors
+        or the first-row engine are on: there, compaction into level >= 1 is what makes rows
+        visible (it marks the older versions deleted, or drops the newer first rows)."""
+        o = self.table.typed_options
+        return bool(self.schema.primary_keys) and (
+            o.get(O.DELETION_VECTORS) or o.get(O.MERGE_ENGINE) == "first-row")
+
+    def index_entries(self, snapshot: Snapshot) -> list[IndexManifestEntry]:
+        """The live index files of ``snapshot`` (of matching partitions)."""
+        entries = IndexFiles(self.table.io, self.table.path).read_manifest(snapshot.index_manifest)
+        if self.partitions is not None:
+            entries = [e for e in entries if self.partitions.matches(e.partition)]
+        return entries
+
     def plan(self, snapshot: Snapshot) -> list[Split]:
         with gc_paused():
-            return self.splits(snapshot, self.live_entries(snapshot))
+            entries = self.live_entries(snapshot)
+            if self.skips_level0():
+                entries = [e for e in entries if e.file.level > 0]
+            splits = self.splits(snapshot, entries)
+        if not snapshot.index_manifest:
+            return splits
+        dvs: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
+        for e in self.index_entries(snapshot):
+            if e.file.index_type == DELETION_VECTORS:
+                dvs.setdefault((e.partition, e.bucket), []).append(e.file)
+        return [dataclasses.replace(s, deletion_files=tuple(dvs[(s.partition_bytes, s.bucket)]))
+                if (s.partition_bytes, s.bucket) in dvs else s for s in splits]
 
     def changelog_entries(self, snapshots: Sequence[Snapshot]) -> list[ManifestEntry]:
         """Changelog files the given snapshots produced, in commit order."""

@@ -7,10 +7,12 @@ parallel threads (pyarrow releases the GIL while decoding).
 """
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Iterator, Optional, Sequence
 
+import numpy as np
 import pyarrow as pa
 
 from lakeformat.errors import SchemaError
@@ -19,12 +21,19 @@ from lakeformat.format import predicate as P
 from lakeformat.format.manifest import DataFileMeta
 from lakeformat.io.data_file import iter_columns, read_columns
 from lakeformat.io.fileio import join
+from lakeformat.io.index_files import IndexFiles
 from lakeformat.mergetree.read import merge_columns, read_section, sections
 from lakeformat.read.read_ahead import read_ahead
 from lakeformat.read.scan import Split
 
 BATCH_ROWS = 65536                # rows per batch of to_batches(), as pyarrow's iter_batches
 READ_AHEAD_BYTES = 32 << 20       # batches read ahead of the caller, at most
+
+
+def raw_readable(files: Sequence[DataFileMeta]) -> bool:
+    """Files of a deletion-vector bucket that need no merge (Paimon's raw-convertible split):
+    none at level 0 and none holding delete rows, so each key is in one file, once."""
+    return all(f.level > 0 and f.delete_row_count == 0 for f in files)
 
 
 class SplitRead:
@@ -43,16 +52,37 @@ class SplitRead:
         self.needed = self.columns + [c for c in sorted(P.columns(filter)) if c not in self.columns]
         self.threads = threads
         self.out_schema = pa.schema([self.schema.arrow_schema().field(c) for c in self.columns])
+        self.dv_table = table.typed_options.get(O.DELETION_VECTORS)
+        self._index_files = IndexFiles(table.io, table.path)
+        self._vectors: dict[str, dict[str, np.ndarray]] = {}   # per index file, read once per SplitRead
+        self._lock = threading.Lock()
+
+    def deletions(self, split: Split) -> dict[str, np.ndarray]:
+        """Deleted positions per data file of the split's bucket (its deletion vectors)."""
+        out: dict[str, np.ndarray] = {}
+        for meta in split.deletion_files:
+            with self._lock:
+                vectors = self._vectors.get(meta.file_name)
+            if vectors is None:
+                vectors = self._index_files.read_deletion_vectors(meta)
+                with self._lock:
+                    self._vectors[meta.file_name] = vectors
+            out.update(vectors)
+        return out
 
     def read_file(self, split: Split, f: DataFileMeta) -> pa.Table:
+        """One file on its own: an append file, or a file of a primary-key bucket whose keys
+        live in one file each (deletion vectors mark the older versions)."""
         path = join(self.table.bucket_dir_of(split.partition_bytes, split.bucket), f.file_name)
-        return self._finish(read_columns(self.table, path, f, [self.schema.field(c) for c in self.needed]))
+        deleted = self.deletions(split).get(f.file_name) if split.deletion_files else None
+        return self._finish(read_columns(self.table, path, f, [self.schema.field(c) for c in self.needed],
+                                         deleted=deleted))
 
     def read_merged(self, split: Split, files: Sequence[DataFileMeta]) -> pa.Table:
         """One key section of a primary-key bucket, merged; filters apply after the merge."""
         bucket_dir = self.table.bucket_dir_of(split.partition_bytes, split.bucket)
-        parts = [self._finish(t) for t in
-                 read_section(self.table, bucket_dir, files, merge_columns(self.table, self.needed))]
+        parts = [self._finish(t) for t in read_section(self.table, bucket_dir, files, merge_columns(
+            self.table, self.needed), deletions=self.deletions(split) if split.deletion_files else {})]
         return pa.concat_tables(parts) if parts else self.out_schema.empty_table()
 
     def _finish(self, out: pa.Table) -> pa.Table:
@@ -65,26 +95,41 @@ class SplitRead:
         if not self.schema.primary_keys:
             return [(self.read_file, s, f) for s in splits for f in s.files]
         key_of = self.table.key_decoder()
-        return [(self.read_merged, s, sec) for s in splits for sec in sections(s.files, key_of)]
+        tasks = []
+        for s in splits:
+            if self.dv_table and raw_readable(s.files):
+                tasks += [(self.read_file, s, f) for f in s.files]
+            else:
+                tasks += [(self.read_merged, s, sec) for sec in sections(s.files, key_of)]
+        return tasks
 
     def iter_file(self, split: Split, f: DataFileMeta) -> Iterator[pa.Table]:
         """:meth:`read_file` in batches of at most ``BATCH_ROWS`` rows, in file order."""
         path = join(self.table.bucket_dir_of(split.partition_bytes, split.bucket), f.file_name)
-        for data in iter_columns(self.table, path, f, [self.schema.field(c) for c in self.needed], (), BATCH_ROWS):
+        deleted = self.deletions(split).get(f.file_name) if split.deletion_files else None
+        for data in iter_columns(self.table, path, f, [self.schema.field(c) for c in self.needed], (), BATCH_ROWS,
+                                 deleted):
             yield self._finish(data)
 
     def iter_merged(self, split: Split, files: Sequence[DataFileMeta],
                     buffer: Optional[int] = None) -> Iterator[pa.Table]:
         """:meth:`read_merged` one key slice (at most ``buffer`` bytes of input) at a time."""
         bucket_dir = self.table.bucket_dir_of(split.partition_bytes, split.bucket)
-        for data in read_section(self.table, bucket_dir, files, merge_columns(self.table, self.needed), buffer):
+        for data in read_section(self.table, bucket_dir, files, merge_columns(self.table, self.needed), buffer,
+                                 self.deletions(split) if split.deletion_files else {}):
             yield self._finish(data)
 
     def _streams(self, splits: Sequence[Split], buffer: Optional[int]) -> list:
         if not self.schema.primary_keys:
             return [partial(self.iter_file, s, f) for s in splits for f in s.files]
         key_of = self.table.key_decoder()
-        return [partial(self.iter_merged, s, sec, buffer) for s in splits for sec in sections(s.files, key_of)]
+        streams = []
+        for s in splits:
+            if self.dv_table and raw_readable(s.files):
+                streams += [partial(self.iter_file, s, f) for f in s.files]
+            else:
+                streams += [partial(self.iter_merged, s, sec, buffer) for sec in sections(s.files, key_of)]
+        return streams
 
     def to_batches(self, splits: Sequence[Split], buffer: Optional[int] = None,
                    read_ahead_bytes: int = READ_AHEAD_BYTES) -> Iterator[pa.RecordBatch]:

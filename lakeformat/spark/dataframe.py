@@ -92,7 +92,8 @@ def shape(df, table):
         return with_buckets(shaped, table)
     if table.schema.primary_keys:
         raise LakeformatError(f"{table.name} is a primary-key table with dynamic buckets (bucket = -1), which "
-                              "lakeformat does not write yet; create it with a fixed 'bucket'")
+                              "the Spark writer does not write (one bucket assigner must see every key); write "
+                              "it with Table.write, or create it with a fixed 'bucket'")
     return shaped
 
 

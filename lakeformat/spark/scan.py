@@ -24,6 +24,7 @@ from lakeformat.format.manifest import DataFileMeta
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.data_file import iter_columns
 from lakeformat.io.fileio import join
+from lakeformat.io.index_files import IndexFiles
 from lakeformat.maintenance.tag import TagManager
 from lakeformat.mergetree.kv_file import DELETE, KIND, UPDATE_BEFORE
 from lakeformat.mergetree.read import merge_columns, read_section, sections
@@ -151,13 +152,17 @@ class UnitReader:
 
     def read(self, unit: ReadUnit) -> Iterator[pa.Table]:
         d = self.table.bucket_dir_of(unit.split.partition_bytes, unit.split.bucket)
+        deletions: dict = {}   # the bucket's deletion vectors, per data file
+        for meta in unit.split.deletion_files:
+            deletions.update(IndexFiles(self.table.io, self.table.path).read_deletion_vectors(meta))
         if unit.kind == FILE:
             for f in unit.files:
-                for data in iter_columns(self.table, join(d, f.file_name), f, self.fields, (), BATCH_ROWS):
+                for data in iter_columns(self.table, join(d, f.file_name), f, self.fields, (), BATCH_ROWS,
+                                         deletions.get(f.file_name)):
                     yield from self._finish(data, None)
         elif unit.kind == SECTION:
             cols = merge_columns(self.table, self.needed)
-            for data in read_section(self.table, d, list(unit.files), cols):
+            for data in read_section(self.table, d, list(unit.files), cols, deletions=deletions):
                 yield from self._finish(data, None)
         else:
             for f in unit.files:

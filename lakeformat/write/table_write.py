@@ -5,6 +5,7 @@ turns into a snapshot (the two-phase shape that lets many Spark tasks write and 
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -13,16 +14,19 @@ from typing import Any, Optional, Union
 import numpy as np
 import pyarrow as pa
 
-from lakeformat.errors import DataError
+from lakeformat.errors import DataError, OptionError
 from lakeformat.format import options as O
 from lakeformat.format.binary_row import serialize_row
 from lakeformat.format.commit_message import CommitMessage
+from lakeformat.format.index_manifest import DELETION_VECTORS, IndexFileMeta
 from lakeformat.format.manifest import DataFileMeta
 from lakeformat.format.schema import TableSchema
 from lakeformat.io.data_file import RollingFileWriter
+from lakeformat.io.index_files import IndexFiles
 from lakeformat.mergetree.writer import MergeTreeWriter
 from lakeformat.write.append_compact import AppendBucketWriter
 from lakeformat.write.conform import as_arrow, conform
+from lakeformat.write.dynamic_bucket import DynamicBuckets
 from lakeformat.write.routing import group_rows
 
 Data = Union[pa.Table, pa.RecordBatch, pa.RecordBatchReader]
@@ -59,6 +63,9 @@ class TableWrite:
         self.commit_user = commit_user or str(uuid.uuid4())
         self._writers: dict[tuple[bytes, int], Any] = {}   # RollingFileWriter or MergeTreeWriter
         self._restored: dict[bytes, dict[int, list[DataFileMeta]]] = {}
+        self._index: Optional[dict[tuple[bytes, int], list[IndexFileMeta]]] = None
+        self._dynamic = (DynamicBuckets(table, ignore_previous_files)
+                         if self.schema.primary_keys and self.schema.num_buckets <= 0 else None)
         self._part_types = [f.type for f in self.schema.partition_fields]
         self._executor: Optional[ThreadPoolExecutor] = None
 
@@ -72,7 +79,7 @@ class TableWrite:
             table = conform(batch, self.schema)
             if not table.num_rows:
                 continue
-            jobs = [(self._writer(values, bucket), rows) for values, bucket, rows in group_rows(table, self.schema)]
+            jobs = [(self._writer(values, bucket), rows) for values, bucket, rows in self._route(table)]
             if len(jobs) == 1:
                 _write_all(jobs[0][0], [jobs[0][1]], row_kind)
                 continue
@@ -83,6 +90,22 @@ class TableWrite:
                 f.result()
             if self.schema.primary_keys:
                 self._bound_buffers()
+
+    def _route(self, table: pa.Table) -> list[tuple[list, int, pa.Table]]:
+        """(partition values, bucket, rows) groups; in dynamic bucket mode the HASH index picks
+        each key's bucket."""
+        groups = group_rows(table, self.schema)
+        if self._dynamic is None:
+            return groups
+        out = []
+        for values, _, rows in groups:
+            buckets = self._dynamic.assign(serialize_row(values, self._part_types), rows)
+            order = np.argsort(buckets, kind="stable")
+            ordered = buckets[order]
+            bounds = [0, *(np.flatnonzero(np.diff(ordered)) + 1).tolist(), len(ordered)]
+            for start, end in zip(bounds[:-1], bounds[1:]):
+                out.append((values, int(ordered[start]), rows.take(pa.array(order[start:end]))))
+        return out
 
     def _bound_buffers(self) -> None:
         """``write-buffer-size`` bounds the buffers of all of this writer's buckets together (as
@@ -103,8 +126,13 @@ class TableWrite:
         if w is None:
             d = self.table.bucket_dir(values, bucket)
             if self.schema.primary_keys:
-                w = MergeTreeWriter(self.table, key[0], bucket, d, self._restore(key[0], bucket))
+                w = MergeTreeWriter(self.table, key[0], bucket, d, self._restore(key[0], bucket),
+                                    self._restore_index(key[0], bucket))
             elif self.schema.num_buckets > 0:   # continues the bucket's sequence, compacts it
+                o = self.table.typed_options
+                if o.get(O.DELETION_VECTORS) and not o.get(O.WRITE_ONLY):
+                    raise OptionError(f"{self.table.name}: compacting append tables with 'deletion-vectors.enabled' "
+                                      "is not supported; write with 'write-only' = 'true'")
                 w = AppendBucketWriter(self.table, key[0], bucket, d, self._restore(key[0], bucket))
             else:
                 w = RollingFileWriter(self.table, d, self.schema)
@@ -132,6 +160,18 @@ class TableWrite:
             self._restored[partition] = by_bucket
         return self._restored[partition].get(bucket, [])
 
+    def _restore_index(self, partition: bytes, bucket: int) -> list[IndexFileMeta]:
+        """The bucket's deletion-vector index files as of the latest snapshot (index manifest read once)."""
+        if self.ignore_previous_files or not self.table.typed_options.get(O.DELETION_VECTORS):
+            return []
+        if self._index is None:
+            latest = self.table.latest_snapshot()
+            self._index = {}
+            for e in IndexFiles(self.table.io, self.table.path).read_manifest(latest.index_manifest) if latest else ():
+                if e.file.index_type == DELETION_VECTORS:
+                    self._index.setdefault((e.partition, e.bucket), []).append(e.file)
+        return self._index.get((partition, bucket), [])
+
     def prepare_commit(self, full_compaction: bool = False) -> list[CommitMessage]:
         """Close every open file and return one message per (partition, bucket) written."""
         total = self.schema.num_buckets
@@ -141,6 +181,11 @@ class TableWrite:
                 msgs = list(self._pool().map(lambda w: w.prepare_commit(total, full_compaction), writers))
             else:
                 msgs = [w.prepare_commit(total, full_compaction) for w in writers]
+            if self._dynamic is not None:   # each bucket that gained keys: its new HASH index file
+                grown = self._dynamic.hand_over()
+                msgs = [dataclasses.replace(m, index_added=m.index_added + grown[(m.partition, m.bucket)][0],
+                                            index_deleted=m.index_deleted + grown[(m.partition, m.bucket)][1])
+                        if (m.partition, m.bucket) in grown else m for m in msgs]
         else:
             msgs = [CommitMessage(part, bucket, total, tuple(w.close()))
                     for (part, bucket), w in self._writers.items()]
