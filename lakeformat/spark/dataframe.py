@@ -21,7 +21,7 @@ from lakeformat.errors import DataError, LakeformatError
 from lakeformat.format import types as T
 from lakeformat.format.bucket import bucket_ids
 from lakeformat.spark.native_write import native_write_refusal, write_native
-from lakeformat.spark.options import parse
+from lakeformat.spark.options import BUCKETS_BY_TASK, parse
 from lakeformat.spark.source import register
 from lakeformat.spark.types import _timestamp_to_table, spark_type
 
@@ -127,6 +127,8 @@ def write(df, table: str, *, warehouse: Optional[str] = None, mode: str = "appen
     if overwrite_partition is not None:
         t.partition_matcher(dict(overwrite_partition))   # unknown keys fail before any work
     shaped = shape(df, t)
+    if t.schema.num_buckets > 0:
+        opts[BUCKETS_BY_TASK] = "true"   # shaped: each bucket's rows in one task
     if native and native_write_refusal(t) is None:
         write_native(shaped, t, parsed, mode == "overwrite")
         return
