@@ -13,8 +13,9 @@ import pytest
 import lakeformat as lf
 import lakeformat.spark as lfs
 from lakeformat.pipeline.demo_data import SCHEMA as UB_SCHEMA, user_behavior
-from lakeformat.spark.native_read import plan_read
+from lakeformat.spark.native_read import native_available, plan_read
 from tests.interop.helpers import assert_same_rows
+from tests.s3server import BUCKET, CREDS, s3_endpoint  # noqa: F401 (fixture)
 
 DAYS = ["2024-06-01", "2024-06-02"]
 KEY = ["user_id", "item_id", "ts"]
@@ -131,3 +132,15 @@ def test_type_changes_beyond_widening_are_left_to_lakeformats_casts(catalog):
     t.alter(lf.UpdateColumnType("flag", pa.bool_()))
     plan = plan_read(t, t.scan().plan())
     assert plan.native_files == 0 and len(plan.merged) == 2
+
+
+def test_tables_on_object_stores_are_read_through_lakeformat(spark, s3_endpoint):  # noqa: F811
+    options = {**CREDS, "s3.endpoint": s3_endpoint, "s3.path-style-access": "true"}
+    wh = f"s3://{BUCKET}/native-read"
+    cat = lf.Catalog(wh, **options)
+    cat.create_database("db", ignore_if_exists=True)
+    t = cat.create_table("db.s3", UB_SCHEMA, partition_keys=["dt"])
+    t.write(user_behavior(500, DAYS, seed=4))
+    assert native_available(t) is not None
+    got = lfs.read_table(spark, "db.s3", warehouse=wh, filter=lf.col("dt") == DAYS[0], **options).toArrow()
+    assert_same_rows(got, t.read(filter=lf.col("dt") == DAYS[0]), KEY, "s3")
