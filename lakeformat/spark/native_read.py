@@ -83,7 +83,7 @@ def _spark_casts_agree(table, schema_id: int) -> bool:
 def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
     """Which planned files Spark reads natively and which sections lakeformat merges (pure)."""
     O.check_supported(table.schema.options, O.READ, table.name)
-    if table.typed_options.get(O.DELETION_VECTORS):
+    if table.typed_options.get(O.DELETION_VECTORS):   # once lakeformat reads them: its reader applies the vectors
         units = S.split_units(table, splits)
         return ReadPlan((), tuple(units), "the table has deletion vectors, which the native reader does not apply")
     native: dict[tuple[int, bool], list[str]] = {}

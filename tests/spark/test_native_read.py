@@ -4,6 +4,7 @@ compacted and overlapping runs, evolved schemas and filters; a table with deleti
 not read natively."""
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 import pyarrow as pa
@@ -12,6 +13,7 @@ import pytest
 
 import lakeformat as lf
 import lakeformat.spark as lfs
+from lakeformat.errors import UnsupportedOptionError
 from lakeformat.pipeline.demo_data import SCHEMA as UB_SCHEMA, user_behavior
 from lakeformat.spark.native_read import native_available, plan_read
 from tests.interop.helpers import assert_same_rows
@@ -105,13 +107,16 @@ def test_primary_key_native_read_of_compacted_and_overlapping_runs(spark, catalo
 
 
 def test_deletion_vector_tables_are_not_read_natively(catalog):
+    """Their files hold rows the vectors delete: the plan never gives them to Spark's reader
+    (lakeformat refuses such tables outright until it applies deletion vectors)."""
     schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
-    t = catalog.create_table("db.dv", schema, primary_keys=["id"],
-                             options={"bucket": "1", "deletion-vectors.enabled": "true"})
+    t = catalog.create_table("db.dv", schema, primary_keys=["id"], options={"bucket": "1"})
     t.write(pa.table({"id": [1, 2], "v": ["a", "b"]}, schema=schema))
     t.compact(full=True)
-    plan = plan_read(t, t.scan().plan())
-    assert plan.native == () and plan.merged and "deletion vectors" in plan.reason
+    assert plan_read(t, t.scan().plan()).native_files == 1
+    dv = dataclasses.replace(t.schema, options={**t.schema.options, "deletion-vectors.enabled": "true"})
+    with pytest.raises(UnsupportedOptionError, match="deletion-vectors"):
+        plan_read(type(t)(t.io, t.path, t.name, dv, t.lock), t.scan().plan())
 
 
 def test_unknown_column_is_refused(spark, catalog):
