@@ -599,17 +599,19 @@ def expire_backlog(table, *, step: Optional[int] = None, max_deletes: Optional[i
         return expire_snapshots(table, **kw, max_deletes=cap, dry_run=True)
     total = _backlog(table, cfg, cap)
     results: list[ExpireResult] = []
+    held: tuple = ()   # why the last run kept what it kept
     done = 0
     while done < cap:
         # the first run lists snapshot/ (and finishes interrupted runs); the next go by the hints
         r = expire_snapshots(table, **kw, max_deletes=min(cfg.max_deletes, cap - done), from_hints=bool(results))
+        held = r.held
         if r.begin is None:
             break
         results.append(r)
         done += r.snapshots
         if progress is not None:
             progress(done, max(total, done), "snapshots expired")
-    return _added_up(results)
+    return _added_up(results, held)
 
 
 def _backlog(table, cfg: ExpireSettings, cap: int) -> int:
@@ -631,9 +633,9 @@ def _backlog(table, cfg: ExpireSettings, cap: int) -> int:
     return max(0, lo - earliest)
 
 
-def _added_up(results: Sequence[ExpireResult]) -> ExpireResult:
+def _added_up(results: Sequence[ExpireResult], held: tuple = ()) -> ExpireResult:
     if not results:
-        return ExpireResult()
+        return ExpireResult(held=held)
     return ExpireResult(results[0].begin, results[-1].end, *(sum(getattr(r, k) for r in results) for k in (
         "data_files", "changelog_files", "manifests", "manifest_lists", "snapshots")),
-        False, tuple(p for r in results for p in r.paths))
+        False, tuple(p for r in results for p in r.paths), held)

@@ -56,6 +56,8 @@ Progress = Callable[[int, int, str], None]
 MANIFEST, INDEX, STATISTICS, ICEBERG = "manifest", "index", "statistics", "iceberg"
 _METADATA_DIRS = ("snapshot", "schema", "tag", "consumer", "changelog", "staged", "branch")
 _TEMP = re.compile(r"^\..+\.tmp$")
+_SPARK_DIRS = ("_spark-staging-", "_spark-compact-")   # see lakeformat.spark.native_write / compaction
+DELETE_THREADS = 16
 
 
 @dataclass(frozen=True)
@@ -280,33 +282,56 @@ def _files(io, path: str, area: str) -> list[Candidate]:
             for i in io.list_dir(path) if i.type == pafs.FileType.File]
 
 
-def _bucket_dirs(table) -> list[tuple[str, pafs.FileInfo]]:
+def _listed(pool, io, dirs: Sequence[str]) -> list[list[pafs.FileInfo]]:
+    """The entries of each of ``dirs``, listed in parallel (tables with many partitions)."""
+    return list(pool.map(io.list_dir, dirs))
+
+
+def _bucket_dirs(table, pool) -> list[tuple[str, pafs.FileInfo]]:
     """Bucket directories of every partition directory present (whatever its values)."""
     io = table.io
     level = [table.path]
     for key in table.partition_keys:
         prefix = escape_path_name(key) + "="
-        level = [join(d, i.base_name) for d in level for i in io.list_dir(d)
+        level = [join(d, i.base_name) for d, infos in zip(level, _listed(pool, io, level)) for i in infos
                  if i.type == pafs.FileType.Directory and i.base_name.startswith(prefix)]
-    return [(join(d, i.base_name), i) for d in level for i in io.list_dir(d)
+    return [(join(d, i.base_name), i) for d, infos in zip(level, _listed(pool, io, level)) for i in infos
             if i.type == pafs.FileType.Directory and i.base_name.startswith("bucket-")]
 
 
-def list_candidates(table, cutoff_ns: int) -> tuple[list[Candidate], list[str]]:
+def _spark_leftovers(io, path: str) -> list[Candidate]:
+    """Files under a directory Spark jobs stage in (``_spark-*``: native writes, compaction
+    results) that a crashed driver left; they are temp files of the table."""
+    out, todo = [], [path]
+    while todo:
+        for i in io.list_dir(todo.pop()):
+            if i.type == pafs.FileType.File:
+                out.append(Candidate("temp", i.path, i.base_name, i.size or 0, i.mtime_ns or 0))
+            elif i.type == pafs.FileType.Directory:
+                todo.append(i.path)
+    return out
+
+
+def list_candidates(table, cutoff_ns: int, threads: int = 16) -> tuple[list[Candidate], list[str]]:
     """Files that may be orphans, and the bucket directories that were empty already and
-    unmodified since ``cutoff_ns`` (left by expirations; no writer is starting in them)."""
+    unmodified since ``cutoff_ns`` (left by expirations; no writer is starting in them).
+    Directories are listed in ``threads`` parallel threads."""
     io = table.io
     out: list[Candidate] = []
     empty: list[str] = []
-    for path, info in _bucket_dirs(table):
-        files = _files(io, path, "data")
-        out += files
-        if not files and not io.list_dir(path) and (info.mtime_ns or 0) < cutoff_ns:
-            empty.append(path)
+    with ThreadPoolExecutor(threads) as pool:
+        buckets = _bucket_dirs(table, pool)
+        for (path, info), files in zip(buckets, pool.map(lambda b: _files(io, b[0], "data"), buckets)):
+            out += files
+            if not files and not io.list_dir(path) and (info.mtime_ns or 0) < cutoff_ns:
+                empty.append(path)
     for area in (MANIFEST, INDEX, STATISTICS):
         out += _files(io, join(table.path, area), area)
     for d in _METADATA_DIRS:
         out += [c for c in _files(io, join(table.path, d), "temp") if _TEMP.match(c.name)]
+    for i in io.list_dir(table.path):
+        if i.type == pafs.FileType.Directory and i.base_name.startswith(_SPARK_DIRS):
+            out += _spark_leftovers(io, join(table.path, i.base_name))
     return out, empty
 
 
@@ -348,14 +373,27 @@ def remove_orphan_files(table, *, older_than: dt.timedelta = dt.timedelta(days=1
         log.info("dry run: %d orphan file(s) of %s (%d bytes) older than %s would be deleted; %d younger kept",
                  len(orphans), table.name, total_bytes, older_than, young)
         return OrphanResult(len(candidates), tuple(c.path for c in orphans), total_bytes, young, 0, True)
-    for done, c in enumerate(orphans, 1):
-        table.io.delete(c.path)
-        if progress:
-            progress(done, len(orphans), "orphan files deleted")
+    with ThreadPoolExecutor(DELETE_THREADS) as pool:   # object stores: one request per file
+        for done, _ in enumerate(pool.map(lambda c: table.io.delete(c.path), orphans), 1):
+            if progress:
+                progress(done, len(orphans), "orphan files deleted")
     dirs = _remove_empty_dirs(table, {c.path.rsplit("/", 1)[0] for c in orphans if c.area == "data"} | set(empty_dirs))
+    dirs += _remove_spark_dirs(table, cutoff_ns)
     log.info("deleted %d orphan file(s) of %s (%d bytes) older than %s; %d younger kept; %d empty "
              "directories removed", len(orphans), table.name, total_bytes, older_than, young, dirs)
     return OrphanResult(len(candidates), tuple(c.path for c in orphans), total_bytes, young, dirs, False)
+
+
+def _remove_spark_dirs(table, cutoff_ns: int) -> int:
+    """Remove ``_spark-*`` staging directories holding no file any more and unmodified since
+    ``cutoff_ns`` (a Spark job that just made one has not written into it yet)."""
+    removed = 0
+    for i in table.io.list_dir(table.path):
+        if i.type == pafs.FileType.Directory and i.base_name.startswith(_SPARK_DIRS) \
+                and (i.mtime_ns or 0) < cutoff_ns and not _spark_leftovers(table.io, i.path):
+            table.io.delete_dir(i.path)
+            removed += 1
+    return removed
 
 
 def _remove_empty_dirs(table, bucket_dirs: set[str]) -> int:

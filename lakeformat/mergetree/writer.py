@@ -64,14 +64,16 @@ def row_kinds(column: pa.ChunkedArray, name: str) -> np.ndarray:
 
 class MergeTreeWriter:
     def __init__(self, table, partition: bytes, bucket: int, bucket_dir: str,
-                 restored: Sequence[DataFileMeta] = (), restored_index: Sequence[IndexFileMeta] = ()):
+                 restored: Sequence[DataFileMeta] = (), restored_index: Sequence[IndexFileMeta] = (),
+                 sequence_offset: int = 0):
         self.table, self.partition, self.bucket, self.dir = table, partition, bucket, bucket_dir
         self.schema = table.schema
         o = self.options = table.typed_options
         self.key_of = table.key_decoder()
         self.merge = MergeFunction.from_options(o, self.schema.names, self.schema.trimmed_primary_keys)
         self.levels = Levels(list(restored), o.num_levels(), self.key_of)
-        self.next_seq = max((f.max_sequence_number for f in restored), default=-1) + 1
+        # several writers of one bucket in one commit take disjoint ranges above the restored maximum
+        self.next_seq = max((f.max_sequence_number for f in restored), default=-1) + 1 + sequence_offset
         self.buffer: list[pa.Table] = []
         self.buffer_bytes = 0
         self.buffer_limit = o.get(O.WRITE_BUFFER_SIZE)

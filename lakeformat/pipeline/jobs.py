@@ -17,6 +17,7 @@ from typing import Callable, Optional
 
 import lakeformat.spark as lfs
 from lakeformat.errors import LakeformatError
+from lakeformat.spark.options import TableRef
 from lakeformat.pipeline.tables import PipelineTables, TableDefinition, load
 from lakeformat.table.catalog import Catalog
 
@@ -52,6 +53,10 @@ class JobTable:
 
     def open(self):
         return self.catalog().get_table(self.identifier)
+
+    def ref(self) -> TableRef:
+        """The table as Spark tasks open it."""
+        return TableRef(self.warehouse, self.identifier, None, tuple(sorted(self.catalog_options.items())))
 
 
 def resolve(args) -> JobTable:

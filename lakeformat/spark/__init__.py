@@ -6,6 +6,7 @@ pyspark; the rest of lakeformat never does).
     df = spark.read.format("lakeformat").option("warehouse", wh).option("table", "db.t").load()
     lfs.write(df, "db.t", warehouse=wh)              # shuffled by partition and bucket first
     lfs.read_table(spark, "db.t", warehouse=wh)      # Spark's own Parquet reader where no merge is needed
+    lfs.create_table("db.t", df.schema, warehouse=wh, primary_keys=["id"], options={"bucket": "4"})
     lfs.prepare(stream_df, "db.t", warehouse=wh).writeStream.format("lakeformat")...   # same, for streams
 """
 from __future__ import annotations
@@ -13,5 +14,6 @@ from __future__ import annotations
 from lakeformat.spark.dataframe import prepare, write
 from lakeformat.spark.native_read import read_table
 from lakeformat.spark.source import NAME, LakeformatDataSource, register
+from lakeformat.spark.tables import create_table
 
-__all__ = ["register", "write", "prepare", "read_table", "LakeformatDataSource", "NAME"]
+__all__ = ["register", "write", "prepare", "read_table", "create_table", "LakeformatDataSource", "NAME"]

@@ -21,8 +21,9 @@ from lakeformat.errors import DataError, LakeformatError
 from lakeformat.format import types as T
 from lakeformat.format.bucket import bucket_ids
 from lakeformat.spark.native_write import native_write_refusal, write_native
-from lakeformat.spark.options import parse
+from lakeformat.spark.options import BUCKETS_BY_TASK, parse
 from lakeformat.spark.source import register
+from lakeformat.spark.tables import open_or_create
 from lakeformat.spark.types import _timestamp_to_table, spark_type
 
 BUCKET_COLUMN = "__lakeformat_bucket"
@@ -110,7 +111,8 @@ def write(df, table: str, *, warehouse: Optional[str] = None, mode: str = "appen
     ``mode``: "append", or "overwrite" to replace the partitions the data holds (the whole table
     if it has no partitions); ``overwrite_partition={"dt": "2024-06-01"}`` replaces that partition
     instead. ``options``: more data source options (``commit-user``, ``commit-identifier``,
-    ``stage-id``, table options for this write). ``catalog_options``: ``s3.*``, ``lock.*``.
+    ``stage-id``, table options for this write; ``primary-key``, ``partition`` and fixed table
+    options create a missing table). ``catalog_options``: ``s3.*``, ``lock.*``.
 
     Bucket-unaware append tables are written by Spark's own Parquet writer and committed by the
     driver (:mod:`lakeformat.spark.native_write`); ``native=False`` writes them through the
@@ -118,7 +120,7 @@ def write(df, table: str, *, warehouse: Optional[str] = None, mode: str = "appen
     """
     if mode not in ("append", "overwrite"):
         raise LakeformatError(f"mode must be 'append' or 'overwrite', not {mode!r}")
-    opts = source_options(table, warehouse, options, catalog_options)
+    opts = open_or_create(source_options(table, warehouse, options, catalog_options), df.schema)
     if overwrite_partition is not None:
         opts["overwrite-partition"] = ",".join(f"{k}={v}" for k, v in overwrite_partition.items())
         if mode != "overwrite":
@@ -128,6 +130,8 @@ def write(df, table: str, *, warehouse: Optional[str] = None, mode: str = "appen
     if overwrite_partition is not None:
         t.partition_matcher(dict(overwrite_partition))   # unknown keys fail before any work
     shaped = shape(df, t)
+    if t.schema.num_buckets > 0:
+        opts[BUCKETS_BY_TASK] = "true"   # shaped: each bucket's rows in one task
     if native and native_write_refusal(t) is None:
         write_native(shaped, t, parsed, mode == "overwrite")
         return

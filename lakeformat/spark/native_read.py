@@ -13,7 +13,8 @@ mapped to the current columns by field id (renamed, added, widened columns), as 
 own reader does.
 
 Tables with deletion vectors are read entirely on the Python path: their files hold rows the
-vectors delete, and the native reader does not apply them.
+vectors delete, and the native reader does not apply them. So are tables on object stores, which
+Spark would need its own connector for.
 """
 from __future__ import annotations
 
@@ -82,7 +83,7 @@ def _spark_casts_agree(table, schema_id: int) -> bool:
 def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
     """Which planned files Spark reads natively and which sections lakeformat merges (pure)."""
     O.check_supported(table.schema.options, O.READ, table.name)
-    if table.typed_options.get(O.DELETION_VECTORS):
+    if table.typed_options.get(O.DELETION_VECTORS):   # once lakeformat reads them: its reader applies the vectors
         units = S.split_units(table, splits)
         return ReadPlan((), tuple(units), "the table has deletion vectors, which the native reader does not apply")
     native: dict[tuple[int, bool], list[str]] = {}
@@ -104,21 +105,16 @@ def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
 
 
 def spark_path(table, path: str) -> str:
-    """A table path as a Hadoop path Spark reads (S3 through the s3a connector)."""
-    if table.io.scheme == "file":
-        return "file://" + table.io._p(path)
-    return "s3a://" + table.io._p(path)
+    """A table path as the Hadoop path Spark reads."""
+    return "file://" + table.io._p(path)
 
 
-def native_available(spark, table) -> Optional[str]:
-    """None if Spark can read the table's files itself, else why not."""
+def native_available(table) -> Optional[str]:
+    """None if Spark can read the table's files itself, else why not. Object stores would need
+    Spark's own connector (hadoop-aws) configured like the catalog: lakeformat reads them."""
     if table.io.scheme == "file":
         return None
-    try:
-        spark.sparkContext._jvm.java.lang.Class.forName("org.apache.hadoop.fs.s3a.S3AFileSystem")
-        return None
-    except Exception:
-        return "this Spark has no S3A connector (hadoop-aws) to read the table's object store"
+    return "the table is not on a local or shared file system"
 
 
 def _native_frame(spark, table, group: NativeFiles, needed: Sequence[str]) -> DataFrame:
@@ -177,7 +173,7 @@ def read_table(spark, table: str, *, warehouse: Optional[str] = None, columns: O
     splits = scan.plan()
     plan = plan_read(t, splits)
     why_not = None if native else "native=False"
-    why_not = why_not or native_available(spark, t)
+    why_not = why_not or native_available(t)
     if why_not is not None:
         plan = ReadPlan((), tuple(S.split_units(t, splits)), why_not)
     needed = names + [c for c in sorted(P.columns(filter)) if c not in names]

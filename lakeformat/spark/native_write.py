@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 STAGING_PREFIX = "_spark-staging-"
 _PART = "__lakeformat_p"
 _TIMESTAMPS = ("TIMESTAMP", "TIMESTAMP_LTZ")
+CONCURRENT_FILES = 64   # open files per task before Spark falls back to sorting by partition
 
 
 def native_write_refusal(table) -> Optional[str]:
@@ -82,16 +83,21 @@ def _spark_write(df, table, staging: str) -> None:
     if part_cols:
         w = w.partitionBy(*part_cols)
     spark = df.sparkSession
-    key = "spark.sql.parquet.outputTimestampType"
-    before = spark.conf.get(key, None)
-    spark.conf.set(key, "TIMESTAMP_MICROS")   # Paimon's INT64 timestamps, never INT96
+    confs = {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",   # Paimon's INT64 timestamps, never INT96
+             # a task keeps one open file per partition instead of Spark sorting all rows by partition first
+             "spark.sql.optimizer.plannedWrite.enabled": "false",
+             "spark.sql.maxConcurrentOutputFileWriters": str(CONCURRENT_FILES)}
+    before = {k: spark.conf.get(k, None) for k in confs}
+    for k, v in confs.items():
+        spark.conf.set(k, v)
     try:
         w.parquet("file://" + table.io._p(staging))
     finally:
-        if before is None:
-            spark.conf.unset(key)
-        else:
-            spark.conf.set(key, before)
+        for k, v in before.items():
+            if v is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, v)
 
 
 def _staged_files(table, staging: str) -> list[str]:

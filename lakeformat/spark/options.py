@@ -29,8 +29,10 @@ SNAPSHOT_ID, AS_OF, TAG = "snapshot-id", "as-of-timestamp", "tag"
 START, END = "start-snapshot", "end-snapshot"
 COLUMNS, CHANGELOG, CONSUMER, STREAM_START = "columns", "read.changelog", "consumer-id", "scan.mode"
 COMMIT_USER, IDENTIFIER, STATIC_PARTITION, STAGE = "commit-user", "commit-identifier", "overwrite-partition", "stage-id"
+# set by lakeformat.spark.write, which shuffles rows so that every bucket is in one Spark task
+BUCKETS_BY_TASK = "buckets-by-task"
 SOURCE_KEYS = (WAREHOUSE, TABLE, PATH, SNAPSHOT_ID, AS_OF, TAG, START, END, COLUMNS, CHANGELOG, CONSUMER,
-               STREAM_START, COMMIT_USER, IDENTIFIER, STATIC_PARTITION, STAGE)
+               STREAM_START, COMMIT_USER, IDENTIFIER, STATIC_PARTITION, STAGE, BUCKETS_BY_TASK)
 # options Spark itself may pass along to a data source
 SPARK_KEYS = ("checkpointlocation", "queryname", "__checkpointlocation")
 # table options that decide the layout or the meaning of rows: fixed at CREATE TABLE
@@ -53,6 +55,10 @@ class TableRef:
     @property
     def name(self) -> str:
         return self.identifier or self.path or "?"
+
+    def with_options(self, options: Mapping[str, str]) -> "TableRef":
+        """The same table with more dynamic table options."""
+        return dataclasses.replace(self, table_options=tuple(sorted({**dict(self.table_options), **options}.items())))
 
     def open(self, schema_id: Optional[int] = None):
         """The table, at ``schema_id`` or its latest schema. Loaded afresh every time (a listing
@@ -101,6 +107,7 @@ class WriteSpec:
     identifier: Optional[int] = None
     static_partition: Optional[tuple[tuple[str, str], ...]] = None
     stage_id: Optional[str] = None
+    buckets_by_task: bool = False   # every bucket in one task: primary-key writers may compact
 
 
 @dataclass(frozen=True)
@@ -217,4 +224,4 @@ def _write_spec(opts: dict) -> WriteSpec:
     ident = _int(opts, IDENTIFIER)
     if ident is not None and user is None:
         raise OptionError(f"option {IDENTIFIER!r} needs {COMMIT_USER!r}: exactly-once is per commit user")
-    return WriteSpec(user, ident, static, stage)
+    return WriteSpec(user, ident, static, stage, _bool(opts, BUCKETS_BY_TASK))

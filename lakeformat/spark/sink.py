@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Iterator, Optional, Sequence
 
 import pyarrow as pa
+from pyspark import TaskContext
 from pyspark.sql.datasource import (
     DataSourceArrowWriter,
     DataSourceStreamArrowWriter,
@@ -26,15 +27,16 @@ from pyspark.sql.datasource import (
 
 from lakeformat.commit.commit import BATCH_IDENTIFIER, Overwrite
 from lakeformat.commit.staging import find_committed, stage
-from lakeformat.errors import CommitError, LakeformatError
+from lakeformat.errors import CommitError, DataError, LakeformatError
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.io.fileio import join
-from lakeformat.spark.options import SourceOptions
+from lakeformat.spark.options import BUCKETS_BY_TASK, SourceOptions
 from lakeformat.spark.types import from_spark
 
 log = logging.getLogger(__name__)
 CHUNK_ROWS, CHUNK_BYTES = 1 << 20, 128 << 20
 CLOCK_SKEW_MILLIS = 60_000   # snapshot times come from the committing process's clock
+TASK_SEQUENCE_RANGE = 1 << 32   # sequence numbers of one task when tasks share primary-key buckets
 
 
 @dataclass(frozen=True)
@@ -45,12 +47,25 @@ class TaskCommit(WriterCommitMessage):
     rows: int
 
 
+def shared_buckets(opts: SourceOptions, table) -> bool:
+    """Whether several tasks may write one primary-key bucket: a plain DataFrame write, not
+    shuffled by bucket. Its tasks then write level-0 runs only (no compaction, which would make
+    them conflict) with disjoint sequence-number ranges, and the runs commit together, as Paimon
+    allows several level-0 runs per bucket; compaction happens on a later write or compaction."""
+    return bool(table.schema.primary_keys) and not opts.write.buckets_by_task
+
+
 def write_task(opts: SourceOptions, schema_id: int, commit_user: str, overwrite: bool,
-               batches: Iterator[pa.RecordBatch]) -> TaskCommit:
+               batches: Iterator[pa.RecordBatch], task: int = 0) -> TaskCommit:
     """One task's share: route its rows to (partition, bucket) files. On any failure, including
-    one raised while Spark computes the incoming rows, the task's files are deleted."""
+    one raised while Spark computes the incoming rows, the task's files are deleted. ``task``
+    (Spark's partition id) places the task's sequence numbers when buckets are shared."""
     table = opts.table.open(schema_id)
-    w = table.new_write(commit_user, ignore_previous_files=overwrite)
+    offset = 0
+    if shared_buckets(opts, table):
+        table = opts.table.with_options({"write-only": "true"}).open(schema_id)
+        offset = task * TASK_SEQUENCE_RANGE
+    w = table.new_write(commit_user, ignore_previous_files=overwrite, sequence_offset=offset)
     rows = 0
     # files are written in a background thread while the next rows arrive from Spark: Arrow
     # releases the GIL, so receiving and encoding overlap (one chunk in flight bounds memory)
@@ -63,6 +78,9 @@ def write_task(opts: SourceOptions, schema_id: int, commit_user: str, overwrite:
                 pending.result()
             pending = pool.submit(w.write, data)
             rows += chunk.num_rows
+            if offset and rows >= TASK_SEQUENCE_RANGE:
+                raise DataError(f"a Spark task wrote {rows} rows into {table.name}, more than the "
+                                f"{TASK_SEQUENCE_RANGE} sequence numbers a task has; use more partitions")
         if pending is not None:
             pending.result()
         messages = tuple(w.prepare_commit())
@@ -107,11 +125,12 @@ def _combine(batches: list[pa.RecordBatch]) -> pa.Table:
     return pa.Table.from_batches(batches)
 
 
-def collect(table, results: Sequence[Optional[TaskCommit]]) -> list[CommitMessage]:
-    """Every task's messages. A primary-key bucket written by two tasks is refused: their
-    sequence numbers would interleave and their compactions conflict."""
+def collect(table, results: Sequence[Optional[TaskCommit]], shared: bool = False) -> list[CommitMessage]:
+    """Every task's messages. Unless the tasks wrote shared buckets (see :func:`shared_buckets`),
+    a primary-key bucket written by two tasks is refused: their sequence numbers would
+    interleave and their compactions conflict."""
     messages = [m for r in results if r is not None for m in r.messages]
-    if table.schema.primary_keys:
+    if table.schema.primary_keys and not shared:
         seen: dict[tuple[bytes, int], int] = {}
         for i, r in enumerate(results):
             for m in (r.messages if r is not None else ()):
@@ -120,8 +139,8 @@ def collect(table, results: Sequence[Optional[TaskCommit]]) -> list[CommitMessag
                     values = dict(zip(table.partition_keys, table.partition_values(m.partition)))
                     raise CommitError(
                         f"bucket {m.bucket} of partition {values} of primary-key table {table.name} was written "
-                        "by more than one Spark task; write with lakeformat.spark.write(df, ...), which sends "
-                        "each bucket to one task. Nothing was committed.")
+                        f"by more than one Spark task although option {BUCKETS_BY_TASK!r} says every bucket is "
+                        "in one task. Nothing was committed.")
     return messages
 
 
@@ -154,7 +173,7 @@ def commit_job(opts: SourceOptions, schema_id: int, commit_user: str, overwrite:
                results: Sequence[Optional[TaskCommit]], since_millis: int) -> None:
     table = opts.table.open(schema_id)
     spec = opts.write
-    messages = collect_or_abort(table, results)
+    messages = collect_or_abort(table, results, shared_buckets(opts, table))
     rows = sum(r.rows for r in results if r is not None)
     identifier = spec.identifier if spec.identifier is not None else BATCH_IDENTIFIER
     try:
@@ -187,9 +206,9 @@ def commit_job(opts: SourceOptions, schema_id: int, commit_user: str, overwrite:
         log.info("committed %d rows to %s as snapshot %d", rows, table.name, snap.id)
 
 
-def collect_or_abort(table, results) -> list[CommitMessage]:
+def collect_or_abort(table, results, shared: bool = False) -> list[CommitMessage]:
     try:
-        return collect(table, results)
+        return collect(table, results, shared)
     except BaseException:
         delete_files(table, [m for r in results if r is not None for m in r.messages])
         raise
@@ -202,7 +221,9 @@ class BatchWriter(DataSourceArrowWriter):
         self.since_millis = int(time.time() * 1000) - CLOCK_SKEW_MILLIS   # snapshots this job may make
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> TaskCommit:
-        return write_task(self.opts, self.schema_id, self.commit_user, self.overwrite, iterator)
+        ctx = TaskContext.get()
+        return write_task(self.opts, self.schema_id, self.commit_user, self.overwrite, iterator,
+                          ctx.partitionId() if ctx is not None else 0)
 
     def commit(self, messages: list) -> None:
         commit_job(self.opts, self.schema_id, self.commit_user, self.overwrite, messages, self.since_millis)
@@ -222,11 +243,13 @@ class StreamWriter(DataSourceStreamArrowWriter):
         self.opts, self.schema_id, self.commit_user = opts, schema_id, commit_user
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> TaskCommit:
-        return write_task(self.opts, self.schema_id, self.commit_user, False, iterator)
+        ctx = TaskContext.get()
+        return write_task(self.opts, self.schema_id, self.commit_user, False, iterator,
+                          ctx.partitionId() if ctx is not None else 0)
 
     def commit(self, messages: list, batchId: int) -> None:
         table = self.opts.table.open(self.schema_id)
-        found = collect_or_abort(table, messages)
+        found = collect_or_abort(table, messages, shared_buckets(self.opts, table))
         commit = table.new_commit(self.commit_user)
         if batchId not in commit.filter_committed([batchId]):
             log.info("micro-batch %d of %s was committed before the restart; its rows written again are "

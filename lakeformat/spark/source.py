@@ -27,6 +27,7 @@ from lakeformat.spark.options import SourceOptions, parse
 from lakeformat.spark.read import read_partition, requested_columns
 from lakeformat.spark.sink import BatchWriter, StreamWriter, stream_commit_user
 from lakeformat.spark.stream import StreamReader
+from lakeformat.spark.tables import open_or_create
 from lakeformat.spark.types import spark_arrow_schema, spark_schema
 
 NAME = "lakeformat"
@@ -66,7 +67,9 @@ class LakeformatDataSource(DataSource):
     options; reads: ``snapshot-id``, ``as-of-timestamp``, ``tag``, ``start-snapshot`` /
     ``end-snapshot``, ``columns``, ``read.changelog``, and for streams ``consumer-id`` and
     ``scan.mode``; writes: ``commit-user``, ``commit-identifier``, ``overwrite-partition``,
-    ``stage-id``; any table option for this job only (e.g. ``write-only``)."""
+    ``stage-id``; any table option for this job only (e.g. ``write-only``); a missing table is
+    created from the DataFrame with ``primary-key``, ``partition`` and table options
+    (``lakeformat.spark.tables``)."""
 
     default_parallelism: Optional[int] = None   # the session's, set by register()
 
@@ -93,7 +96,7 @@ class LakeformatDataSource(DataSource):
         return BatchReader(opts, opts.table.open(), schema, self._parallelism())
 
     def writer(self, schema: StructType, overwrite: bool):
-        opts = self._parsed()
+        opts = parse(open_or_create(self.options, schema))   # creates a missing table
         if opts.write.static_partition is not None and not overwrite:
             raise LakeformatError("option 'overwrite-partition' replaces a partition: use it with mode('overwrite')")
         return BatchWriter(opts, opts.table.open().schema.id, overwrite)

@@ -255,10 +255,11 @@ class Table:
         return lambda b: _decode(b, types)
 
     # -- writing -----------------------------------------------------------------------
-    def new_write(self, commit_user: Optional[str] = None, ignore_previous_files: bool = False) -> TableWrite:
+    def new_write(self, commit_user: Optional[str] = None, ignore_previous_files: bool = False,
+                  sequence_offset: int = 0) -> TableWrite:
         """A writer; ``ignore_previous_files`` (for overwrites) starts primary-key buckets empty
-        instead of continuing from their live files."""
-        return TableWrite(self, commit_user, ignore_previous_files)
+        instead of continuing from their live files; ``sequence_offset`` see TableWrite."""
+        return TableWrite(self, commit_user, ignore_previous_files, sequence_offset)
 
     def delete(self, keys: Data, identifier: int = BATCH_IDENTIFIER) -> Optional[Snapshot]:
         """Delete rows of a primary-key table by key: ``keys`` holds the primary key columns

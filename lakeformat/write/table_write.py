@@ -55,9 +55,13 @@ def _write_all(writer, parts: list[pa.Table], row_kind: Optional[int] = None) ->
 class TableWrite:
     """Writes data into new files of one table; ``prepare_commit`` hands over the messages."""
 
-    def __init__(self, table, commit_user: Optional[str] = None, ignore_previous_files: bool = False):
+    def __init__(self, table, commit_user: Optional[str] = None, ignore_previous_files: bool = False,
+                 sequence_offset: int = 0):
+        """``sequence_offset``: added to the sequence numbers of primary-key rows, so that writers
+        of the same buckets in one commit (write-only, e.g. Spark tasks) never share a number."""
         O.check_supported(table.schema.options, O.WRITE, table.name)
         self.table = table
+        self.sequence_offset = sequence_offset
         self.ignore_previous_files = ignore_previous_files
         self.schema: TableSchema = table.schema
         self.commit_user = commit_user or str(uuid.uuid4())
@@ -127,7 +131,7 @@ class TableWrite:
             d = self.table.bucket_dir(values, bucket)
             if self.schema.primary_keys:
                 w = MergeTreeWriter(self.table, key[0], bucket, d, self._restore(key[0], bucket),
-                                    self._restore_index(key[0], bucket))
+                                    self._restore_index(key[0], bucket), self.sequence_offset)
             elif self.schema.num_buckets > 0:   # continues the bucket's sequence, compacts it
                 o = self.table.typed_options
                 if o.get(O.DELETION_VECTORS) and not o.get(O.WRITE_ONLY):

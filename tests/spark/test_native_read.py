@@ -4,6 +4,7 @@ compacted and overlapping runs, evolved schemas and filters; a table with deleti
 not read natively."""
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 import pyarrow as pa
@@ -12,9 +13,11 @@ import pytest
 
 import lakeformat as lf
 import lakeformat.spark as lfs
+from lakeformat.errors import UnsupportedOptionError
 from lakeformat.pipeline.demo_data import SCHEMA as UB_SCHEMA, user_behavior
-from lakeformat.spark.native_read import plan_read
+from lakeformat.spark.native_read import native_available, plan_read
 from tests.interop.helpers import assert_same_rows
+from tests.s3server import BUCKET, CREDS, s3_endpoint  # noqa: F401 (fixture)
 
 DAYS = ["2024-06-01", "2024-06-02"]
 KEY = ["user_id", "item_id", "ts"]
@@ -104,13 +107,16 @@ def test_primary_key_native_read_of_compacted_and_overlapping_runs(spark, catalo
 
 
 def test_deletion_vector_tables_are_not_read_natively(catalog):
+    """Their files hold rows the vectors delete: the plan never gives them to Spark's reader
+    (lakeformat refuses such tables outright until it applies deletion vectors)."""
     schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
-    t = catalog.create_table("db.dv", schema, primary_keys=["id"],
-                             options={"bucket": "1", "deletion-vectors.enabled": "true"})
+    t = catalog.create_table("db.dv", schema, primary_keys=["id"], options={"bucket": "1"})
     t.write(pa.table({"id": [1, 2], "v": ["a", "b"]}, schema=schema))
     t.compact(full=True)
-    plan = plan_read(t, t.scan().plan())
-    assert plan.native == () and plan.merged and "deletion vectors" in plan.reason
+    assert plan_read(t, t.scan().plan()).native_files == 1
+    dv = dataclasses.replace(t.schema, options={**t.schema.options, "deletion-vectors.enabled": "true"})
+    with pytest.raises(UnsupportedOptionError, match="deletion-vectors"):
+        plan_read(type(t)(t.io, t.path, t.name, dv, t.lock), t.scan().plan())
 
 
 def test_unknown_column_is_refused(spark, catalog):
@@ -131,3 +137,15 @@ def test_type_changes_beyond_widening_are_left_to_lakeformats_casts(catalog):
     t.alter(lf.UpdateColumnType("flag", pa.bool_()))
     plan = plan_read(t, t.scan().plan())
     assert plan.native_files == 0 and len(plan.merged) == 2
+
+
+def test_tables_on_object_stores_are_read_through_lakeformat(spark, s3_endpoint):  # noqa: F811
+    options = {**CREDS, "s3.endpoint": s3_endpoint, "s3.path-style-access": "true"}
+    wh = f"s3://{BUCKET}/native-read"
+    cat = lf.Catalog(wh, **options)
+    cat.create_database("db", ignore_if_exists=True)
+    t = cat.create_table("db.s3", UB_SCHEMA, partition_keys=["dt"])
+    t.write(user_behavior(500, DAYS, seed=4))
+    assert native_available(t) is not None
+    got = lfs.read_table(spark, "db.s3", warehouse=wh, filter=lf.col("dt") == DAYS[0], **options).toArrow()
+    assert_same_rows(got, t.read(filter=lf.col("dt") == DAYS[0]), KEY, "s3")

@@ -128,12 +128,26 @@ def test_primary_key_tables_through_spark(spark, catalog, oracle):
     # the changelog of the second write, with row kinds
     changes = src(spark, wh, "db.people", **{"start-snapshot": 1, "read.changelog": "true"}).load().toArrow()
     assert changes.num_rows == update.num_rows and set(changes.column("_row_kind").to_pylist()) == {"+I"}
-    # a plain DataFrame write spreads a bucket over several tasks: refused, nothing left behind
+    # a plain DataFrame write spreads a bucket over several tasks: each writes a level-0 run with
+    # its own sequence numbers, above the table's, and the runs commit together
+    plain = people(range(250, 450), tag="v3")
+    spark.createDataFrame(plain).repartition(4) \
+        .write.format("lakeformat").option("warehouse", wh).option("table", "db.people").mode("append").save()
+    latest.update({(r["dt"], r["user_id"]): r for r in plain.to_pylist()})
+    expected = pa.Table.from_pylist(list(latest.values()), schema=PK_SCHEMA)
+    t = catalog.get_table("db.people")
+    assert_same_rows(t.read(), expected, PK_KEYS, "after a plain DataFrame write")
+    added = [e.file for e in t.delta_entries(t.latest_snapshot())]
+    assert t.latest_snapshot().id == 3 and len(added) > 2 and all(f.level == 0 for f in added)
+    i = oracle.read(wh, "db.people")
+    check_readers(oracle.run(), i, expected, PK_KEYS, what="oracles after a plain write")
+    # a write that says every bucket is in one task but is not shuffled: refused, nothing left behind
     before = data_files(t)
     with pytest.raises(Exception, match="more than one Spark task"):
-        spark.createDataFrame(people(range(1000, 1400), tag="v3")).repartition(4) \
-            .write.format("lakeformat").option("warehouse", wh).option("table", "db.people").mode("append").save()
-    assert data_files(t) == before and t.latest_snapshot().id == 2
+        spark.createDataFrame(people(range(1000, 1400), tag="v4")).repartition(4) \
+            .write.format("lakeformat").option("warehouse", wh).option("table", "db.people") \
+            .option("buckets-by-task", "true").mode("append").save()
+    assert data_files(t) == before and t.latest_snapshot().id == 3
 
 
 def test_spark_reads_tables_pypaimon_wrote(spark, catalog, oracle):

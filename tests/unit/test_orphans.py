@@ -256,3 +256,19 @@ def test_a_tag_whose_manifests_are_gone_stops_the_run(table):
     with pytest.raises(lf.LakeformatError, match=r"named by tag file tag-first \(snapshot 1\)"):
         table.remove_orphan_files()
     assert all_files(table) == before
+
+
+def test_files_a_crashed_spark_driver_left_go_when_old(table):
+    table.write(events(10, "2024-01-01"))
+    old_dir = Path(table.path) / "_spark-staging-crashed" / "__lakeformat_p0=2024-01-01"
+    young_dir = Path(table.path) / "_spark-compact-running"
+    old_dir.mkdir(parents=True)
+    young_dir.mkdir()
+    (old_dir / "part-00000.parquet").write_bytes(b"PAR1")
+    (young_dir / "3-0").write_bytes(b"result")
+    for p in (old_dir / "part-00000.parquet", old_dir, old_dir.parent):
+        age(p)
+    result = table.remove_orphan_files()
+    assert [Path(p).name for p in result.orphans] == ["part-00000.parquet"] and result.too_young == 1
+    assert not old_dir.parent.exists() and (young_dir / "3-0").exists()
+    assert table.read().num_rows == 10

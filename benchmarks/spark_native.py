@@ -1,0 +1,134 @@
+"""Spark benchmarks of the native paths that need tables of their own (called from spark.py):
+
+  4. read of a compacted primary-key table: ``lakeformat.spark.read_table`` (Spark's Parquet
+     reader over the one sorted run of each bucket) vs ``spark.read.parquet`` of the same rows
+     written as plain Parquet by Spark, with the Python path (``native=False``) as comparison;
+  5. compaction of a primary-key table of 20 buckets (4 level-0 runs each, write-only):
+     ``compact_on_spark`` (one Spark task per bucket, local[2]) vs ``Table.compact`` (the library
+     in this process, its default 2 threads), each on a fresh copy of the same table.
+"""
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pyarrow as pa
+
+from common import console, fmt_s, fmt_x, lf, median, ratio
+
+PK_NATIVE = "lakeformat.spark.read_table (native)"
+PK_PYTHON = "lakeformat.spark.read_table (native=False, Python path)"
+PK_PARQUET = "spark: spark.read.parquet (same rows)"
+C_SPARK = "compact_on_spark (20 tasks, local[2])"
+C_LIB = "Table.compact (library, this process)"
+COMPACT_BUCKETS = 20
+
+
+def _timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def _noop(df) -> None:
+    df.write.format("noop").mode("overwrite").save()
+
+
+def pk_read(spark, tmp: Path, wh: Path, name: str, runs: int) -> dict:
+    """Reads of the compacted primary-key table ``name`` in ``wh``."""
+    import lakeformat.spark as lfs
+    t = lf.Catalog(str(wh)).get_table(name)
+    t.compact(full=True)
+    raw = tmp / "pk-as-parquet"
+    lfs.read_table(spark, name, warehouse=str(wh)).write.mode("overwrite").parquet(str(raw))
+    readers = {PK_NATIVE: lambda: lfs.read_table(spark, name, warehouse=str(wh)),
+               PK_PYTHON: lambda: lfs.read_table(spark, name, warehouse=str(wh), native=False),
+               PK_PARQUET: lambda: spark.read.parquet(str(raw))}
+    out = {k: {"runs": []} for k in readers}
+    for r in range(runs):
+        order = list(readers)
+        order = order[r % len(order):] + order[:r % len(order)]
+        for k in order:
+            out[k]["runs"].append(_timed(lambda: _noop(readers[k]())))
+    rows = {k: readers[k]().count() for k in (PK_NATIVE, PK_PARQUET)}
+    assert rows[PK_NATIVE] == rows[PK_PARQUET], rows
+    for v in out.values():
+        v["median"] = median(v["runs"])
+    shutil.rmtree(raw, ignore_errors=True)
+    return {"rows": rows[PK_NATIVE], "readers": out}
+
+
+def compaction(spark, tmp: Path, data: pa.Table, runs: int) -> dict:
+    """``data`` written in 4 commits into a 20-bucket primary-key table, then compacted fully by
+    both contenders, each on its own copy."""
+    from lakeformat.spark.compaction import compact_on_spark
+    from lakeformat.spark.options import TableRef
+    from primary_key import KEYS, PK_SCHEMA
+    template = tmp / "wh-compact-template"
+    cat = lf.Catalog(str(template))
+    cat.create_database("db")
+    t = cat.create_table("db.c", PK_SCHEMA, partition_keys=["dt"], primary_keys=KEYS,
+                         options={"bucket": str(COMPACT_BUCKETS // 2), "write-only": "true"})
+    data = data.cast(PK_SCHEMA)
+    step = -(-data.num_rows // 4)
+    for i in range(4):
+        t.write(data.slice(i * step, step))
+    files = len(t.files())
+    out = {C_SPARK: {"runs": []}, C_LIB: {"runs": []}}
+    for r in range(runs):
+        for k in ([C_SPARK, C_LIB] if r % 2 == 0 else [C_LIB, C_SPARK]):
+            wh = tmp / f"wh-compact-{r}-{k[:5]}"
+            shutil.copytree(template, wh)
+            if k == C_LIB:
+                table = lf.Catalog(str(wh)).get_table("db.c")
+                secs = _timed(lambda: table.compact(full=True))
+            else:
+                secs = _timed(lambda: compact_on_spark(spark, TableRef(str(wh), "db.c"), full=True))
+            out[k]["runs"].append(secs)
+            done = lf.Catalog(str(wh)).get_table("db.c")
+            assert done.latest_snapshot().commit_kind == "COMPACT" and len(done.files()) < files
+            shutil.rmtree(wh, ignore_errors=True)
+    for v in out.values():
+        v["median"] = median(v["runs"])
+    shutil.rmtree(template, ignore_errors=True)
+    return {"rows": data.num_rows, "files_before": files, "buckets": COMPACT_BUCKETS, "contenders": out}
+
+
+def print_results(p: dict) -> None:
+    from rich.table import Table as RichTable
+    pk = p.get("pk_read")
+    if pk:
+        t = RichTable(title=f"spark 4. Read of a fully compacted primary-key table ({pk['rows']:,} rows, 4 buckets) "
+                            "into the noop sink", title_justify="left")
+        for c in ("reader", "median s", "runs s", "× parquet"):
+            t.add_column(c, justify="left" if c in ("reader", "runs s") else "right")
+        base = pk["readers"][PK_PARQUET]["median"]
+        for name in (PK_PARQUET, PK_NATIVE, PK_PYTHON):
+            v = pk["readers"][name]
+            t.add_row(name, fmt_s(v["median"]), " ".join(f"{x:.2f}" for x in v["runs"]), fmt_x(ratio(v["median"], base)))
+        console.print(t)
+    c = p.get("compaction")
+    if c:
+        t = RichTable(title=f"spark 5. Full compaction of {c['buckets']} primary-key buckets ({c['rows']:,} rows, "
+                            f"{c['files_before']} files)", title_justify="left")
+        for col in ("contender", "median s", "runs s", "speed-up vs library"):
+            t.add_column(col, justify="left" if col in ("contender", "runs s") else "right")
+        base = c["contenders"][C_LIB]["median"]
+        for name in (C_LIB, C_SPARK):
+            v = c["contenders"][name]
+            t.add_row(name, fmt_s(v["median"]), " ".join(f"{x:.2f}" for x in v["runs"]),
+                      fmt_x(ratio(base, v["median"])))
+        console.print(t)
+
+
+def goals(p: dict, add) -> None:
+    pk = p.get("pk_read")
+    if pk:
+        x = ratio(pk["readers"][PK_NATIVE]["median"], pk["readers"][PK_PARQUET]["median"])
+        add("spark compacted primary-key read: read_table vs spark.read.parquet", x,
+            None if x is None else x <= 1.5, "≤ 1.50×")
+    c = p.get("compaction")
+    if c:
+        x = ratio(c["contenders"][C_LIB]["median"], c["contenders"][C_SPARK]["median"])
+        add("spark compaction of 20 buckets: speed-up vs the library", x, None if x is None else x >= 1.6, "≥ 1.60×")

@@ -1,0 +1,105 @@
+"""Compaction on a Spark cluster: planned on the driver, one Spark task per (partition, bucket)
+rewriting it with lakeformat's own bucket compaction, one commit on the driver.
+
+    snap, report = compact_on_spark(spark, ref, full=True)
+
+Each task opens the table, compacts its bucket (the merge tree's picker for primary-key tables,
+small-file merging for append tables) and returns the CommitMessage; the driver commits them all
+as one COMPACT snapshot through the committer, so a writer racing the compaction is caught by
+the conflict rules. Before returning, every task attempt also records its message in a results
+directory inside the table (``_spark-compact-<run>/``): if the job fails, the driver deletes the
+files of every attempt that finished, and after a success it deletes those of attempts Spark
+discarded (speculative or re-run tasks); a failing attempt deletes its own. So a failed job
+leaves the table as it was and no orphaned files. A re-run plans from the latest snapshot, so
+what a finished run compacted is not compacted again.
+"""
+from __future__ import annotations
+
+import logging
+import pickle
+import uuid
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from pyspark import TaskContext
+
+from lakeformat.format.commit_message import CommitMessage
+from lakeformat.format.snapshot import Snapshot
+from lakeformat.io.fileio import join
+from lakeformat.maintenance.compaction import BucketJob, commit_compaction, compact_bucket_job, delete_outputs, plan_compaction
+from lakeformat.maintenance.expire import ExpireResult
+from lakeformat.spark.options import TableRef
+
+log = logging.getLogger(__name__)
+RESULTS_PREFIX = "_spark-compact-"
+
+
+@dataclass(frozen=True)
+class CompactionReport:
+    """What a compaction did."""
+
+    buckets_planned: int
+    buckets_compacted: int
+    files_before: int
+    files_after: int
+    snapshot_id: Optional[int]
+    expired: Optional[ExpireResult] = None   # the snapshot expiration the commit ran
+
+    def summary(self) -> str:
+        if self.snapshot_id is None:
+            return f"nothing to compact ({self.buckets_planned} bucket(s) looked at)"
+        out = (f"compacted {self.files_before} file(s) of {self.buckets_compacted} bucket(s) into "
+               f"{self.files_after}: snapshot {self.snapshot_id}")
+        return out + (f"; {self.expired.summary()}" if self.expired is not None else "")
+
+
+def _task(ref: TableRef, schema_id: int, full: bool, results_dir: str):
+    def run(items):
+        ctx = TaskContext.get()
+        attempt = ctx.attemptNumber() if ctx is not None else 0
+        table = ref.open(schema_id)
+        for i, job in items:
+            message = compact_bucket_job(table, job, full)
+            table.io.write_bytes(join(results_dir, f"{i}-{attempt}"), pickle.dumps(message))
+            yield i, message
+    return run
+
+
+def _recorded(table, results_dir: str) -> list[CommitMessage]:
+    return [pickle.loads(table.io.read_bytes(join(results_dir, name))) for name in table.io.list_names(results_dir)]
+
+
+def _outputs(m: CommitMessage) -> set[str]:
+    return {f.file_name for f in (*m.compact_after, *m.compact_changelog)}
+
+
+def compact_on_spark(spark, ref: TableRef, full: bool = False, partitions: Optional[Sequence[dict]] = None,
+                     commit_user: Optional[str] = None) -> tuple[Optional[Snapshot], CompactionReport]:
+    """Compact ``ref``'s table (all partitions, or those like ``[{"dt": "x"}]``) with one Spark task
+    per bucket and one commit. Returns the COMPACT snapshot (None if nothing needed it) and a report."""
+    table = ref.open()
+    jobs: list[BucketJob] = plan_compaction(table, full, partitions)
+    if not jobs:
+        return None, CompactionReport(0, 0, 0, 0, None)
+    results_dir = join(table.path, f"{RESULTS_PREFIX}{uuid.uuid4()}")
+    sc = spark.sparkContext
+    sc.setJobDescription(f"lakeformat: compact {len(jobs)} bucket(s) of {table.name}")
+    try:
+        try:
+            collected = sc.parallelize(list(enumerate(jobs)), len(jobs)) \
+                .mapPartitions(_task(ref, table.schema.id, full, results_dir)).collect()
+        except BaseException:
+            delete_outputs(table, _recorded(table, results_dir))
+            raise
+        messages = [m for _i, m in sorted(collected, key=lambda x: x[0])]
+        kept = set().union(*(_outputs(m) for m in messages))
+        discarded = [m for m in _recorded(table, results_dir) if not _outputs(m) <= kept]
+        delete_outputs(table, discarded, keep=kept)
+    finally:
+        table.io.delete_dir(results_dir)
+    messages = [m for m in messages if not m.is_empty()]
+    snap, expired = commit_compaction(table, messages, commit_user)
+    report = CompactionReport(len(jobs), len(messages), sum(len(m.compact_before) for m in messages),
+                              sum(len(m.compact_after) for m in messages), snap.id if snap else None, expired)
+    log.info("%s: %s", table.name, report.summary())
+    return snap, report

@@ -1,0 +1,61 @@
+"""Compaction as Spark tasks (``lakeformat.spark.compaction``): the rows stay the same, the
+buckets end compacted in one COMPACT snapshot, a re-run compacts nothing, and a failed task
+leaves the table as it was with no file of the other tasks left behind."""
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pytest
+
+from lakeformat.errors import CorruptFileError
+from lakeformat.spark.compaction import RESULTS_PREFIX, compact_on_spark
+from lakeformat.spark.options import TableRef
+from tests.interop.helpers import assert_same_rows
+
+SCHEMA = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
+
+
+def files_under(path: str) -> list[str]:
+    return sorted(os.path.relpath(os.path.join(r, f), path) for r, _d, fs in os.walk(path) for f in fs)
+
+
+def fill(t, writes: int = 4) -> None:
+    for w in range(writes):
+        ids = list(range(w * 50, w * 50 + 200))
+        t.write(pa.table({"id": ids, "v": [f"w{w}-{i}" for i in ids]}, schema=SCHEMA))
+
+
+def test_primary_key_and_append_tables_compacted_by_spark_tasks(spark, catalog):
+    ref = TableRef(catalog.warehouse, "db.pk")
+    t = catalog.create_table("db.pk", SCHEMA, primary_keys=["id"], options={"bucket": "4", "write-only": "true"})
+    fill(t)
+    before = t.read()
+    snap, report = compact_on_spark(spark, ref, full=True, commit_user="spark-compact")
+    t = catalog.get_table("db.pk")
+    assert snap.commit_kind == "COMPACT" and t.latest_snapshot().id == snap.id == 5
+    assert report.buckets_compacted == 4 and report.files_before == 16 and "snapshot 5" in report.summary()
+    assert_same_rows(t.read(), before, ["id"], "after compaction")
+    runs = t.system_table("buckets").to_pylist()
+    assert len(runs) == 4 and all(r["sorted_runs"] == 1 for r in runs), runs
+    assert not [f for f in os.listdir(t.path) if f.startswith(RESULTS_PREFIX)]
+    again, report = compact_on_spark(spark, ref, full=True)
+    assert again is None and catalog.get_table("db.pk").latest_snapshot().id == 5
+
+    a = catalog.create_table("db.small", SCHEMA, options={"compaction.min.file-num": "2"})
+    fill(a, 3)
+    snap, report = compact_on_spark(spark, TableRef(catalog.warehouse, "db.small"))
+    a = catalog.get_table("db.small")
+    assert snap.commit_kind == "COMPACT" and len(a.files()) == 1 and a.read().num_rows == 600
+
+
+def test_a_failed_task_leaves_no_change_and_no_files(spark, catalog):
+    t = catalog.create_table("db.pk", SCHEMA, primary_keys=["id"], options={"bucket": "4", "write-only": "true"})
+    fill(t)
+    victim = next(e for e in t.live_entries(t.latest_snapshot()) if e.bucket == 2)
+    os.remove(os.path.join(t.bucket_dir_of(victim.partition, 2), victim.file.file_name))
+    everything = files_under(t.path)
+    with pytest.raises(Exception, match=CorruptFileError.__name__ + "|data file is missing"):
+        compact_on_spark(spark, TableRef(catalog.warehouse, "db.pk"), full=True)
+    assert files_under(t.path) == everything
+    assert catalog.get_table("db.pk").latest_snapshot().id == 4
