@@ -70,14 +70,13 @@ def _sorted_dicts(rows: list[dict]) -> list[dict]:
 
 def assert_same_everywhere(table) -> None:
     """At every Iceberg snapshot (one per retained Paimon snapshot), PyIceberg and DuckDB return
-    exactly what lakeformat returns at that snapshot. Iceberg readers time-travel in the
-    snapshot's own schema and lakeformat in the table's current one, so columns are matched by
-    field id and compared on those both have."""
+    exactly what lakeformat returns at that snapshot, both in the snapshot's own schema;
+    columns are matched by field id."""
     retained = [s.id for s in table.snapshots()]
     assert pyiceberg_snapshots(table) == retained
     st = StaticTable.from_metadata(metadata_path(table))
-    current = {f.name: f.id for f in table.schema.fields}
     for sid in retained:
+        current = {f.name: f.id for f in table.schema_manager.get(table.snapshot(sid).schema_id).fields}
         old = {f.name: f.field_id for f in st.schemas()[st.snapshot_by_id(sid).schema_id].fields}
         both = set(current.values()) & set(old.values())
 
