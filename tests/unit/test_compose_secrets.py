@@ -4,8 +4,9 @@ import base64
 import os
 import subprocess
 import sys
+from pathlib import Path
 
-from tests.project import ROOT
+ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = ROOT / "docker" / "check_secrets.py"
 
