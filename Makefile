@@ -50,7 +50,8 @@ test: setup
 	$(PY) -m pytest -q
 
 demo: setup
-	LAKEFORMAT_WAREHOUSE=$(WAREHOUSE) $(PY) -m lakeformat.pipeline.demo
+	LAKEFORMAT_WAREHOUSE=$(WAREHOUSE) $(PY) -m lakeformat.pipeline.demo --config config/tables.yaml \
+	  --dags dags --plugins plugins --oracle-python $(ORACLE)/bin/python
 
 bench: setup
 	$(PY) benchmarks/run.py

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from lakeformat.cli import config as cli_config
 from lakeformat.cli import procedures as cli_procedures
 from lakeformat.cli import tables as cli_tables
 from lakeformat.cli.output import emit
@@ -99,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--snapshot", type=int)
     r.set_defaults(fn=cmd_read)
     cli_procedures.register(sub)    # compact, expire-snapshots, ... (Paimon's procedures)
+    cli_config.register(sub)        # validate-config (the pipeline's tables.yaml)
     for sp in sub.choices.values():
         _global_flags(sp, top=False)
     return p
@@ -114,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         options[k] = v
     try:
-        args.fn(Catalog(args.warehouse, **options), args)
+        args.fn(Catalog(args.warehouse, **options) if getattr(args, "catalog", True) else None, args)
     except (LakeformatError, OSError) as e:   # OSError: storage unreachable, a file gone
         print(f"error: {e}", file=sys.stderr)
         return 1

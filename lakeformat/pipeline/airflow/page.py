@@ -17,7 +17,7 @@ from fastapi.responses import HTMLResponse
 import lakeformat as lf
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
 from lakeformat.pipeline.airflow.overview import KINDS, TableOverview, overview
-from lakeformat.pipeline.airflow.tables_config import configured_tables
+from lakeformat.pipeline.config import configured_tables
 from lakeformat.secrets import mask
 
 MAX_BUCKET_ROWS = 200
