@@ -1,7 +1,28 @@
+from pathlib import Path
+
 import pyarrow as pa
 import pytest
 
 import lakeformat as lf
+
+# The fast loop is `pytest -m "not slow"`. Slow: whatever starts Spark, Airflow, a server (moto,
+# PostgreSQL) or other processes: these folders whole, and elsewhere every test using a fixture
+# that starts one. A test can also be marked @pytest.mark.slow itself.
+SLOW_DIRS = {"spark", "airflow", "airflow_plugin", "integration", "interop"}
+SLOW_FIXTURES = {"spark", "s3_endpoint", "postgres_dsn"}
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: starts Spark, Airflow, servers or processes; "
+                                       'left out of the fast loop (pytest -m "not slow")')
+
+
+def pytest_collection_modifyitems(config, items):
+    tests = Path(__file__).parent
+    for item in items:
+        parts = Path(item.fspath).relative_to(tests).parts
+        if (len(parts) > 1 and parts[0] in SLOW_DIRS) or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture
