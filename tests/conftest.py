@@ -7,9 +7,18 @@ import lakeformat as lf
 
 # The fast loop is `pytest -m "not slow"`. Slow: whatever starts Spark, Airflow, a server (moto,
 # PostgreSQL) or other processes: these folders whole, and elsewhere every test using a fixture
-# that starts one. A test can also be marked @pytest.mark.slow itself.
+# that starts one; and the long property and crash tests of tests/unit named here (each takes
+# 15-60 s: together they would double the loop). A test can also be marked @pytest.mark.slow.
 SLOW_DIRS = {"spark", "airflow", "airflow_plugin", "integration", "interop"}
 SLOW_FIXTURES = {"spark", "s3_endpoint", "postgres_dsn"}
+SLOW_TESTS = {
+    "unit/test_merge_tree_model.py::test_primary_key_table_matches_model",
+    "unit/test_merge_function.py::test_matches_row_by_row_model",
+    "unit/test_merge_function.py::test_merging_runs_separately_then_together_is_the_same",
+    "unit/test_staging.py::test_crash_between_stage_and_publish_leaves_nothing_visible",   # a process dies
+    "unit/test_rollback.py::test_a_kill_at_any_step_leaves_a_readable_table_and_a_rerun_finishes",
+    "unit/test_bucket.py::test_buckets_match_pypaimon_fixed_bucket_extractor",   # pypaimon in .venv-oracle
+}
 
 
 def pytest_configure(config):
@@ -21,7 +30,9 @@ def pytest_collection_modifyitems(config, items):
     tests = Path(__file__).parent
     for item in items:
         parts = Path(item.fspath).relative_to(tests).parts
-        if (len(parts) > 1 and parts[0] in SLOW_DIRS) or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+        name = "/".join(parts) + "::" + getattr(item, "originalname", item.name)
+        if ((len(parts) > 1 and parts[0] in SLOW_DIRS) or name in SLOW_TESTS
+                or SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))):
             item.add_marker(pytest.mark.slow)
 
 
