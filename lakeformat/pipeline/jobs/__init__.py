@@ -2,13 +2,17 @@
 
 Common arguments: ``--table`` (a name in the pipeline config or ``db.table``), ``--warehouse``
 (default ``$LAKEFORMAT_WAREHOUSE``, then the config's), ``--config``, ``--catalog-option
-KEY=VALUE`` (``s3.*``, ``lock.*``), ``--master`` (default: what spark-submit was given, else
-``local[*]``). Jobs log in plain words and exit non-zero with a one-line reason on bad input.
+KEY=VALUE`` (``s3.endpoint``, ``lock.enabled``...), ``--master`` (default: what spark-submit was
+given, else ``local[*]``). Credentials (``s3.secret-key``, a ``lock.uri`` with a password) are
+refused on the command line, which every user of the machine sees: they come in
+``$LAKEFORMAT_CATALOG_OPTIONS``, a JSON object (the DAGs set it). Jobs log in plain words, with
+credentials masked, and exit non-zero with a one-line reason on bad input.
 """
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import logging
 import os
 import sys
@@ -18,7 +22,8 @@ from typing import Callable, Optional
 
 import lakeformat.spark as lfs
 from lakeformat.errors import LakeformatError
-from lakeformat.pipeline.config import CONFIG_ENV, PipelineConfig, TableSpec, load_config
+from lakeformat.pipeline.config import CATALOG_OPTIONS_ENV, CONFIG_ENV, PipelineConfig, TableSpec, load_config
+from lakeformat.secrets import MaskingFilter, is_secret_key, mask, register_options
 from lakeformat.table.catalog import Catalog
 
 log = logging.getLogger("lakeformat.jobs")
@@ -58,12 +63,18 @@ class JobTable:
 
 def resolve(args) -> JobTable:
     """The table the arguments name. A name not in the config must be ``db.table``."""
-    opts = {}
+    opts = catalog_options_from_env()
     for kv in args.catalog_option:
         k, sep, v = kv.partition("=")
         if not sep or not k:
-            raise LakeformatError(f"--catalog-option {kv!r}: expected KEY=VALUE")
-        opts[k.strip()] = v.strip()
+            raise LakeformatError(f"--catalog-option {mask(kv)!r}: expected KEY=VALUE")
+        k, v = k.strip(), v.strip()
+        if is_secret_key(k) or mask(v) != v:
+            raise LakeformatError(f"--catalog-option {k}: a credential on the command line is visible to every "
+                                  f"user of the machine and in logs; pass it in ${CATALOG_OPTIONS_ENV} "
+                                  "(a JSON object of catalog options) instead")
+        opts[k] = v
+    register_options(opts)   # masked wherever a message or log line repeats one
     # the whole config is checked before any work; no config at all: tables are named db.table
     cfg = load_config(args.config) if args.config or os.environ.get(CONFIG_ENV) else None
     definition = cfg.find(args.table) if cfg else None
@@ -74,6 +85,20 @@ def resolve(args) -> JobTable:
     if not warehouse:
         raise LakeformatError("no warehouse: give --warehouse or set $LAKEFORMAT_WAREHOUSE")
     return JobTable(definition.identifier if definition else args.table, warehouse, opts, definition, cfg)
+
+
+def catalog_options_from_env() -> dict[str, str]:
+    """The catalog options in ``$LAKEFORMAT_CATALOG_OPTIONS`` (a JSON object), or {}."""
+    raw = os.environ.get(CATALOG_OPTIONS_ENV)
+    if not raw:
+        return {}
+    try:
+        opts = json.loads(raw)
+    except ValueError:
+        opts = None
+    if not isinstance(opts, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in opts.items()):
+        raise LakeformatError(f"${CATALOG_OPTIONS_ENV} must be a JSON object of string options")
+    return opts
 
 
 def spark_session(app: str, master: Optional[str]):
@@ -107,6 +132,8 @@ def run(main: Callable[[list], int], argv: Optional[list] = None) -> None:
     """Run a job's ``main``: logging set up, errors of the user's making as one line, exit code."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
                         stream=sys.stderr)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(MaskingFilter())
     for noisy in ("py4j", "pyspark"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
