@@ -17,7 +17,7 @@ from tests.airflow_plugin.conftest import ROOT
 
 from lakeformat.pipeline.airflow.hooks import catalog_settings
 
-SERVICES = {"postgres", "minio", "minio-init", "airflow-init", "airflow-apiserver", "airflow-scheduler",
+SERVICES = {"check-secrets", "postgres", "minio", "minio-init", "airflow-init", "airflow-apiserver", "airflow-scheduler",
             "airflow-dag-processor", "airflow-triggerer", "spark-master", "spark-worker-1", "spark-worker-2"}
 AIRFLOW = {"airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer"}
 
@@ -75,6 +75,27 @@ def test_plugin_compose_config_validates_with_the_example_env(config):
     for worker in ("spark-worker-1", "spark-worker-2"):
         assert s[worker]["command"] == ["worker", "spark://spark-master:7077"]
     assert "mb --ignore-existing" in " ".join(s["minio-init"]["command"])
+
+
+def _published(port) -> tuple[str, str]:
+    """(host address, published port) in either output form (v1 strings, v2 mappings)."""
+    if isinstance(port, dict):
+        return port.get("host_ip", ""), str(port.get("published"))
+    parts = str(port).split(":")
+    return (parts[0], parts[1]) if len(parts) == 3 else ("", parts[0])
+
+
+def test_plugin_compose_publishes_ports_on_localhost_and_checks_secrets_first(config):
+    s = config["services"]
+    published = {name: [_published(p) for p in svc.get("ports", [])] for name, svc in s.items()}
+    assert {p for ports in published.values() for _, p in ports} == {"8080", "8081", "9001"}
+    assert all(host == "127.0.0.1" for ports in published.values() for host, _ in ports), published
+    # every service waits for check-secrets, directly or through one that does
+    waits = {n for n, svc in s.items() if "check-secrets" in (svc.get("depends_on") or {})}
+    for name, svc in s.items():
+        if name != "check-secrets":
+            assert name in waits or set(svc.get("depends_on") or {}) & waits, name
+    assert s["check-secrets"]["entrypoint"] == ["python", "/opt/lakeformat/docker/check_secrets.py"]
 
 
 def test_plugin_compose_lakeformat_connection_builds_an_s3_catalog(config):

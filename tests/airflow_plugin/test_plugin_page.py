@@ -98,6 +98,13 @@ def test_plugin_page_explains_a_catalog_that_cannot_be_opened(tmp_path, monkeypa
     assert "has no warehouse" in client.get("/api/tables").json()["detail"]
 
 
+def test_plugin_page_serves_no_api_schema_or_docs(client):
+    """FastAPI would serve /openapi.json and /docs without the routes' login: they are off."""
+    assert client.get("/api/tables").status_code == 200
+    for path in ("/openapi.json", "/docs", "/redoc"):
+        assert client.get(path).status_code == 404, path
+
+
 def test_plugin_kinds_count_keeps_paimon_order():
     assert kinds_count(["COMPACT", "APPEND", "APPEND", "ODD"]) == {"APPEND": 2, "COMPACT": 1, "ODD": 1}
     assert list(kinds_count(["OVERWRITE", "COMPACT", "APPEND"])) == ["APPEND", "COMPACT", "OVERWRITE"]
@@ -118,6 +125,7 @@ with TestClient(app) as c:
     bearer = {"Authorization": "Bearer " + token}
     out = {"plugins": [p.name for p in plugins], "errors": errors, "external_views": external,
            "anonymous": c.get("/lakehouse/").status_code,
+           "anonymous_docs": [c.get(f"/lakehouse/{p}").status_code for p in ("openapi.json", "docs", "redoc")],
            "bad_token": c.get("/lakehouse/api/tables", headers={"Authorization": "Bearer nonsense"}).status_code,
            "cookie": c.get("/lakehouse/", cookies={"_token": token}).text,
            "bearer": c.get("/lakehouse/api/tables", headers=bearer).json(),
@@ -141,6 +149,7 @@ def test_plugin_loads_in_airflow_and_its_page_requires_the_airflow_login(lakehou
     assert out["external_views"] == [{"name": "Lakehouse", "href": "lakehouse/", "destination": "nav",
                                       "category": "browse", "url_route": "lakehouse"}]
     assert out["anonymous"] == 401 and out["bad_token"] == 403
+    assert all(code in (401, 403, 404) for code in out["anonymous_docs"]), out["anonymous_docs"]   # no API schema
     assert _runs_in_html(out["cookie"]) == EXPECTED_RUNS
     assert [t["identifier"] for t in out["bearer"]] == ["demo.user_behavior", "demo.item_price", "demo.not_yet",
                                                         "scratch.notes"]

@@ -51,8 +51,9 @@ def create_app(catalog: Callable[[], lf.Catalog], config: Optional[str] = None,
                airflow_auth: bool = True) -> FastAPI:
     """``catalog`` is called per request (a connection edited in Airflow applies at once)."""
     deps = [Depends(airflow_user)] if airflow_auth else []
+    # no OpenAPI schema or docs pages: FastAPI serves those without the routes' login dependency
     app = FastAPI(title="Lakehouse", description="lakeformat tables: snapshots, sorted runs, "
-                  "consumers, tags", dependencies=deps)
+                  "consumers, tags", dependencies=deps, openapi_url=None, docs_url=None, redoc_url=None)
 
     def load(only=None) -> tuple[lf.Catalog, list[TableOverview]]:
         """The catalog and overviews; 503 naming the cause when the catalog cannot be opened
