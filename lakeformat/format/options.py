@@ -87,6 +87,18 @@ def parse_memory(v: str) -> int:
     return n
 
 
+def format_bytes(n: int) -> str:
+    """A byte count for people: '512 B', '1.5 KiB', '3.2 GiB' (logs, XCom summaries, pages)."""
+    if abs(n) < 1024:
+        return f"{n} B"
+    size = n / 1024
+    for unit in ("KiB", "MiB"):
+        if abs(size) < 1024:
+            return f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"
+
+
 def parse_duration(v: str) -> dt.timedelta:
     """Paimon's TimeUtils: '1 h', '30 min', '10 s', '100 ms', '1 d', '2 days', '5min'; bare number = ms."""
     m = _NUMBER_UNIT.fullmatch(v.strip().lower())

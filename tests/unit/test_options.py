@@ -282,3 +282,9 @@ def test_snapshot_retention_bounds():
         validate({"snapshot.num-retained.min": "0"})
     with pytest.raises(OptionError, match="'snapshot.num-retained.min' \\(5\\) is larger than"):
         validate({"snapshot.num-retained.min": "5", "snapshot.num-retained.max": "3"})
+
+
+def test_format_bytes_for_people():
+    from lakeformat.format.options import format_bytes
+    assert [format_bytes(n) for n in (0, 1023, 1024, 1536, 5 * 2**20, 3 * 2**30, 2**42)] == [
+        "0 B", "1023 B", "1.0 KiB", "1.5 KiB", "5.0 MiB", "3.0 GiB", "4096.0 GiB"]
