@@ -1,0 +1,297 @@
+"""``lakeformat`` maintenance verbs, named after Paimon's procedures.
+
+compact, expire-snapshots, expire-partitions, reset-consumer, clear-consumers, create-tag,
+delete-tag, rollback, remove-orphan-files, and iceberg-sync (Paimon's Iceberg compatibility). Verbs that delete take ``--dry-run`` (report, change
+nothing); long ones report progress on stderr (a live bar on a terminal, a line now and then in
+a log), so ``--json`` output on stdout stays clean.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+import time
+from contextlib import contextmanager
+from typing import Iterator
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.text import Text
+
+from lakeformat.cli.output import plain
+from lakeformat.errors import DataError, LakeformatError
+from lakeformat.format.options import parse_duration
+from lakeformat.format.partition import parse_partition_spec
+
+# ---------------------------------------------------------------- argument parsing
+
+def partition_spec(text: str) -> dict:
+    """``dt=2024-01-01`` or ``dt=2024-01-01,hr=10`` (Paimon's procedure syntax) → a dict."""
+    try:
+        spec = parse_partition_spec(text)
+    except DataError:
+        spec = {}
+    if not spec:
+        raise argparse.ArgumentTypeError(f"a partition is KEY=VALUE[,KEY=VALUE], got {text!r}")
+    return spec
+
+
+def duration(text: str) -> dt.timedelta:
+    try:
+        return parse_duration(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"{text!r}: {e}") from None
+
+
+def duration_or_time(text: str):
+    """A time retained ('1 h', '2 d') or a cutoff timestamp ('2024-06-01 12:00:00', local time)."""
+    try:
+        return parse_duration(text)
+    except ValueError:
+        pass
+    try:
+        return dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is neither a duration ('1 h', '30 min', '2 d') nor a timestamp ('2024-06-01 12:00:00')") from None
+
+
+def positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return n
+
+
+# ---------------------------------------------------------------- output
+
+@contextmanager
+def progress_reporter(what: str) -> Iterator:
+    """A ``progress(done, total, what)`` callback drawing on stderr: a live bar on a terminal,
+    otherwise a line at most every few seconds and at the end (for job logs)."""
+    console = Console(stderr=True)
+    if console.is_terminal:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=console, transient=True) as bar:
+            task = bar.add_task(what, total=None)
+
+            def draw(done: int, total: int, step: str) -> None:
+                bar.update(task, completed=done, total=total or None, description=f"{what}: {step}")
+            yield draw
+        return
+    last = [0.0]
+
+    def log(done: int, total: int, step: str) -> None:
+        now = time.monotonic()
+        if total and (done >= total or now - last[0] >= 5):
+            last[0] = now
+            print(f"{what}: {done}/{total} {step}", file=sys.stderr, flush=True)
+    yield log
+
+
+def _report(args, text: str, data: dict) -> None:
+    if args.json:
+        print(json.dumps(plain(data), indent=2))
+    else:
+        Console().print(Text(text))
+
+
+def _table(cat, args):
+    return cat.get_table(args.table)
+
+
+# ---------------------------------------------------------------- verbs
+
+def cmd_compact(cat, args) -> None:
+    t = _table(cat, args)
+    with progress_reporter(f"compacting {t.name}") as progress:
+        snap = t.compact(full=args.full, partitions=args.partition or None, progress=progress)
+    data = {"table": t.name, "snapshot": snap.id if snap else None, "full": args.full,
+            "partitions": args.partition or "all"}
+    if snap is not None:
+        files = t.system_table("buckets").to_pylist()
+        data.update(buckets=len(files), files=sum(b["file_count"] for b in files),
+                    max_sorted_runs=max((b["sorted_runs"] for b in files), default=0))
+        text = (f"compacted {t.name} in snapshot {snap.id}: now {data['files']} files in {data['buckets']} "
+                f"buckets, at most {data['max_sorted_runs']} sorted runs per bucket")
+    else:
+        text = f"nothing to compact in {t.name}"
+    _report(args, text, data)
+
+
+def cmd_expire_snapshots(cat, args) -> None:
+    t = _table(cat, args)
+    with progress_reporter(f"expiring snapshots of {t.name}") as progress:
+        r = t.expire_snapshots(retain_min=args.retain_min, retain_max=args.retain_max, older_than=args.older_than,
+                               max_deletes=args.max_deletes, dry_run=args.dry_run, progress=progress)
+    data = {"table": t.name, "dry_run": r.dry_run, "expired_snapshots": list(r.expired),
+            "data_files": r.data_files, "changelog_files": r.changelog_files, "manifests": r.manifests,
+            "manifest_lists": r.manifest_lists}
+    _report(args, r.summary(t.name), data)
+
+
+def cmd_expire_partitions(cat, args) -> None:
+    t = _table(cat, args)
+    with progress_reporter(f"expiring partitions of {t.name}") as progress:
+        dropped = t.expire_partitions(expiration_time=args.expiration_time, dry_run=args.dry_run, progress=progress)
+    verb = "would drop" if args.dry_run else "dropped"
+    names = ["/".join(f"{k}={v}" for k, v in p.items()) for p in dropped]
+    text = f"{verb} {len(dropped)} partition(s) of {t.name}" + (f": {', '.join(names)}" if names else "")
+    _report(args, text, {"table": t.name, "dry_run": args.dry_run, "partitions": dropped})
+
+
+def cmd_reset_consumer(cat, args) -> None:
+    t = _table(cat, args)
+    consumers = t.consumers
+    old = consumers.get(args.consumer_id)
+    if args.next_snapshot is None:   # Paimon's reset_consumer without a snapshot deletes the consumer
+        if old is None:
+            raise LakeformatError(f"consumer {args.consumer_id!r} of {t.name} does not exist")
+        if not args.dry_run:
+            consumers.delete(args.consumer_id)
+        text = f"{'would delete' if args.dry_run else 'deleted'} consumer {args.consumer_id} of {t.name} (was at {old})"
+    else:
+        if args.dry_run:
+            _check_reset_target(t, args.next_snapshot)
+        else:
+            consumers.reset(args.consumer_id, args.next_snapshot)
+        text = (f"{'would reset' if args.dry_run else 'reset'} consumer {args.consumer_id} of {t.name} "
+                f"to snapshot {args.next_snapshot} (was {old if old is not None else 'absent'})")
+    _report(args, text, {"table": t.name, "consumer_id": args.consumer_id, "dry_run": args.dry_run,
+                         "previous_next_snapshot": old, "next_snapshot": args.next_snapshot})
+
+
+def _check_reset_target(t, next_snapshot: int) -> None:
+    """What ``ConsumerManager.reset`` checks, without writing (for --dry-run)."""
+    sm = t.snapshot_manager
+    latest = sm.latest_id()
+    if not ((latest is None and next_snapshot == 1) or
+            (latest is not None and (next_snapshot == latest + 1 or sm.exists(next_snapshot)))):
+        raise LakeformatError(f"cannot reset a consumer of {t.name} to snapshot {next_snapshot}: the table has "
+                              f"snapshots {sm.earliest_id()}..{latest}")
+
+
+def cmd_clear_consumers(cat, args) -> None:
+    t = _table(cat, args)
+    cleared = sorted(t.consumers.clear(including=args.including, excluding=args.excluding, dry_run=args.dry_run))
+    verb = "would clear" if args.dry_run else "cleared"
+    text = f"{verb} {len(cleared)} consumer(s) of {t.name}" + (f": {', '.join(cleared)}" if cleared else "")
+    _report(args, text, {"table": t.name, "dry_run": args.dry_run, "consumers": cleared})
+
+
+def cmd_create_tag(cat, args) -> None:
+    t = _table(cat, args)
+    tag = t.create_tag(args.tag, snapshot_id=args.snapshot, time_retained=args.time_retained)
+    kept = f", kept for {tag.time_retained}" if tag.time_retained else ""
+    _report(args, f"created tag {tag.name} on snapshot {tag.snapshot.id} of {t.name}{kept}",
+            {"table": t.name, "tag": tag.name, "snapshot": tag.snapshot.id,
+             "time_retained": str(tag.time_retained) if tag.time_retained else None})
+
+
+def cmd_delete_tag(cat, args) -> None:
+    t = _table(cat, args)
+    tag = t.tags.get(args.tag)   # fails clearly if absent, also with --dry-run
+    if not args.dry_run:
+        t.delete_tag(args.tag)
+    verb = "would delete" if args.dry_run else "deleted"
+    _report(args, f"{verb} tag {tag.name} (snapshot {tag.snapshot.id}) of {t.name}",
+            {"table": t.name, "tag": tag.name, "snapshot": tag.snapshot.id, "dry_run": args.dry_run})
+
+
+def cmd_rollback(cat, args) -> None:
+    t = _table(cat, args)
+    target = int(args.to) if args.to.isdigit() else args.to
+    with progress_reporter(f"rolling {t.name} back") as progress:
+        r = t.rollback_to(target, progress=progress, dry_run=args.dry_run)
+    verb = "would roll" if args.dry_run else "rolled"
+    text = (f"{verb} {t.name} back to snapshot {r.snapshot.id}: {len(r.deleted_snapshots)} snapshot(s), "
+            f"{len(r.deleted_tags)} tag(s) and {r.deleted_files} file(s) {'would go' if args.dry_run else 'removed'}"
+            + (f"; consumers reset: {', '.join(r.reset_consumers)}" if r.reset_consumers else ""))
+    _report(args, text, {"table": t.name, "snapshot": r.snapshot.id, "dry_run": args.dry_run,
+                         "deleted_snapshots": list(r.deleted_snapshots), "deleted_tags": list(r.deleted_tags),
+                         "reset_consumers": list(r.reset_consumers), "deleted_files": r.deleted_files})
+
+
+def cmd_remove_orphan_files(cat, args) -> None:
+    t = _table(cat, args)
+    with progress_reporter(f"looking for orphan files of {t.name}") as progress:
+        r = t.remove_orphan_files(older_than=args.older_than, dry_run=args.dry_run, progress=progress)
+    verb = "would delete" if args.dry_run else "deleted"
+    text = (f"{verb} {len(r.orphans)} orphan file(s) of {t.name} ({r.orphan_bytes:,} bytes) out of {r.listed} "
+            f"looked at; {r.too_young} unreachable file(s) younger than {args.older_than} kept")
+    _report(args, text, {"table": t.name, "dry_run": r.dry_run, "listed": r.listed, "orphans": list(r.orphans),
+                         "orphan_bytes": r.orphan_bytes, "too_young": r.too_young})
+
+
+def cmd_iceberg_sync(cat, args) -> None:
+    t = _table(cat, args)
+    r = t.iceberg_sync(rebuild=args.rebuild)
+    _report(args, r.summary(t.name), {"table": t.name, "version": r.version, "published": list(r.published),
+                                      "expired": list(r.expired), "rebuilt": r.rebuilt,
+                                      "deleted": list(r.deleted)})
+
+
+# ---------------------------------------------------------------- parser
+
+def register(sub: argparse._SubParsersAction) -> None:
+    def verb(name: str, fn, helptext: str, dry_run: bool = False) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("table", help="database.table")
+        if dry_run:
+            p.add_argument("--dry-run", action="store_true", help="report what would happen; change nothing")
+        p.set_defaults(fn=fn)
+        return p
+
+    p = verb("compact", cmd_compact, "compact buckets (a COMPACT snapshot); expires snapshots on write-only tables")
+    p.add_argument("--partition", action="append", type=partition_spec, metavar="KEY=VALUE[,KEY=VALUE]",
+                   help="compact only this partition (repeatable; default: all)")
+    p.add_argument("--full", action="store_true", help="full compaction instead of the picker's choice")
+
+    p = verb("expire-snapshots", cmd_expire_snapshots, "expire old snapshots and the files only they use", True)
+    p.add_argument("--retain-min", type=positive, help="keep at least this many (snapshot.num-retained.min)")
+    p.add_argument("--retain-max", type=positive, help="keep at most this many (snapshot.num-retained.max)")
+    p.add_argument("--older-than", type=duration_or_time, metavar="DURATION|TIMESTAMP",
+                   help="expire snapshots older than this ('1 h', or '2024-06-01 12:00:00')")
+    p.add_argument("--max-deletes", type=positive, help="expire at most this many (snapshot.expire.limit)")
+
+    p = verb("expire-partitions", cmd_expire_partitions, "drop partitions older than the expiration time", True)
+    p.add_argument("--expiration-time", type=duration, metavar="DURATION",
+                   help="e.g. '30 d' (default: the table's partition.expiration-time)")
+
+    p = verb("reset-consumer", cmd_reset_consumer, "move a consumer to a snapshot, or delete it", True)
+    p.add_argument("consumer_id")
+    p.add_argument("--next-snapshot", type=positive, help="the snapshot it reads next (omit to delete the consumer)")
+
+    p = verb("clear-consumers", cmd_clear_consumers, "delete consumers matching patterns", True)
+    p.add_argument("--including", default=".*", metavar="REGEX", help="ids to clear (whole match; default all)")
+    p.add_argument("--excluding", metavar="REGEX", help="ids to keep even if included")
+
+    p = verb("create-tag", cmd_create_tag, "tag a snapshot (default: the latest)")
+    p.add_argument("tag")
+    p.add_argument("--snapshot", type=positive, help="snapshot id (default: the latest)")
+    p.add_argument("--time-retained", type=duration, metavar="DURATION", help="expire the tag after this long")
+
+    p = verb("delete-tag", cmd_delete_tag, "delete a tag", True)
+    p.add_argument("tag")
+
+    p = verb("rollback", cmd_rollback, "make a snapshot or tag the latest; newer snapshots go", True)
+    p.add_argument("--to", required=True, metavar="SNAPSHOT|TAG", help="snapshot id or tag name")
+
+    p = verb("remove-orphan-files", cmd_remove_orphan_files, "delete files no snapshot, tag or staged commit reaches",
+             True)
+    p.add_argument("--older-than", type=duration, default=dt.timedelta(days=1), metavar="DURATION",
+                   help="only files older than this (default: 1 d)")
+
+    p = verb("iceberg-sync", cmd_iceberg_sync, "publish the Iceberg metadata (metadata.iceberg.storage) up to the "
+             "latest snapshot, repairing a failed or missing publish")
+    p.add_argument("--rebuild", action="store_true", help="rewrite it from the earliest retained snapshot")

@@ -1,0 +1,386 @@
+"""The committer: turns CommitMessages into manifests, manifest lists and ``snapshot-N``.
+
+One attempt (Paimon's ``tryCommitOnce``): read the latest snapshot, check conflicts against it,
+write the delta manifest(s) (once; retries reuse them unless the entries depend on the latest
+snapshot, as an overwrite's do), merge the previous manifests into the new base list, write the
+base and delta manifest lists, then create ``snapshot-N`` only if absent (by the store's atomic
+create-if-absent or, with ``lock.enabled``, under the table's catalog lock). Losing that race
+deletes this attempt's lists and merged manifests and retries on the new latest, with
+exponential backoff and jitter, bounded by ``commit.max-retries`` and ``commit.timeout``.
+
+Exactly-once: a commit carries (commit_user, identifier); if a snapshot with that pair exists,
+committing again is a no-op that returns it.
+
+What follows a commit (snapshot and partition expiration) is not the committer's business: it
+runs in ``TableCommit`` (lakeformat/table/table_commit.py), one layer up, as Paimon's
+``TableCommitImpl`` runs it above ``FileStoreCommit``.
+"""
+from __future__ import annotations
+
+import logging
+import random
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Iterable, Optional, Sequence
+
+from lakeformat.commit.conflict import find_conflicts, needs_check
+from lakeformat.commit.manifest_merge import merge_manifests
+from lakeformat.errors import CommitConflictError, CommitError, CorruptFileError, DataError
+from lakeformat.format import options as O
+from lakeformat.format.commit_message import CommitMessage
+from lakeformat.format.manifest import ADD, DELETE, ManifestEntry, ManifestFileMeta
+from lakeformat.format.snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
+from lakeformat.io.fileio import join
+from lakeformat.io.manifests import ManifestFile, ManifestList
+
+log = logging.getLogger(__name__)
+BATCH_IDENTIFIER = 2**63 - 1   # Paimon's identifier of one-off batch commits (never deduplicated)
+
+
+@dataclass(frozen=True)
+class Overwrite:
+    """Which partitions an OVERWRITE replaces: ``static`` values or every partition written."""
+
+    static: Optional[dict] = None   # {"dt": "2024-01-01"}; {} means the whole table
+
+    @property
+    def dynamic(self) -> bool:
+        return self.static is None
+
+
+def data_entries(messages: Iterable[CommitMessage]) -> list[ManifestEntry]:
+    """The data increment (new and deleted files) of the messages as manifest entries."""
+    out = []
+    for m in messages:
+        out += [ManifestEntry(ADD, m.partition, m.bucket, m.total_buckets, f) for f in m.new_files]
+        out += [ManifestEntry(DELETE, m.partition, m.bucket, m.total_buckets, f) for f in m.deleted_files]
+    return out
+
+
+def changelog_entries(messages: Iterable[CommitMessage], compact: bool) -> list[ManifestEntry]:
+    """Changelog files of the data (or compact) increment: they go to the snapshot's changelog
+    manifest list, never into the table's live files."""
+    return [ManifestEntry(ADD, m.partition, m.bucket, m.total_buckets, f) for m in messages
+            for f in (m.compact_changelog if compact else m.changelog_files)]
+
+
+def compact_entries(messages: Iterable[CommitMessage]) -> list[ManifestEntry]:
+    """The compact increment (files a compaction replaced and produced)."""
+    out = []
+    for m in messages:
+        out += [ManifestEntry(DELETE, m.partition, m.bucket, m.total_buckets, f) for f in m.compact_before]
+        out += [ManifestEntry(ADD, m.partition, m.bucket, m.total_buckets, f) for f in m.compact_after]
+    return out
+
+
+def overwrite_deletes(live: Iterable[ManifestEntry], partitions: Optional[set[bytes]],
+                      matches=None) -> list[ManifestEntry]:
+    """DELETE entries for every live file in the partitions an overwrite replaces.
+    ``partitions`` None with ``matches`` None means the whole table."""
+    return [ManifestEntry(DELETE, e.partition, e.bucket, e.total_buckets, e.file) for e in live
+            if (partitions is None or e.partition in partitions) and (matches is None or matches(e.partition))]
+
+
+def backoff(attempt: int, min_wait: float, max_wait: float) -> float:
+    """Exponential backoff with full jitter, in seconds."""
+    return random.uniform(0, min(max_wait, min_wait * (2 ** attempt))) + min_wait
+
+
+class FileStoreCommit:
+    """Commits for one ``commit_user``; one instance per committing process or task."""
+
+    def __init__(self, table, commit_user: Optional[str] = None):
+        self.table = table
+        self.commit_user = commit_user or str(uuid.uuid4())
+        o = table.typed_options
+        self.max_retries = o.get(O.COMMIT_MAX_RETRIES)
+        timeout = o.get(O.COMMIT_TIMEOUT)
+        self.timeout = timeout.total_seconds() if timeout is not None else None
+        self.min_wait = o.get(O.COMMIT_MIN_RETRY_WAIT).total_seconds()
+        self.max_wait = o.get(O.COMMIT_MAX_RETRY_WAIT).total_seconds()
+        self.ignore_empty = o.get(O.IGNORE_EMPTY_COMMIT)
+        self.retries = 0   # lost races so far, for metrics and benchmarks
+        self.snapshots_made = 0   # snapshots this committer created (a re-run of a committed identifier makes none)
+        self._published: set[str] = set()   # files a snapshot of this committer references: abort keeps them
+
+    # -- exactly-once ------------------------------------------------------------------
+    def filter_committed(self, identifiers: Iterable[int]) -> list[int]:
+        """The identifiers among ``identifiers`` that are not committed yet by this user."""
+        wanted = set(identifiers)
+        found = self._committed(wanted)
+        return sorted(wanted - set(found))
+
+    def committed_snapshot(self, identifier: int) -> Optional[Snapshot]:
+        """The retained snapshot this user committed with ``identifier``, if any."""
+        return self._committed({identifier}).get(identifier)
+
+    def _committed(self, identifiers: set[int], stop_below: Optional[int] = None) -> dict[int, Snapshot]:
+        """Snapshots of this user carrying one of ``identifiers``, scanning back from the latest
+        over every retained snapshot. Paimon assumes a user's identifiers grow and stops at the
+        first smaller one; identifiers derived from the work (``staging.identifier_for``, a hash
+        of table and date) do not grow, and stopping early would commit a re-run twice. Parsed
+        snapshots are cached, so a long-lived committer reads each one once."""
+        sm = self.table.snapshot_manager
+        latest, earliest = sm.latest_id(), sm.earliest_id()
+        found: dict[int, Snapshot] = {}
+        if latest is None or not identifiers:
+            return found
+        for sid in range(latest, (earliest or 1) - 1, -1):
+            if stop_below is not None and sid <= stop_below:
+                break
+            try:
+                s = sm.get(sid)
+            except Exception:
+                break   # expired while we were scanning: nothing older can be ours
+            if s.commit_user != self.commit_user:
+                continue
+            if s.commit_identifier in identifiers:
+                found.setdefault(s.commit_identifier, s)
+                if len(found) == len(identifiers):
+                    break
+        return found
+
+    # -- commit ------------------------------------------------------------------------
+    def commit(self, messages: Sequence[CommitMessage], identifier: int = BATCH_IDENTIFIER,
+               overwrite: Optional[Overwrite] = None) -> Optional[Snapshot]:
+        """Commit ``messages``: an APPEND (or OVERWRITE) snapshot for the data increment, then a
+        COMPACT snapshot for the compact increment. Returns the last snapshot made, the one
+        already made for this identifier, or None for an ignored empty commit."""
+        self._check_messages(messages)
+        if overwrite is not None and overwrite.static:
+            self._check_static_overwrite(messages, overwrite.static)
+        if identifier != BATCH_IDENTIFIER:
+            done = self._committed({identifier})
+            if done:
+                log.info("identifier %d of %s is already committed as snapshot %d; nothing to do",
+                         identifier, self.commit_user, done[identifier].id)
+                return done[identifier]
+        data, compact = data_entries(messages), compact_entries(messages)
+        changelog = changelog_entries(messages, False)
+        made = None
+        # changelog files alone (their level-0 file already compacted away) still need a snapshot
+        if data or changelog or overwrite is not None or (not compact and not self.ignore_empty):
+            made = self._commit_with_retry(data, OVERWRITE if overwrite else APPEND, identifier,
+                                           overwrite, messages, changelog)
+            # if the COMPACT snapshot below fails, these files are live already: abort must keep them
+            self._published |= {f.file_name for m in messages for f in (*m.new_files, *m.changelog_files)}
+        if compact:
+            made = self._commit_with_retry(compact, COMPACT, identifier, None, messages,
+                                           changelog_entries(messages, True))
+        return made
+
+    def _check_static_overwrite(self, messages: Sequence[CommitMessage], static: dict) -> None:
+        """A static overwrite replaces the named partition with rows of that partition only: a
+        row of another partition would silently land outside what the caller meant to replace."""
+        matches = self.table.partition_matcher(static)
+        for m in messages:
+            if (m.new_files or m.changelog_files) and not matches(m.partition):
+                values = dict(zip(self.table.partition_keys, self.table.partition_values(m.partition)))
+                raise DataError(f"overwrite of partition {static} of {self.table.name}: the data holds rows of "
+                                f"partition {values}, which is not the partition being overwritten. Nothing "
+                                "was written; filter the rows, or use overwrite=True to replace the "
+                                "partitions the data holds")
+
+    def _check_messages(self, messages: Sequence[CommitMessage]) -> None:
+        part_types = [f.type for f in self.table.schema.partition_fields]
+        total = self.table.schema.num_buckets
+        for m in messages:
+            arity = int.from_bytes(m.partition[:4], "big") if len(m.partition) >= 4 else -1
+            try:
+                if arity != len(part_types):
+                    raise ValueError
+                self.table.partition_values(m.partition)
+            except Exception:
+                raise CommitError(f"cannot commit: a message's partition ({m.partition.hex()}) is not a "
+                                  f"partition of {self.table.name} (partition keys "
+                                  f"{self.table.partition_keys})") from None
+            if total > 0 and not 0 <= m.bucket < total:
+                raise CommitError(f"cannot commit: bucket {m.bucket} is outside 0..{total - 1} of {self.table.name}")
+            for f in m.all_files():
+                path = join(self.table.bucket_dir_of(m.partition, m.bucket), f.file_name)
+                if not self.table.io.exists(path):
+                    raise CommitError(f"cannot commit: data file {path} does not exist "
+                                      f"(messages of another table, or files already removed?)")
+
+    def _commit_with_retry(self, entries: list[ManifestEntry], kind: str, identifier: int,
+                           overwrite: Optional[Overwrite], messages,
+                           changelog: Sequence[ManifestEntry] = ()) -> Snapshot:
+        t = self.table
+        started = time.monotonic()
+        mfile = self._manifest_file()
+        delta_metas: Optional[list[ManifestFileMeta]] = None
+        changelog_metas = mfile.write(changelog) if changelog else []
+        seen_latest: Optional[int] = None
+        try:
+            for attempt in range(self.max_retries + 1):
+                latest = t.snapshot_manager.latest()
+                if attempt and identifier != BATCH_IDENTIFIER:
+                    done = self._committed({identifier}, stop_below=seen_latest)
+                    if done:
+                        return done[identifier]
+                seen_latest = latest.id if latest else 0
+                try:
+                    attempt_entries = entries
+                    if overwrite is not None:
+                        attempt_entries = self._overwrite_entries(latest, overwrite, messages) + entries
+                    self._check_conflicts(latest, attempt_entries)
+                    if delta_metas is None or overwrite is not None:
+                        if delta_metas:
+                            self._delete([m.file_name for m in delta_metas])
+                        delta_metas = mfile.write(attempt_entries)
+                    snapshot = self._try_commit_once(latest, attempt_entries, delta_metas, kind, identifier,
+                                                     changelog_metas, sum(e.file.row_count for e in changelog))
+                except CorruptFileError:
+                    # metadata of `latest` vanished while this attempt read it: a concurrent
+                    # expiration is removing it, which happens only once newer snapshots exist
+                    # (expiration keeps the newest), so this attempt lost the race. Without a
+                    # newer snapshot the file is really missing.
+                    if latest is None or max(t.snapshot_manager.list_ids(), default=0) <= latest.id:
+                        raise
+                    snapshot = None
+                if snapshot is not None:
+                    delta_metas = changelog_metas = None   # now owned by the snapshot
+                    return snapshot
+                self.retries += 1
+                if self.timeout is not None and time.monotonic() - started > self.timeout:
+                    raise CommitError(f"commit to {t.name} timed out after {self.timeout:.0f} s "
+                                      f"({attempt + 1} attempts lost the race for a snapshot id)")
+                wait = backoff(attempt, self.min_wait, self.max_wait)
+                log.info("snapshot %d of %s was taken by another committer; retry %d in %.0f ms",
+                         seen_latest + 1, t.name, attempt + 1, wait * 1000)
+                time.sleep(wait)
+            raise CommitError(f"gave up committing to {t.name}: lost the race for a snapshot id "
+                              f"{self.max_retries + 1} times (commit.max-retries={self.max_retries})")
+        finally:
+            self._delete([m.file_name for m in (delta_metas or []) + (changelog_metas or [])])
+
+    def _manifest_file(self) -> ManifestFile:
+        t, o = self.table, self.table.typed_options
+        return ManifestFile(t.io, t.path, [f.type for f in t.schema.partition_fields], t.schema.id,
+                            o.get(O.MANIFEST_COMPRESSION), o.get(O.MANIFEST_TARGET_FILE_SIZE))
+
+    def _overwrite_entries(self, latest: Optional[Snapshot], ow: Overwrite,
+                           messages: Sequence[CommitMessage]) -> list[ManifestEntry]:
+        if latest is None:
+            return []
+        live = self.table.live_entries(latest)
+        if ow.dynamic:
+            return overwrite_deletes(live, {m.partition for m in messages})
+        if not ow.static:
+            return overwrite_deletes(live, None)
+        return overwrite_deletes(live, None, self.table.partition_matcher(ow.static))
+
+    def _check_conflicts(self, latest: Optional[Snapshot], entries: list[ManifestEntry]) -> None:
+        if latest is None or not needs_check(entries):
+            return
+        touched = {(e.partition, e.bucket) for e in entries}
+        live = {e.identifier: e for e in self.table.live_entries(latest, partitions={p for p, _ in touched})
+                if (e.partition, e.bucket) in touched}
+        conflicts = find_conflicts(entries, live, self.table.key_decoder())
+        if conflicts:
+            c = conflicts[0]
+            culprit = self._who_removed(c.files, latest.id)
+            values = self.table.partition_values(c.partition)
+            raise CommitConflictError(
+                f"commit to {self.table.name} conflicts with snapshot {culprit}: it {c.reason}; "
+                f"partition {dict(zip(self.table.partition_keys, values))}, bucket {c.bucket}, "
+                f"files {list(c.files)}. Nothing was committed; abort this writer's files and retry "
+                "the work on the latest snapshot.",
+                snapshot_id=culprit, files=c.files, partition=values, bucket=c.bucket)
+
+    def _who_removed(self, files: Sequence[str], latest_id: int) -> int:
+        """The newest snapshot whose delta deleted one of ``files`` (the latest if none found)."""
+        names = set(files)
+        sm = self.table.snapshot_manager
+        for sid in range(latest_id, max(0, latest_id - 100), -1):
+            try:
+                s = sm.get(sid)
+                delta = self.table.delta_entries(s)
+            except Exception:
+                break
+            if any(e.kind == DELETE and e.file.file_name in names for e in delta) or \
+               any(e.kind == ADD and e.file.file_name in names for e in delta):
+                return sid
+        return latest_id
+
+    def _try_commit_once(self, latest: Optional[Snapshot], entries: list[ManifestEntry],
+                         delta_metas: list[ManifestFileMeta], kind: str, identifier: int,
+                         changelog_metas: Sequence[ManifestFileMeta] = (),
+                         changelog_record_count: int = 0) -> Optional[Snapshot]:
+        t, o = self.table, self.table.typed_options
+        mlist = ManifestList(t.io, t.path, o.get(O.MANIFEST_COMPRESSION))
+        written: list[str] = []
+        try:
+            previous: list[ManifestFileMeta] = []
+            prev_total = 0
+            if latest is not None:
+                previous = mlist.read(latest.base_manifest_list) + mlist.read(latest.delta_manifest_list)
+                prev_total = latest.total_record_count
+            base_metas, merged = merge_manifests(
+                self._manifest_file(), previous, o.get(O.MANIFEST_TARGET_FILE_SIZE),
+                o.get(O.MANIFEST_MERGE_MIN_COUNT), o.get(O.MANIFEST_FULL_COMPACTION_SIZE))
+            written += merged
+            base_name, base_size = mlist.write(base_metas)
+            written.append(base_name)
+            delta_name, delta_size = mlist.write(delta_metas)
+            written.append(delta_name)
+            changelog_name = changelog_size = changelog_rows = None
+            if changelog_metas:
+                changelog_name, changelog_size = mlist.write(changelog_metas)
+                written.append(changelog_name)
+                changelog_rows = changelog_record_count
+            added = sum(e.file.row_count for e in entries if e.kind == ADD)
+            deleted = sum(e.file.row_count for e in entries if e.kind == DELETE)
+            snapshot = Snapshot(
+                id=(latest.id + 1) if latest else 1, schema_id=t.schema.id,
+                base_manifest_list=base_name, delta_manifest_list=delta_name,
+                commit_user=self.commit_user, commit_identifier=identifier, commit_kind=kind,
+                time_millis=int(time.time() * 1000), total_record_count=prev_total + added - deleted,
+                delta_record_count=added - deleted, base_manifest_list_size=base_size,
+                delta_manifest_list_size=delta_size, changelog_manifest_list=changelog_name,
+                changelog_record_count=changelog_rows, changelog_manifest_list_size=changelog_size)
+            if not self._create_snapshot(snapshot):
+                self._delete(written)
+                return None
+        except BaseException:
+            self._delete(written)
+            raise
+        sm = t.snapshot_manager
+        sm.write_hint(sm.LATEST, snapshot.id)
+        if snapshot.id == 1:
+            sm.write_hint(sm.EARLIEST, 1)
+        self.snapshots_made += 1
+        log.info("committed snapshot %d of %s (%s, %+d rows)", snapshot.id, t.name, kind, added - deleted)
+        return snapshot
+
+    def _create_snapshot(self, snapshot: Snapshot) -> bool:
+        """Create ``snapshot-N`` if absent. Under the catalog lock a plain write suffices, for
+        stores that lack a conditional write; without one, the store's create-if-absent decides."""
+        t = self.table
+        if t.lock is None:
+            return self._base_exists(snapshot) and t.snapshot_manager.try_create(snapshot)
+        with t.lock.hold(t.name):
+            return self._base_exists(snapshot) and t.snapshot_manager.create_locked(snapshot)
+
+    def _base_exists(self, snapshot: Snapshot) -> bool:
+        """Whether the snapshot this one builds on still exists. If a concurrent expiration
+        removed it, newer snapshots exist and ``snapshot-N`` may be free again only because it
+        was expired too: creating it would fork history, so this attempt has lost the race."""
+        sm = self.table.snapshot_manager
+        return snapshot.id == 1 or self.table.io.exists(sm.path(snapshot.id - 1))
+
+    def _delete(self, names: Sequence[str]) -> None:
+        for n in names:
+            self.table.io.delete(join(self.table.path, "manifest", n))
+
+    def abort(self, messages: Sequence[CommitMessage]) -> None:
+        """Delete the data files of messages that will never be committed. A file a compaction
+        only moved up a level is still live under its old level: it stays, and so do the files of
+        a data increment committed before its compact increment failed."""
+        for m in messages:
+            d = self.table.bucket_dir_of(m.partition, m.bucket)
+            moved = {f.file_name for f in m.compact_before} & {f.file_name for f in m.compact_after}
+            for f in m.all_files():
+                if f.file_name not in moved and f.file_name not in self._published:
+                    self.table.io.delete(join(d, f.file_name))

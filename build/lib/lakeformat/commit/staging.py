@@ -1,0 +1,415 @@
+"""Write-audit-publish: data files written now, committed later, only if an audit passes.
+
+``stage`` records a writer's CommitMessages in ``<table>/staged/<stage_id>.json`` (Paimon readers
+never look in ``staged/``), so the rows exist as files but no snapshot names them: nothing is
+visible. ``read_staged`` returns the staged rows for the audit; ``publish`` commits them through
+the committer, exactly once per (commit user, identifier); ``discard`` deletes the files. Orphan
+cleaning keeps the files every stage file names, however old.
+
+Exactly-once across retries and re-runs:
+- publishing a stage whose identifier is already committed by its commit user returns that
+  snapshot without committing again (a crash after the commit, before the stage file was
+  removed), and when the staged files are not the committed ones (a re-run wrote them again)
+  deletes them;
+- a published stage leaves ``staged/<stage_id>.published`` naming its snapshot, so publishing it
+  again returns that snapshot even when the stage file is gone.
+The committer's own check stops at the user's first smaller identifier (Paimon assumes they
+grow); stage identifiers are hashes (:func:`identifier_for`), so publish scans every retained
+snapshot of the user instead.
+
+Staged rows (``read_staged``): the rows of the staged data files as written, in the table's
+current columns. For a primary-key table these are the written versions before any merge with
+the table, with a ``_row_kind`` column (+I, -U, +U, -D) since deletes and updates are part of
+what is audited; files a writer's compaction produced are not new rows and are not read.
+"""
+from __future__ import annotations
+
+import base64
+import dataclasses
+import datetime as dt
+import hashlib
+import json
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+import pyarrow as pa
+
+from lakeformat.commit.commit import BATCH_IDENTIFIER
+from lakeformat.errors import (
+    AlreadyExistsError,
+    CommitError,
+    CorruptFileError,
+    LakeformatError,
+    NotFoundError,
+)
+from lakeformat.format.commit_message import CommitMessage
+from lakeformat.format.manifest import ADD, DataFileMeta, SimpleStats
+from lakeformat.format.names import validate_name
+from lakeformat.format.snapshot import Snapshot
+from lakeformat.io.data_file import read_columns
+from lakeformat.io.fileio import join
+from lakeformat.mergetree.kv_file import KIND
+from lakeformat.read.split_read import SplitRead
+
+log = logging.getLogger(__name__)
+
+STAGED_DIR = "staged"
+STAGE_SUFFIX, PUBLISHED_SUFFIX = ".json", ".published"
+FORMAT_VERSION = 1
+ROW_KIND = "_row_kind"
+_MESSAGE_FILES = ("new_files", "deleted_files", "changelog_files", "compact_before", "compact_after",
+                  "compact_changelog")
+
+
+@dataclass(frozen=True)
+class StagedCommit:
+    stage_id: str
+    commit_user: str
+    identifier: int
+    messages: tuple[CommitMessage, ...]
+    create_time: dt.datetime   # UTC
+    schema_id: int
+
+    @property
+    def row_count(self) -> int:
+        """Rows the stage adds (its new data files)."""
+        return sum(f.row_count for m in self.messages for f in m.new_files)
+
+    def file_names(self) -> set[str]:
+        """Every data file the stage wrote (what discarding deletes, what orphan cleaning keeps)."""
+        return {f.file_name for m in self.messages for f in m.all_files()}
+
+
+def identifier_for(*parts: Any) -> int:
+    """A stable positive 63-bit commit identifier for a unit of work, e.g.
+    ``identifier_for("ingest", "user_behavior", "2024-06-01")``: the same parts give the same
+    identifier in every process and Python version. Parts are strings (ints are turned into
+    their decimal text)."""
+    if not parts:
+        raise ValueError("identifier_for needs at least one part")
+    texts = []
+    for p in parts:
+        if isinstance(p, bool) or not isinstance(p, (str, int)):
+            raise TypeError(f"identifier parts must be strings, not {type(p).__name__} ({p!r})")
+        texts.append(str(p))
+    digest = hashlib.sha256(json.dumps(texts, ensure_ascii=False).encode()).digest()
+    value = int.from_bytes(digest[:8], "big") & BATCH_IDENTIFIER
+    return value if 0 < value < BATCH_IDENTIFIER else 1   # the batch identifier is never deduplicated
+
+
+# ---------------------------------------------------------------- JSON form of CommitMessages
+
+def _enc(v: Any) -> Any:
+    if isinstance(v, bytes):
+        return {"base64": base64.b64encode(v).decode()}
+    if isinstance(v, SimpleStats):
+        return {"min_values": _enc(v.min_values), "max_values": _enc(v.max_values),
+                "null_counts": None if v.null_counts is None else list(v.null_counts)}
+    if isinstance(v, tuple):
+        return [_enc(x) for x in v]
+    if v is None or isinstance(v, (int, str)):
+        return v
+    raise TypeError(f"cannot encode {type(v).__name__} in a staged commit")
+
+
+def _dec_bytes(v: Any) -> Optional[bytes]:
+    if v is None:
+        return None
+    if not isinstance(v, dict) or set(v) != {"base64"}:
+        raise ValueError(f"expected {{'base64': ...}}, got {v!r}")
+    return base64.b64decode(v["base64"], validate=True)
+
+
+def _dec_stats(v: dict) -> SimpleStats:
+    nc = v["null_counts"]
+    return SimpleStats(_dec_bytes(v["min_values"]), _dec_bytes(v["max_values"]), None if nc is None else tuple(nc))
+
+
+_FILE_FIELDS = {f.name for f in dataclasses.fields(DataFileMeta)}
+_BYTES_FIELDS = {"min_key", "max_key", "embedded_index"}
+_STATS_FIELDS = {"key_stats", "value_stats"}
+
+
+def file_to_json(f: DataFileMeta) -> dict:
+    """Every field of a DataFileMeta, JSON-safe (bytes as base64)."""
+    return {name: _enc(getattr(f, name)) for name in sorted(_FILE_FIELDS)}
+
+
+def file_from_json(d: dict) -> DataFileMeta:
+    unknown = set(d) - _FILE_FIELDS
+    if unknown:
+        raise ValueError(f"unknown data file fields {sorted(unknown)} (written by a newer lakeformat?)")
+    kwargs = {}
+    for name, v in d.items():
+        if name in _BYTES_FIELDS:
+            kwargs[name] = _dec_bytes(v)
+        elif name in _STATS_FIELDS:
+            kwargs[name] = _dec_stats(v)
+        elif isinstance(v, list):
+            kwargs[name] = tuple(v)
+        else:
+            kwargs[name] = v
+    return DataFileMeta(**kwargs)
+
+
+def message_to_json(m: CommitMessage) -> dict:
+    out = {"partition": _enc(m.partition), "bucket": m.bucket, "total_buckets": m.total_buckets}
+    for name in _MESSAGE_FILES:
+        out[name] = [file_to_json(f) for f in getattr(m, name)]
+    return out
+
+
+def message_from_json(d: dict) -> CommitMessage:
+    return CommitMessage(_dec_bytes(d["partition"]), int(d["bucket"]), int(d["total_buckets"]),
+                         **{name: tuple(file_from_json(f) for f in d.get(name, ())) for name in _MESSAGE_FILES})
+
+
+# ---------------------------------------------------------------- stage files
+
+def _dir(table) -> str:
+    return join(table.path, STAGED_DIR)
+
+
+def _path(table, stage_id: str, suffix: str = STAGE_SUFFIX) -> str:
+    return join(_dir(table), validate_name(stage_id, "stage") + suffix)
+
+
+def _to_json(s: StagedCommit) -> bytes:
+    return json.dumps({
+        "version": FORMAT_VERSION, "stageId": s.stage_id, "commitUser": s.commit_user,
+        "commitIdentifier": s.identifier, "schemaId": s.schema_id,
+        "createTimeMillis": int(s.create_time.timestamp() * 1000),
+        "messages": [message_to_json(m) for m in s.messages]}, indent=1).encode()
+
+
+def _from_json(path: str, data: bytes) -> StagedCommit:
+    try:
+        d = json.loads(data.decode())
+        if not isinstance(d, dict) or d.get("version") != FORMAT_VERSION:
+            raise ValueError("not a stage file of version %d" % FORMAT_VERSION)
+        return StagedCommit(d["stageId"], d["commitUser"], int(d["commitIdentifier"]),
+                            tuple(message_from_json(m) for m in d["messages"]),
+                            dt.datetime.fromtimestamp(d["createTimeMillis"] / 1000, dt.timezone.utc),
+                            int(d["schemaId"]))
+    except (ValueError, KeyError, TypeError, AttributeError, OverflowError, UnicodeDecodeError) as e:
+        raise CorruptFileError(path, f"cannot read staged commit: {e}") from None
+
+
+def stage(table, messages: Sequence[CommitMessage], stage_id: str, *, commit_user: str,
+          identifier: int) -> StagedCommit:
+    """Record ``messages`` (from ``TableWrite.prepare_commit``) as stage ``stage_id`` without
+    committing them. Fails if the stage exists (publish or discard it first) or if a message's
+    files are missing."""
+    path = _path(table, stage_id)
+    if not isinstance(commit_user, str) or not commit_user:
+        raise LakeformatError("a stage needs a commit_user (the user that will publish it)")
+    if isinstance(identifier, bool) or not isinstance(identifier, int) or not 0 <= identifier < BATCH_IDENTIFIER:
+        raise LakeformatError(f"stage identifier must be an int in 0..2^63-2 (see identifier_for), not {identifier!r}")
+    messages = tuple(messages)
+    for m in messages:
+        if not isinstance(m, CommitMessage):
+            raise LakeformatError(f"stage {stage_id!r}: expected CommitMessages, got {type(m).__name__}")
+    _check_files(table, stage_id, messages, "staged")
+    staged = StagedCommit(stage_id, commit_user, identifier, messages,
+                          dt.datetime.fromtimestamp(int(time.time() * 1000) / 1000, dt.timezone.utc), table.schema.id)
+    table.io.mkdirs(_dir(table))
+    if not table.io.try_create(path, _to_json(staged)):
+        raise AlreadyExistsError(f"stage {stage_id!r} of {table.name} exists already: publish or discard it first")
+    log.info("staged %s of %s: %d rows in %d files (commit user %s, identifier %d)", stage_id, table.name,
+             staged.row_count, len(staged.file_names()), commit_user, identifier)
+    return staged
+
+
+def _check_files(table, stage_id: str, messages: Sequence[CommitMessage], verb: str) -> None:
+    for m in messages:
+        try:
+            d = table.bucket_dir_of(m.partition, m.bucket)
+        except Exception:
+            raise LakeformatError(f"stage {stage_id!r}: a message's partition ({m.partition.hex()}) is not a "
+                                  f"partition of {table.name}") from None
+        for f in m.all_files():
+            if not table.io.exists(join(d, f.file_name)):
+                raise CommitError(f"stage {stage_id!r} of {table.name} cannot be {verb}: its data file "
+                                  f"{join(d, f.file_name)} is missing (removed by hand or by another "
+                                  "process?). Nothing was committed; discard the stage and write the data again.")
+
+
+def load_staged(table, stage_id: str) -> StagedCommit:
+    path = _path(table, stage_id)
+    try:
+        data = table.io.read_bytes(path)
+    except FileNotFoundError:
+        raise NotFoundError(f"{table.name} has no staged commit {stage_id!r} ({path})") from None
+    return _from_json(path, data)
+
+
+def list_staged(table) -> list[StagedCommit]:
+    """Every pending stage of the table, oldest first (published stages are not pending)."""
+    out = []
+    for name in table.io.list_names(_dir(table)):
+        if name.endswith(STAGE_SUFFIX) and not name.startswith("."):
+            path = join(_dir(table), name)
+            try:
+                out.append(_from_json(path, table.io.read_bytes(path)))
+            except FileNotFoundError:
+                continue   # published or discarded while listing
+    return sorted(out, key=lambda s: (s.create_time, s.stage_id))
+
+
+def read_staged(table, stage_id: str, columns: Optional[Sequence[str]] = None) -> pa.Table:
+    """The staged rows (see the module docstring), for the audit."""
+    staged = load_staged(table, stage_id)
+    reader = SplitRead(table, columns)
+    fields = [table.schema.field(c) for c in reader.columns]
+    pk = bool(table.schema.primary_keys)
+    parts = []
+    for m in staged.messages:
+        d = table.bucket_dir_of(m.partition, m.bucket)
+        for f in m.new_files:
+            parts.append(read_columns(table, join(d, f.file_name), f, fields, (KIND,) if pk else ()))
+    out_schema = reader.out_schema.append(pa.field(ROW_KIND, pa.string())) if pk else reader.out_schema
+    if not parts:
+        return out_schema.empty_table()
+    data = pa.concat_tables(parts)
+    out = data.select(reader.columns).cast(reader.out_schema)
+    if pk:
+        out = out.append_column(ROW_KIND, pa.array(["+I", "-U", "+U", "-D"]).take(data.column(KIND)))
+    return out
+
+
+# ---------------------------------------------------------------- publish / discard
+
+@dataclass(frozen=True)
+class _Published:
+    commit_user: str
+    identifier: int
+    snapshot_id: Optional[int]
+
+
+def _read_marker(table, stage_id: str) -> Optional[_Published]:
+    path = _path(table, stage_id, PUBLISHED_SUFFIX)
+    try:
+        d = json.loads(table.io.read_bytes(path).decode())
+        return _Published(d["commitUser"], int(d["commitIdentifier"]), d.get("snapshotId"))
+    except FileNotFoundError:
+        return None
+    except (ValueError, KeyError, TypeError, AttributeError, OverflowError, UnicodeDecodeError) as e:
+        raise CorruptFileError(path, f"cannot read publish record: {e}") from None
+
+
+def _write_marker(table, staged: StagedCommit, snapshot: Optional[Snapshot]) -> None:
+    table.io.write_bytes(_path(table, staged.stage_id, PUBLISHED_SUFFIX), json.dumps({
+        "stageId": staged.stage_id, "commitUser": staged.commit_user, "commitIdentifier": staged.identifier,
+        "snapshotId": snapshot.id if snapshot else None, "publishTimeMillis": int(time.time() * 1000)}).encode())
+
+
+def find_committed(table, commit_user: str, identifier: int) -> Optional[Snapshot]:
+    """The snapshot ``commit_user`` committed with ``identifier``, searching every retained
+    snapshot (identifiers need not grow)."""
+    return table.new_commit(commit_user).committed_snapshot(identifier)
+
+
+def _snapshot_or_none(table, snapshot_id: Optional[int]) -> Optional[Snapshot]:
+    if snapshot_id is None:
+        return None
+    try:
+        return table.snapshot(snapshot_id)
+    except NotFoundError:
+        return None
+
+
+def committed_as(table, stage_id: str, commit_user: str, identifier: int) -> tuple[bool, Optional[Snapshot]]:
+    """(whether ``commit_user`` committed ``identifier``, the snapshot if still retained): found
+    among the retained snapshots, or in the published marker of ``stage_id``, which outlives
+    snapshot expiration."""
+    snap = find_committed(table, commit_user, identifier)
+    if snap is not None:
+        return True, snap
+    marker = _read_marker(table, stage_id)
+    if marker and (marker.commit_user, marker.identifier) == (commit_user, identifier):
+        return True, _snapshot_or_none(table, marker.snapshot_id)
+    return False, None
+
+
+def _committed_as(table, staged: StagedCommit) -> tuple[bool, Optional[Snapshot]]:
+    return committed_as(table, staged.stage_id, staged.commit_user, staged.identifier)
+
+
+def _committed_files(table, staged: StagedCommit, snap: Optional[Snapshot]) -> set[str]:
+    """Staged files that a snapshot references (of ``snap``'s delta, and live in the latest)."""
+    names = staged.file_names()
+    found = set()
+    if snap is not None:
+        found |= {e.file.file_name for e in table.delta_entries(snap) if e.kind == ADD} & names
+    latest = table.latest_snapshot()
+    if latest is not None:
+        found |= {e.file.file_name for e in table.live_entries(latest)} & names
+    return found
+
+
+def _delete_files(table, staged: StagedCommit, keep: set[str]) -> int:
+    n = 0
+    for m in staged.messages:
+        d = table.bucket_dir_of(m.partition, m.bucket)
+        moved = {f.file_name for f in m.compact_before} & {f.file_name for f in m.compact_after}
+        for f in m.all_files():
+            if f.file_name not in moved and f.file_name not in keep:
+                table.io.delete(join(d, f.file_name))
+                n += 1
+    return n
+
+
+def publish(table, stage_id: str) -> Optional[Snapshot]:
+    """Commit stage ``stage_id`` exactly once and remove its stage file. Returns the snapshot
+    made, or the one made earlier for the same (commit user, identifier); None if the stage
+    held no changes or its snapshot has since expired."""
+    path = _path(table, stage_id)
+    if not table.io.exists(path):
+        marker = _read_marker(table, stage_id)
+        if marker is None:
+            raise NotFoundError(f"{table.name} has no staged commit {stage_id!r} to publish ({path})")
+        log.info("stage %s of %s was published before (snapshot %s); nothing to do",
+                 stage_id, table.name, marker.snapshot_id)
+        return _snapshot_or_none(table, marker.snapshot_id)
+    staged = load_staged(table, stage_id)
+    done, snap = _committed_as(table, staged)
+    if done:
+        # a re-run wrote the same work again: its files were never committed, so they go. If
+        # any staged file is referenced (a crash after the commit), or the snapshot has expired
+        # and cannot tell, every file stays (orphan cleaning sees tags too).
+        rerun = snap is not None and not _committed_files(table, staged, snap)
+        removed = _delete_files(table, staged, keep=set()) if rerun else 0
+        log.info("identifier %d of %s is already committed (snapshot %s): stage %s not committed again%s",
+                 staged.identifier, staged.commit_user, snap.id if snap else "expired", stage_id,
+                 f"; its {removed} re-written file(s) deleted" if removed else "")
+    else:
+        _check_files(table, stage_id, staged.messages, "published")
+        snap = table.new_commit(staged.commit_user).commit(list(staged.messages), staged.identifier)
+        log.info("published stage %s of %s as snapshot %s (%d rows)", stage_id, table.name,
+                 snap.id if snap else "-", staged.row_count)
+    _write_marker(table, staged, snap)
+    table.io.delete(path)
+    return snap
+
+
+def discard(table, stage_id: str) -> int:
+    """Delete a stage's data files and its stage file; returns the number of files deleted.
+    Refuses (changing nothing) if the stage was already published."""
+    if not table.io.exists(_path(table, stage_id)):
+        marker = _read_marker(table, stage_id)
+        if marker is not None:
+            raise LakeformatError(f"stage {stage_id!r} of {table.name} was already published as snapshot "
+                                  f"{marker.snapshot_id}: its rows are in the table, nothing was discarded")
+    staged = load_staged(table, stage_id)
+    done, snap = _committed_as(table, staged)
+    committed = _committed_files(table, staged, snap)
+    if committed:
+        raise LakeformatError(f"stage {stage_id!r} of {table.name} was already published"
+                              f"{f' as snapshot {snap.id}' if snap else ''}: its rows are in the table, "
+                              "nothing was discarded")
+    removed = _delete_files(table, staged, keep=set())
+    table.io.delete(_path(table, stage_id))
+    log.info("discarded stage %s of %s: %d file(s) deleted", stage_id, table.name, removed)
+    return removed

@@ -1,0 +1,202 @@
+"""Iceberg manifests and manifest lists (format version 2) as Avro, with Iceberg's field ids.
+
+A manifest holds ``manifest_entry`` records (status ADDED, EXISTING or DELETED, the snapshot and
+sequence numbers, and the ``data_file`` struct with the partition tuple and column metrics); a
+manifest list holds one ``manifest_file`` record per manifest with its counts and per-field
+partition summaries, which readers use to skip manifests. Maps with int keys are Avro arrays of
+key/value records (``logicalType: map``), as Iceberg writes them.
+"""
+from __future__ import annotations
+
+import io
+import json
+import struct
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+import fastavro
+
+from lakeformat.format import types as T
+from lakeformat.format.binary_row import java_big_integer_bytes
+from lakeformat.format.iceberg.values import decimal_bytes, fixed_decimal, physical, to_bytes
+
+EXISTING, ADDED, DELETED = 0, 1, 2
+FORMAT_VERSION = 2
+CODECS = {"snappy": "snappy", "deflate": "deflate", "gzip": "deflate", "zstd": "zstandard",
+          "zstandard": "zstandard", "none": "null", "null": "null", "uncompressed": "null"}
+
+
+def _opt(name: str, t: Any, field_id: int) -> dict:
+    return {"name": name, "type": ["null", t], "default": None, "field-id": field_id}
+
+
+def _req(name: str, t: Any, field_id: int) -> dict:
+    return {"name": name, "type": t, "field-id": field_id}
+
+
+def _int_map(name: str, field_id: int, key_id: int, value_type: str) -> dict:
+    record = {"type": "record", "name": f"k{key_id}_v{key_id + 1}", "fields": [
+        _req("key", "int", key_id), _req("value", value_type, key_id + 1)]}
+    return _opt(name, {"type": "array", "items": record, "logicalType": "map"}, field_id)
+
+
+def _partition_avro_type(t: T.AtomicType, field_id: int) -> Any:
+    r = t.root
+    if r in ("BOOLEAN",):
+        return "boolean"
+    if r in ("TINYINT", "SMALLINT", "INT"):
+        return "int"
+    if r == "BIGINT":
+        return "long"
+    if r in ("FLOAT", "DOUBLE"):
+        return "float" if r == "FLOAT" else "double"
+    if r == "DATE":
+        return {"type": "int", "logicalType": "date"}
+    if r in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        return {"type": "long", "logicalType": "timestamp-micros", "adjust-to-utc": r == "TIMESTAMP_LTZ"}
+    if r in ("CHAR", "VARCHAR"):
+        return "string"
+    if r in ("BINARY", "VARBINARY"):
+        return "bytes"
+    if r == "DECIMAL":
+        return {"type": "fixed", "name": f"fixed_{field_id}", "size": decimal_bytes(t.params[0]),
+                "logicalType": "decimal", "precision": t.params[0], "scale": t.params[1]}
+    raise ValueError(f"no Iceberg partition type for {t}")
+
+
+@dataclass(frozen=True)
+class PartitionField:
+    name: str
+    field_id: int
+    type: T.AtomicType
+
+
+def manifest_schema(partition: Sequence[PartitionField]) -> dict:
+    """The Avro schema of a version-2 manifest whose partition struct is ``partition``."""
+    part = {"type": "record", "name": "r102",
+            "fields": [_opt(p.name, _partition_avro_type(p.type, p.field_id), p.field_id) for p in partition]}
+    data_file = {"type": "record", "name": "r2", "fields": [
+        _req("content", "int", 134), _req("file_path", "string", 100), _req("file_format", "string", 101),
+        _req("partition", part, 102), _req("record_count", "long", 103), _req("file_size_in_bytes", "long", 104),
+        _int_map("column_sizes", 108, 117, "long"), _int_map("value_counts", 109, 119, "long"),
+        _int_map("null_value_counts", 110, 121, "long"), _int_map("nan_value_counts", 137, 138, "long"),
+        _int_map("lower_bounds", 125, 126, "bytes"), _int_map("upper_bounds", 128, 129, "bytes"),
+        _opt("key_metadata", "bytes", 131),
+        _opt("split_offsets", {"type": "array", "items": "long", "element-id": 133}, 132),
+        _opt("equality_ids", {"type": "array", "items": "int", "element-id": 136}, 135),
+        _opt("sort_order_id", "int", 140)]}
+    return {"type": "record", "name": "manifest_entry", "fields": [
+        _req("status", "int", 0), _opt("snapshot_id", "long", 1), _opt("sequence_number", "long", 3),
+        _opt("file_sequence_number", "long", 4), _req("data_file", data_file, 2)]}
+
+
+_SUMMARY = {"type": "record", "name": "r508", "fields": [
+    _req("contains_null", "boolean", 509), _opt("contains_nan", "boolean", 518),
+    _opt("lower_bound", "bytes", 510), _opt("upper_bound", "bytes", 511)]}
+MANIFEST_LIST_SCHEMA = fastavro.parse_schema({"type": "record", "name": "manifest_file", "fields": [
+    _req("manifest_path", "string", 500), _req("manifest_length", "long", 501),
+    _req("partition_spec_id", "int", 502), _req("content", "int", 517),
+    _req("sequence_number", "long", 515), _req("min_sequence_number", "long", 516),
+    _req("added_snapshot_id", "long", 503), _req("added_files_count", "int", 504),
+    _req("existing_files_count", "int", 505), _req("deleted_files_count", "int", 506),
+    _req("added_rows_count", "long", 512), _req("existing_rows_count", "long", 513),
+    _req("deleted_rows_count", "long", 514),
+    _opt("partitions", {"type": "array", "items": _SUMMARY, "element-id": 508}, 507),
+    _opt("key_metadata", "bytes", 519)]})
+
+
+def _map(d: dict) -> Optional[list]:
+    return [{"key": k, "value": v} for k, v in sorted(d.items())] if d else None
+
+
+def data_file(path: str, partition_values: Sequence[Any], partition: Sequence[PartitionField],
+              record_count: int, file_size: int, null_counts: dict, lower: dict, upper: dict) -> dict:
+    """A ``data_file`` record of a Parquet data file."""
+    part = {}
+    for p, v in zip(partition, partition_values):
+        v = physical(v, p.type)
+        if p.type.root == "DECIMAL" and v is not None:
+            v = fixed_decimal(v, p.type.params[0])
+        part[p.name] = v
+    return {"content": 0, "file_path": path, "file_format": "PARQUET", "partition": part,
+            "record_count": record_count, "file_size_in_bytes": file_size, "column_sizes": None,
+            "value_counts": None, "null_value_counts": _map(null_counts), "nan_value_counts": None,
+            "lower_bounds": _map(lower), "upper_bounds": _map(upper), "key_metadata": None,
+            "split_offsets": None, "equality_ids": None, "sort_order_id": None}
+
+
+def entry(status: int, snapshot_id: int, sequence_number: int, file_sequence_number: int, data: dict) -> dict:
+    return {"status": status, "snapshot_id": snapshot_id, "sequence_number": sequence_number,
+            "file_sequence_number": file_sequence_number, "data_file": data}
+
+
+def write_manifest(schema: dict, entries: Sequence[dict], metadata: dict[str, str], codec: str) -> bytes:
+    """A manifest file; ``metadata`` carries the table schema and partition spec as Iceberg's
+    readers expect them in the Avro header (``schema``, ``partition-spec``, ...)."""
+    buf = io.BytesIO()
+    fastavro.writer(buf, schema, entries, codec=CODECS[codec], metadata=metadata)
+    return buf.getvalue()
+
+
+def read_records(data: bytes) -> list[dict]:
+    return list(fastavro.reader(io.BytesIO(data)))
+
+
+def manifest_metadata(iceberg_schema: dict, spec_fields: list[dict]) -> dict[str, str]:
+    return {"schema": json.dumps(iceberg_schema), "schema-id": str(iceberg_schema["schema-id"]),
+            "partition-spec": json.dumps(spec_fields), "partition-spec-id": "0",
+            "format-version": str(FORMAT_VERSION), "content": "data"}
+
+
+def write_manifest_list(records: Sequence[dict], snapshot_id: int, parent_id: Optional[int],
+                        sequence_number: int, codec: str) -> bytes:
+    buf = io.BytesIO()
+    meta = {"snapshot-id": str(snapshot_id), "parent-snapshot-id": "null" if parent_id is None else str(parent_id),
+            "sequence-number": str(sequence_number), "format-version": str(FORMAT_VERSION)}
+    fastavro.writer(buf, MANIFEST_LIST_SCHEMA, records, codec=CODECS[codec], metadata=meta)
+    return buf.getvalue()
+
+
+def _physical_bytes(v: Any, t: T.AtomicType) -> Optional[bytes]:
+    """Single-value bytes of a partition value in its Avro (physical) form."""
+    r = t.root
+    if r == "DATE":
+        return struct.pack("<i", v)
+    if r in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        return struct.pack("<q", v)
+    if r == "DECIMAL":
+        return java_big_integer_bytes(v)
+    return to_bytes(v, t)
+
+
+def partition_summaries(records: Sequence[dict], partition: Sequence[PartitionField]) -> list[dict]:
+    """One field summary per partition field over the ``data_file`` records of a manifest."""
+    out = []
+    for p in partition:
+        col = [r["partition"][p.name] for r in records]
+        if p.type.root == "DECIMAL":
+            col = [None if v is None else int.from_bytes(v, "big", signed=True) for v in col]
+        floating = p.type.root in ("FLOAT", "DOUBLE")
+        present = [v for v in col if v is not None and not (floating and v != v)]
+        out.append({"contains_null": any(v is None for v in col),
+                    "contains_nan": any(v is not None and v != v for v in col) if floating else None,
+                    "lower_bound": _physical_bytes(min(present), p.type) if present else None,
+                    "upper_bound": _physical_bytes(max(present), p.type) if present else None})
+    return out
+
+
+def manifest_file(path: str, length: int, snapshot_id: int, sequence_number: int, min_sequence_number: int,
+                  entries: Sequence[dict], partition: Sequence[PartitionField]) -> dict:
+    """The manifest list record of a manifest holding ``entries``."""
+    summaries = partition_summaries([e["data_file"] for e in entries], partition)
+    counts = {ADDED: [0, 0], EXISTING: [0, 0], DELETED: [0, 0]}
+    for e in entries:
+        c = counts[e["status"]]
+        c[0] += 1
+        c[1] += e["data_file"]["record_count"]
+    return {"manifest_path": path, "manifest_length": length, "partition_spec_id": 0, "content": 0,
+            "sequence_number": sequence_number, "min_sequence_number": min_sequence_number,
+            "added_snapshot_id": snapshot_id, "added_files_count": counts[ADDED][0],
+            "existing_files_count": counts[EXISTING][0], "deleted_files_count": counts[DELETED][0],
+            "added_rows_count": counts[ADDED][1], "existing_rows_count": counts[EXISTING][1],
+            "deleted_rows_count": counts[DELETED][1], "partitions": summaries or None, "key_metadata": None}

@@ -1,0 +1,266 @@
+"""Data files: Parquet files of a bucket written with Paimon's field ids and statistics, and read
+back in a table's current schema.
+
+Files written under an older schema are mapped by field id: a renamed column is found under its
+old name, a column added later reads as nulls, a widened column is cast.
+"""
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Iterable, Iterator, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from lakeformat.errors import CorruptFileError
+from lakeformat.format import types as T
+from lakeformat.format.binary_row import serialize_row
+from lakeformat.format.manifest import DataFileMeta, SimpleStats
+from lakeformat.format.names import under_root
+from lakeformat.format.options import parse_list
+from lakeformat.format.schema import TableSchema
+from lakeformat.io.fileio import join
+
+
+EXTERNAL_PATHS = "data-file.external-paths"   # Paimon's roots for data files outside the table
+
+
+def file_path(table, bucket_dir: str, f: DataFileMeta) -> str:
+    """Where data file ``f`` of ``bucket_dir`` is: beside it, or at its external path when that lies
+    under a root the table's ``data-file.external-paths`` allows. A file anywhere else is never
+    read nor deleted: metadata naming it is treated as corrupt."""
+    if f.external_path is None:
+        return join(bucket_dir, f.file_name)
+    roots = parse_list(table.schema.options.get(EXTERNAL_PATHS, ""))
+    if not under_root(f.external_path, roots):
+        raise CorruptFileError(f.external_path, f"data file {f.file_name} of {getattr(table, 'name', table)} has an "
+                               f"external path outside the roots the table's {EXTERNAL_PATHS!r} allows "
+                               f"({', '.join(roots) or 'none set'}); lakeformat neither reads nor deletes it")
+    return f.external_path
+
+
+def _located(table, path: str, f: DataFileMeta) -> str:
+    """``path`` (bucket dir + file name) or, for a file stored elsewhere, its checked external path."""
+    return path if f.external_path is None else file_path(table, path.rsplit("/", 1)[0], f)
+
+
+def read_columns(table, path: str, f: DataFileMeta, wanted: Sequence[T.DataField],
+                 extra: Sequence[str] = ()) -> pa.Table:
+    """The ``wanted`` fields of the current schema from one data file, found by field id, plus
+    the file's own ``extra`` columns (the merge tree's sequence number and kind)."""
+    path = _located(table, path, f)
+    by_id, columns = _file_columns(table, f, wanted, extra)
+    try:
+        with table.io.open_input(path) as src:
+            data = pq.ParquetFile(src).read(columns=columns, use_threads=True)
+    except FileNotFoundError:
+        raise CorruptFileError(path, "data file is missing") from None
+    except (pa.ArrowInvalid, OSError) as e:
+        raise CorruptFileError(path, f"cannot read data file: {e}") from None
+    return _project(data, wanted, by_id, extra)
+
+
+def iter_columns(table, path: str, f: DataFileMeta, wanted: Sequence[T.DataField],
+                 extra: Sequence[str] = (), batch_size: int = 65536) -> Iterator[pa.Table]:
+    """:func:`read_columns` as a stream of small tables, in file order (bounded memory)."""
+    path = _located(table, path, f)
+    by_id, columns = _file_columns(table, f, wanted, extra)
+    try:
+        with table.io.open_input(path) as src:
+            for batch in pq.ParquetFile(src).iter_batches(batch_size, columns=columns):
+                yield _project(pa.Table.from_batches([batch]), wanted, by_id, extra)
+    except FileNotFoundError:
+        raise CorruptFileError(path, "data file is missing") from None
+    except (pa.ArrowInvalid, OSError) as e:
+        raise CorruptFileError(path, f"cannot read data file: {e}") from None
+
+
+def _file_columns(table, f: DataFileMeta, wanted: Sequence[T.DataField], extra: Sequence[str]):
+    by_id = {x.id: x for x in table.schema_manager.get(f.schema_id).fields}
+    return by_id, [by_id[w.id].name for w in wanted if w.id in by_id] + list(extra)
+
+
+def _project(data: pa.Table, wanted: Sequence[T.DataField], by_id: dict, extra: Sequence[str]) -> pa.Table:
+    arrays = []
+    for w in wanted:
+        target = T.to_arrow(w.type)
+        if w.id in by_id:
+            arr = data.column(by_id[w.id].name)
+            arrays.append(arr if arr.type.equals(target) else arr.cast(target))
+        else:
+            arrays.append(pa.nulls(data.num_rows, target))
+    arrays += [data.column(x) for x in extra]
+    return pa.Table.from_arrays(arrays, names=[w.name for w in wanted] + list(extra))
+
+
+STATS_TRUNCATE = 16
+
+
+def _truncate_max(v):
+    """Smallest value > every string/bytes starting with the truncated prefix, or None."""
+    if isinstance(v, str):
+        head = v[:STATS_TRUNCATE]
+        for i in range(len(head) - 1, -1, -1):
+            if ord(head[i]) < 0x10FFFF:
+                nxt = ord(head[i]) + 1
+                return head[:i] + chr(0xE000 if 0xD800 <= nxt <= 0xDFFF else nxt)   # never a lone surrogate
+        return None
+    head = v[:STATS_TRUNCATE]
+    for i in range(len(head) - 1, -1, -1):
+        if head[i] < 255:
+            return head[:i] + bytes([head[i] + 1])
+    return None
+
+
+def column_stats(arr: pa.ChunkedArray, t: T.DataType):
+    """(min, max, null_count) of a column, Paimon's default ``truncate(16)`` for strings and
+    bytes; min/max None for nested types."""
+    nulls = arr.null_count
+    if not isinstance(t, T.AtomicType) or nulls == len(arr):
+        return None, None, nulls
+    mm = pc.min_max(arr)
+    lo, hi = mm["min"], mm["max"]
+    if t.root in ("CHAR", "VARCHAR", "BINARY", "VARBINARY"):
+        lo, hi = lo.as_py(), hi.as_py()
+        if len(lo) > STATS_TRUNCATE:
+            lo = lo[:STATS_TRUNCATE]
+        if len(hi) > STATS_TRUNCATE:
+            hi = _truncate_max(hi)
+    elif t.root in ("FLOAT", "DOUBLE"):
+        lo, hi = lo.as_py(), hi.as_py()
+    return lo, hi, nulls
+
+
+class StatsCollector:
+    """Accumulates per-column min/max/null counts over the batches of one file."""
+
+    def __init__(self, fields: Iterable[T.DataField]):
+        self.fields = list(fields)
+        self.mins: list = [None] * len(self.fields)
+        self.maxs: list = [None] * len(self.fields)
+        self.nulls = [0] * len(self.fields)
+
+    def add(self, table: pa.Table) -> None:
+        for i, f in enumerate(self.fields):
+            lo, hi, n = column_stats(table.column(i), f.type)
+            self.nulls[i] += n
+            self.mins[i] = _pick(self.mins[i], lo, min)
+            self.maxs[i] = _pick(self.maxs[i], hi, max)
+
+    def result(self) -> SimpleStats:
+        types = [f.type for f in self.fields]
+        return SimpleStats(serialize_row(self.mins, types), serialize_row(self.maxs, types), tuple(self.nulls))
+
+
+def _key(v):
+    return v.as_py() if isinstance(v, pa.Scalar) and not pa.types.is_timestamp(v.type) else (
+        v.value if isinstance(v, pa.Scalar) else v)
+
+
+def _pick(a, b, fn):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a if fn(_key(a), _key(b)) == _key(a) else b
+
+
+class RollingFileWriter:
+    """Appends Arrow tables to Parquet files of one bucket, starting a new file at ``target_size``."""
+
+    def __init__(self, table, bucket_dir: str, schema: TableSchema, seq_start: int = 0, prefix: str = "data-"):
+        self.table, self.dir, self.schema = table, bucket_dir, schema
+        self.arrow_schema = self._file_schema()
+        self.files: list[DataFileMeta] = []
+        self.seq = seq_start
+        self._writer = self._stream = None
+        self._prefix = f"{prefix}{uuid.uuid4()}-"
+        self._count = 0
+        self._bytes_per_row = 0.0
+
+    # hooks for other file layouts (the merge tree's key-value files)
+    def _file_schema(self) -> pa.Schema:
+        return _with_field_ids(self.schema)
+
+    def _start_file(self) -> None:
+        self._stats = StatsCollector(self.schema.fields)
+
+    def _observe(self, part: pa.Table) -> None:
+        self._stats.add(part)
+
+    def _file_meta(self, name: str, size: int, rows: int) -> DataFileMeta:
+        meta = DataFileMeta(
+            file_name=name, file_size=size, row_count=rows, value_stats=self._stats.result(),
+            min_sequence_number=self.seq, max_sequence_number=self.seq + rows - 1,
+            schema_id=self.schema.id, level=0, creation_time_millis=int(time.time() * 1000))
+        self.seq += rows
+        return meta
+
+    def write(self, data: pa.Table) -> None:
+        """Append rows, rolling to a new file at the target size. Chunk sizes come from the
+        bytes per row seen so far, so a large input rolls close to the target."""
+        target = self.table.target_file_size
+        offset = 0
+        while offset < data.num_rows:
+            if self._writer is None:
+                self._open()
+            written = self._stream.tell()
+            chunk = data.num_rows - offset
+            if self._bytes_per_row:
+                chunk = min(chunk, max(256, int((target - written) / self._bytes_per_row)))
+            else:
+                chunk = min(chunk, 16384)   # learn the bytes per row on a first small chunk
+            part = data.slice(offset, chunk)
+            self._writer.write_table(part.cast(self.arrow_schema), row_group_size=1 << 20)
+            self._observe(part)
+            self._rows += part.num_rows
+            offset += part.num_rows
+            grown = self._stream.tell() - written
+            if grown:
+                self._bytes_per_row = grown / part.num_rows
+            if self._stream.tell() >= target:
+                self._close_file()
+
+    def _open(self) -> None:
+        opts = self.table.options
+        self._name = f"{self._prefix}{self._count}.{opts.get('file.format', 'parquet')}"
+        self._count += 1
+        self._stream = self.table.io.open_output(join(self.dir, self._name))
+        compression = opts.get("file.compression", "zstd")
+        level = int(opts.get("file.compression.zstd-level", "1")) if compression == "zstd" else None
+        self._writer = pq.ParquetWriter(self._stream, self.arrow_schema, compression=compression,
+                                        compression_level=level, write_statistics=False)
+        self._rows = 0
+        self._start_file()
+
+    def _close_file(self) -> None:
+        self._writer.close()
+        size = self._stream.tell()
+        self._stream.close()
+        self.files.append(self._file_meta(self._name, size, self._rows))
+        self._writer = self._stream = None
+
+    def close(self) -> list[DataFileMeta]:
+        if self._writer is not None:
+            self._close_file()
+        return self.files
+
+    def abort(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._stream.close()
+            self.files.append(DataFileMeta(self._name, 0, 0))
+            self._writer = None
+        for f in self.files:
+            self.table.io.delete(join(self.dir, f.file_name))
+        self.files = []
+
+
+def _with_field_ids(schema: TableSchema) -> pa.Schema:
+    """The Parquet schema carries Paimon field ids, as Paimon's own writers do."""
+    fields = []
+    for f, af in zip(schema.fields, schema.arrow_schema()):
+        fields.append(af.with_metadata({b"PARQUET:field_id": str(f.id).encode()}))
+    return pa.schema(fields)

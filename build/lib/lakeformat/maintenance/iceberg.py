@@ -1,0 +1,439 @@
+"""Publishing a Paimon table as an Iceberg table (Paimon's ``metadata.iceberg.storage``).
+
+After each commit the publisher brings the Iceberg metadata up to the latest Paimon snapshot:
+one Iceberg snapshot per Paimon snapshot (same id, same commit time, same schema id), each
+adding one manifest for the files its Paimon snapshot added and reusing every other manifest;
+only manifests holding a removed file are rewritten, and small manifests are merged once there
+are enough of them. Then it creates ``vN.metadata.json`` (only if absent: a reader never sees
+half a version) and moves ``version-hint.text`` to it, and deletes what nothing needs any more:
+earlier versions (``metadata.iceberg.delete-after-commit.enabled``,
+``metadata.iceberg.previous-versions-max``) and the manifest lists and manifests of Iceberg
+snapshots whose Paimon snapshot expired.
+
+The Paimon snapshot is the source of truth. Publishing catches up on every Paimon snapshot the
+Iceberg view lacks, so a publish that failed or was killed (or a commit made without it, such as
+a partition expiration) is repaired by the next one, or by ``lakeformat iceberg-sync``. Metadata
+that does not match Paimon's history (a rollback, a dropped and recreated table, snapshots
+expired before they were published) is rebuilt from the earliest retained snapshot. Files a
+killed publish wrote but no version names are orphans that orphan-file removal deletes.
+
+A process keeps what it published last (the metadata, the manifest lists of its snapshots), and
+checks with one ``stat`` that the version is still the newest and unchanged, so a commit reads
+nothing back and the cost of a publish does not grow with the table's history.
+"""
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass, field
+from typing import Optional
+
+from lakeformat.errors import CorruptFileError, LakeformatError, NotFoundError
+from lakeformat.format import options as O
+from lakeformat.format.iceberg import manifest as M
+from lakeformat.format.iceberg import plan as P
+from lakeformat.format.iceberg.metadata import IcebergSnapshot, TableMetadata
+from lakeformat.format.iceberg.schema import (
+    check_publishable,
+    iceberg_schema,
+    last_partition_id,
+    partition_fields,
+)
+from lakeformat.format.iceberg.values import column_metrics, physical
+from lakeformat.format.manifest import ManifestEntry
+from lakeformat.format.snapshot import COMPACT, Snapshot
+from lakeformat.io.fileio import join
+from lakeformat.io.iceberg import IcebergFiles, absolute, metadata_dir
+from lakeformat.read.scan import FileScan
+
+log = logging.getLogger(__name__)
+
+
+def enabled(table) -> bool:
+    return table.typed_options.get(O.ICEBERG_STORAGE) != "disabled"
+
+
+def iceberg_files(table) -> IcebergFiles:
+    """The Iceberg ``metadata/`` directory of ``table`` (its storage options decide where)."""
+    o = table.typed_options
+    location = o.get(O.ICEBERG_STORAGE_LOCATION)
+    if location is None:
+        location = "table-location" if o.get(O.ICEBERG_STORAGE) == "table-location" else "catalog-location"
+    return IcebergFiles(table.io, metadata_dir(table.io, table.path, location))
+
+
+@dataclass
+class _Known:
+    """What this process published last for one metadata directory."""
+
+    version: int
+    stat: tuple
+    metadata: TableMetadata
+    manifests: dict[int, list[dict]]   # Iceberg snapshot id -> its manifest list records
+
+
+_KNOWN: dict[str, _Known] = {}
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    version: Optional[int] = None           # the version now current (None: table has no snapshot)
+    published: tuple[int, ...] = ()         # Iceberg snapshots added
+    expired: tuple[int, ...] = ()           # Iceberg snapshots dropped with their Paimon snapshot
+    rebuilt: bool = False                   # history did not match Paimon's: rebuilt from the earliest
+    deleted: tuple[str, ...] = field(default=(), repr=False)   # metadata files deleted
+
+    def summary(self, table_name: str = "") -> str:
+        of = f" of {table_name}" if table_name else ""
+        if self.version is None:
+            return f"nothing to publish{of}: no snapshot"
+        if not self.published and not self.expired:
+            return f"Iceberg metadata{of} is up to date (version {self.version})"
+        what = "rebuilt" if self.rebuilt else "published"
+        return (f"{what} Iceberg version {self.version}{of}: {len(self.published)} snapshot(s) added, "
+                f"{len(self.expired)} expired, {len(self.deleted)} metadata file(s) deleted")
+
+
+class IcebergPublisher:
+    """Publishes one table's Iceberg metadata; cheap to create (one per commit)."""
+
+    def __init__(self, table):
+        self.table = table
+        o = table.typed_options
+        self.files = iceberg_files(table)
+        self.codec = o.get(O.ICEBERG_MANIFEST_COMPRESSION)
+        self.keep_versions = o.get(O.ICEBERG_PREVIOUS_VERSIONS_MAX)
+        self.delete_old = o.get(O.ICEBERG_DELETE_AFTER_COMMIT)
+        self.min_merge, self.max_merge = o.get(O.ICEBERG_COMPACT_MIN_FILE_NUM), o.get(O.ICEBERG_COMPACT_MAX_FILE_NUM)
+        self.target_size = o.get(O.MANIFEST_TARGET_FILE_SIZE)
+        schema = table.schema
+        self.visible = P.exported(bool(schema.primary_keys), o.num_levels() - 1)
+        self.partition = [M.PartitionField(f["name"], f["field-id"], schema.field(f["name"]).type)
+                          for f in partition_fields(schema)]
+        self.avro_schema = M.manifest_schema(self.partition)
+        self.location = absolute(table.io, table.path)
+        self._dirs: dict[tuple, str] = {}
+        self._schemas: dict[int, dict] = {}
+
+    # -- entry point ---------------------------------------------------------------------------
+    def sync(self, rebuild: bool = False) -> PublishResult:
+        """Bring the Iceberg metadata up to the latest Paimon snapshot (``rebuild``: from scratch)."""
+        check_publishable(self.table.schema)
+        for attempt in range(3):
+            try:
+                return self._sync(rebuild)
+            except (CorruptFileError, NotFoundError, FileNotFoundError) as e:
+                # another publisher or an expiration changed the files while this one read them
+                _KNOWN.pop(self.files.dir, None)
+                if attempt == 2:
+                    raise
+                log.info("Iceberg metadata of %s changed while publishing (%s); trying again", self.table.name, e)
+        raise AssertionError("unreachable")
+
+    def _sync(self, rebuild: bool) -> PublishResult:
+        sm = self.table.snapshot_manager
+        latest = sm.latest_id()
+        if latest is None:
+            return PublishResult()
+        earliest = sm.earliest_id() or latest
+        known = None if rebuild else self._load()
+        if known is not None and not self._matches(known, earliest, latest):
+            known = None
+        rebuilt = known is None
+        if rebuilt:
+            previous = self._previous_uuid()
+            meta = TableMetadata(previous or str(uuid.uuid4()), self.location, [], [
+                dict(f) for f in partition_fields(self.table.schema)], last_partition_id(self.table.schema), {}, [])
+            manifests: dict[int, list[dict]] = {}
+            start = earliest
+        else:
+            meta, manifests = known.metadata.copy(snapshots=list(known.metadata.snapshots)), dict(known.manifests)
+            start = known.version + 1
+        written: list[str] = []
+        try:
+            published = []
+            for sid in range(start, latest + 1):
+                snap = sm.get(sid)
+                base = manifests.get(meta.current.snapshot_id) if meta.current is not None else None
+                if base is None and meta.current is not None:
+                    base = self._read_list(meta.current.manifest_list)
+                records, snapshot = self._next(meta, base or [], snap, rebuilt and sid == start, written)
+                meta.snapshots.append(snapshot)
+                manifests[sid] = records
+                published.append(sid)
+            self._add_schemas(meta)
+            retention = P.retain([s.snapshot_id for s in meta.snapshots], earliest)
+            expired = [s for s in meta.snapshots if s.snapshot_id in set(retention.expired)]
+            if not published and not expired:
+                return PublishResult(known.version)
+            meta.snapshots = [s for s in meta.snapshots if s.snapshot_id not in set(retention.expired)]
+            version = latest
+            text = meta.to_json()
+            if rebuilt:
+                self.files.replace_version(version, text)
+            elif published:
+                if not self.files.create_version(version, text):
+                    log.info("Iceberg version %d of %s was published by another process", version, self.table.name)
+                    _KNOWN.pop(self.files.dir, None)
+                    return PublishResult(version)
+            else:   # only expiration: the same version without the expired snapshots
+                self.files.replace_version(version, text)
+            written = []   # the version names them now
+        finally:
+            for path in written:   # a failed publish leaves no file behind that nothing names
+                self.files.delete(path)
+        self.files.write_hint(version)
+        deleted = self._cleanup(version, known.version if known else None, expired, manifests, meta, rebuilt)
+        for s in expired:
+            manifests.pop(s.snapshot_id, None)
+        _KNOWN[self.files.dir] = _Known(version, self.files.stat(version), meta, manifests)
+        return PublishResult(version, tuple(published), tuple(s.snapshot_id for s in expired), rebuilt,
+                             tuple(deleted))
+
+    # -- what is published already -----------------------------------------------------------
+    def _load(self) -> Optional[_Known]:
+        version = self.files.current_version()
+        if version is None:
+            return None
+        known = _KNOWN.get(self.files.dir)
+        if known is not None and known.version == version and known.stat == self.files.stat(version):
+            return known
+        try:
+            meta = TableMetadata.from_json(self.files.read_version(version))
+        except (ValueError, KeyError, TypeError) as e:
+            log.warning("Iceberg metadata %s cannot be read (%s); rebuilding it",
+                        self.files.version_path(version), e)
+            return None
+        if meta.current is None:
+            return None
+        return _Known(version, self.files.stat(version), meta, {})
+
+    def _matches(self, known: _Known, earliest: int, latest: int) -> bool:
+        """Whether the published history is Paimon's: its current snapshot is a retained Paimon
+        snapshot with the same commit time, and not newer than the latest."""
+        cur = known.metadata.current
+        if cur is None or cur.snapshot_id != known.version or not earliest <= cur.snapshot_id <= latest:
+            return False
+        try:
+            return self.table.snapshot_manager.get(cur.snapshot_id).time_millis == cur.timestamp_ms
+        except NotFoundError:
+            return False
+
+    def _previous_uuid(self) -> Optional[str]:
+        """The identity of metadata being rebuilt, kept so readers keep refreshing one table."""
+        known = _KNOWN.get(self.files.dir)
+        if known is not None:
+            return known.metadata.table_uuid
+        version = self.files.current_version()
+        if version is None:
+            return None
+        try:
+            return TableMetadata.from_json(self.files.read_version(version)).table_uuid
+        except Exception:   # noqa: BLE001 - unreadable metadata gets a new identity
+            return None
+
+    def _read_list(self, path: str) -> list[dict]:
+        try:
+            return M.read_records(self.files.read(path))
+        except FileNotFoundError:
+            raise CorruptFileError(path, "Iceberg manifest list is missing") from None
+
+    # -- one snapshot ------------------------------------------------------------------------
+    def _next(self, meta: TableMetadata, base: list[dict], snap: Snapshot, first: bool,
+              written: list[str]) -> tuple[list[dict], IcebergSnapshot]:
+        """The manifest list records and the Iceberg snapshot for Paimon snapshot ``snap``."""
+        sid = snap.id
+        if first:   # the whole view of the first snapshot of a rebuilt history
+            scan = FileScan(self.table)
+            added = {(e.partition, e.bucket, e.file.file_name): e for e in scan.live_entries(snap)
+                     if self.visible(e.file)}
+            removed: dict = {}
+        else:
+            added, removed = P.file_changes(FileScan(self.table).delta_entries(snap), self.visible)
+        records = list(base)
+        if removed:
+            records = self._remove(records, removed, added, sid, written)
+        new_entries = [M.entry(M.ADDED, sid, sid, sid, self._data_file(e)) for e in added.values()]
+        if new_entries:
+            records.append(self._write_manifest(new_entries, sid, written))
+        records = self._merge_small(records, sid, written)
+        name = f"snap-{sid}-{uuid.uuid4()}.avro"
+        parent = meta.current.snapshot_id if meta.current is not None else None
+        path = self.files.write(name, M.write_manifest_list(records, sid, parent, sid, self.codec))
+        written.append(path)
+        prev = meta.current.summary if meta.current is not None else {}
+        summary = self._summary(prev, added.values(), removed.values(), snap)
+        return records, IcebergSnapshot(sid, parent, snap.time_millis, path, snap.schema_id, summary)
+
+    def _remove(self, records: list[dict], removed: dict, added: dict, sid: int,
+                written: list[str]) -> list[dict]:
+        """Rewrite the manifests holding a removed file; a file the snapshot adds that the view
+        already holds is not added twice."""
+        paths = {self._path(e): key for key, e in removed.items()}
+        added_paths = {self._path(e): key for key, e in added.items()}
+        types = [p.type for p in self.partition]
+        wanted = [[physical(v, t) for v, t in zip(self.table.partition_values(e.partition), types)]
+                  for e in removed.values()]
+        out = []
+        for rec in records:
+            if not any(P.may_hold(rec.get("partitions"), v, types) for v in wanted):
+                out.append(rec)
+                continue
+            entries = M.read_records(self.files.read(rec["manifest_path"]))
+            for e in entries:
+                if e["status"] != M.DELETED and e["data_file"]["file_path"] in added_paths:
+                    added.pop(added_paths[e["data_file"]["file_path"]], None)
+            rewritten, hit = P.live_after_removal(entries, set(paths), sid)
+            out.append(self._write_manifest(rewritten, sid, written) if hit else rec)
+        return out
+
+    def _merge_small(self, records: list[dict], sid: int, written: list[str]) -> list[dict]:
+        pick = P.compaction_candidates([r["manifest_length"] for r in records], self.target_size,
+                                       self.min_merge, self.max_merge)
+        if not pick:
+            return records
+        entries = []
+        for i in pick:
+            entries += M.read_records(self.files.read(records[i]["manifest_path"]))
+            if records[i]["added_snapshot_id"] == sid and records[i]["manifest_path"] in written:
+                self.files.delete(records[i]["manifest_path"])   # written by this snapshot: nothing names it
+                written.remove(records[i]["manifest_path"])
+        merged = P.merged_entries(entries, sid)
+        chosen = set(pick)
+        out = [r for i, r in enumerate(records) if i not in chosen]
+        if merged:
+            out.append(self._write_manifest(merged, sid, written))
+        return out
+
+    def _write_manifest(self, entries: list[dict], sid: int, written: list[str]) -> dict:
+        schema = self._iceberg_schema(self.table.schema.id)
+        data = M.write_manifest(self.avro_schema, entries,
+                                M.manifest_metadata(schema, partition_fields(self.table.schema)), self.codec)
+        path = self.files.write(f"{uuid.uuid4()}-m0.avro", data)
+        written.append(path)
+        seqs = [e["sequence_number"] for e in entries if e["sequence_number"] is not None]
+        return M.manifest_file(path, len(data), sid, sid, min(seqs, default=sid), entries, self.partition)
+
+    def _data_file(self, e: ManifestEntry) -> dict:
+        f = e.file
+        fields = self.table.schema_manager.get(f.schema_id).fields
+        nulls, lower, upper = column_metrics(f.value_stats, f.value_stats_cols, fields)
+        return M.data_file(self._path(e), self.table.partition_values(e.partition), self.partition,
+                           f.row_count, f.file_size, nulls, lower, upper)
+
+    def _path(self, e: ManifestEntry) -> str:
+        if e.file.external_path:
+            return e.file.external_path
+        d = self._dirs.get((e.partition, e.bucket))
+        if d is None:
+            d = self._dirs[(e.partition, e.bucket)] = absolute(self.table.io, self.table.bucket_dir_of(e.partition, e.bucket))
+        return join(d, e.file.file_name)
+
+    def _summary(self, prev: dict, added, removed, snap: Snapshot) -> dict:
+        added, removed = list(added), list(removed)
+
+        def total(key: str, delta: int) -> str:
+            return str(max(0, int(prev.get(key, 0)) + delta))
+        add_rows, del_rows = sum(e.file.row_count for e in added), sum(e.file.row_count for e in removed)
+        add_size, del_size = sum(e.file.file_size for e in added), sum(e.file.file_size for e in removed)
+        return {"operation": P.operation(bool(removed), bool(added), snap.commit_kind == COMPACT),
+                "added-data-files": str(len(added)), "added-records": str(add_rows),
+                "added-files-size": str(add_size), "deleted-data-files": str(len(removed)),
+                "deleted-records": str(del_rows), "removed-files-size": str(del_size),
+                "changed-partition-count": str(len({e.partition for e in added + removed})),
+                "total-records": total("total-records", add_rows - del_rows),
+                "total-data-files": total("total-data-files", len(added) - len(removed)),
+                "total-files-size": total("total-files-size", add_size - del_size),
+                "total-delete-files": "0", "total-position-deletes": "0", "total-equality-deletes": "0",
+                "paimon.commit-kind": snap.commit_kind}
+
+    # -- schemas -------------------------------------------------------------------------------
+    def _iceberg_schema(self, schema_id: int) -> dict:
+        if schema_id not in self._schemas:
+            self._schemas[schema_id] = iceberg_schema(self.table.schema_manager.get(schema_id))
+        return self._schemas[schema_id]
+
+    def _add_schemas(self, meta: TableMetadata) -> None:
+        """Every Paimon schema up to the newest a snapshot or the table uses, each once."""
+        have = {s["schema-id"] for s in meta.schemas}
+        top = max([self.table.schema.id] + [s.schema_id for s in meta.snapshots])
+        missing = [i for i in range(top + 1) if i not in have]
+        if missing:
+            ids = set(self.table.schema_manager.list_ids())
+            meta.schemas = sorted(meta.schemas + [self._iceberg_schema(i) for i in missing if i in ids],
+                                  key=lambda s: s["schema-id"])
+
+    # -- cleanup -------------------------------------------------------------------------------
+    def _cleanup(self, version: int, base: Optional[int], expired: list[IcebergSnapshot],
+                 manifests: dict[int, list[dict]], meta: TableMetadata, rebuilt: bool) -> list[str]:
+        """Delete earlier versions (as the options say), then the manifest lists and manifests
+        only expired snapshots named."""
+        deleted: list[str] = []
+        if self.delete_old:
+            if self.keep_versions == 0 and base is not None and not rebuilt:
+                old = [base] if base != version else []
+            else:
+                old = [v for v in self.files.versions() if v != version and (v < version - self.keep_versions
+                                                                            or v > version)]
+            for v in old:
+                self.files.delete(self.files.version_path(v))
+                deleted.append(self.files.version_path(v))
+        if expired:
+            kept = {r["manifest_path"] for s in meta.snapshots for r in manifests.get(s.snapshot_id, ())}
+            if meta.snapshots and meta.snapshots[0].snapshot_id not in manifests:
+                kept |= {r["manifest_path"] for r in self._read_list(meta.snapshots[0].manifest_list)}
+            for s in expired:
+                try:
+                    records = manifests.get(s.snapshot_id) or self._read_list(s.manifest_list)
+                except CorruptFileError:
+                    records = []   # deleted by an earlier, interrupted cleanup
+                gone = [r["manifest_path"] for r in records if r["manifest_path"] not in kept] + [s.manifest_list]
+                for path in gone:
+                    self.files.delete(path)
+                deleted += gone
+                kept |= {r["manifest_path"] for r in records}   # shared with later expired ones: gone already
+        return deleted
+
+
+def publish_after_change(table) -> Optional[PublishResult]:
+    """Run last after each commit, snapshot expiration and rollback when ``metadata.iceberg.storage``
+    is set. A failure is logged, never raised: the Paimon change happened, and the next commit
+    (or ``lakeformat iceberg-sync``) repairs the Iceberg metadata."""
+    if not enabled(table):
+        return None
+    try:
+        return IcebergPublisher(table).sync()
+    except Exception as e:   # noqa: BLE001 - the commit succeeded; the next publish repairs
+        log.warning("publishing Iceberg metadata of %s failed (the commit itself succeeded; the next commit "
+                    "or `lakeformat iceberg-sync` repairs it): %s", table.name, e,
+                    exc_info=log.isEnabledFor(logging.DEBUG))
+        return None
+
+
+def iceberg_sync(table, rebuild: bool = False) -> PublishResult:
+    """Repair or rebuild the Iceberg metadata of ``table`` now (the ``iceberg-sync`` verb)."""
+    if not enabled(table):
+        raise LakeformatError(f"{table.name} does not publish Iceberg metadata: set the option "
+                              "metadata.iceberg.storage to table-location or hadoop-catalog first")
+    return IcebergPublisher(table).sync(rebuild)
+
+
+def reachable_metadata(table) -> tuple[str, set[str]]:
+    """(Iceberg metadata directory, names of the files in it that a present version reaches):
+    the versions themselves, the hint, their manifest lists and manifests. For orphan removal."""
+    files = iceberg_files(table)
+    names = {"version-hint.text"}
+    for v in files.versions():
+        names.add(f"v{v}.metadata.json")
+        try:
+            meta = TableMetadata.from_json(files.read_version(v))
+        except FileNotFoundError:
+            continue
+        for s in meta.snapshots:
+            names.add(s.manifest_list.rsplit("/", 1)[-1])
+            try:
+                records = M.read_records(files.read(s.manifest_list))
+            except FileNotFoundError:
+                continue
+            names |= {r["manifest_path"].rsplit("/", 1)[-1] for r in records}
+    return files.dir, names

@@ -1,0 +1,357 @@
+"""Orphan files: files under a table that nothing can reach any more.
+
+Crashed or aborted writers, failed commits and interrupted expirations leave data files and
+manifests that no snapshot names. They are found by set difference:
+
+- reachable: every file named by any manifest (added or deleted entries alike, and their extra
+  files) of any manifest list of any snapshot, tag, changelog (``changelog/changelog-N``) and
+  branch, those manifest lists and manifests, index manifests and the index files they name,
+  statistics files, and every data file a staged commit (``staged/*.json``) names;
+- candidates: files in the bucket directories, ``manifest/``, ``index/`` and ``statistics/``,
+  plus temp files (hidden ``*.tmp``) a crashed write left in the metadata directories. Snapshot,
+  schema, tag, consumer, hint and stage files themselves are never candidates.
+- Iceberg metadata (``metadata.iceberg.storage``): files in its ``metadata/`` directory that no
+  present ``vN.metadata.json`` reaches (manifests and manifest lists of a killed publish) are
+  candidates too; the versions and ``version-hint.text`` never are.
+
+A candidate goes only if it is unreachable AND older than ``older_than`` by modification time
+(default one day), so a writer whose files are not committed yet is never hurt. Reading order
+makes concurrent work safe: stages first, then tags and changelogs, then snapshots (a publish
+moves files from a stage into a snapshot; a tag is taken from a snapshot before it expires), and
+before deleting, stages and tags are listed again and any new one's files are spared. If any of
+them cannot be read the run refuses to delete anything: a file unreadable metadata might name is
+not provably an orphan. Bucket directories this run emptied, or found empty and unmodified for
+``older_than``, are removed with their emptied partition directories (local disks; object
+stores have no directories). One race remains, as in Paimon: a writer creating a directory the
+instant it is removed.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import io as _io
+import logging
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import Callable, Iterable, Optional, Sequence
+
+import fastavro
+import pyarrow.fs as pafs
+
+from lakeformat.commit.staging import list_staged
+from lakeformat.errors import LakeformatError
+from lakeformat.format.partition import escape_path_name
+from lakeformat.format.snapshot import Snapshot
+from lakeformat.io.fileio import join
+from lakeformat.io.manifests import ManifestFile, ManifestList
+from lakeformat.maintenance.iceberg import enabled as iceberg_enabled
+from lakeformat.maintenance.iceberg import reachable_metadata
+
+log = logging.getLogger(__name__)
+Progress = Callable[[int, int, str], None]
+
+MANIFEST, INDEX, STATISTICS, ICEBERG = "manifest", "index", "statistics", "iceberg"
+_METADATA_DIRS = ("snapshot", "schema", "tag", "consumer", "changelog", "staged", "branch")
+_TEMP = re.compile(r"^\..+\.tmp$")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A file that may be an orphan: where it is (``area`` one of data, manifest, index,
+    statistics, temp), its path, size and modification time."""
+
+    area: str
+    path: str
+    name: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class Reachable:
+    """Names of the files something can reach, per area."""
+
+    data: frozenset = frozenset()
+    manifest: frozenset = frozenset()
+    index: frozenset = frozenset()
+    statistics: frozenset = frozenset()
+    iceberg: frozenset = frozenset()
+
+    def reaches(self, c: Candidate) -> bool:
+        return c.name in {"data": self.data, MANIFEST: self.manifest, INDEX: self.index,
+                          STATISTICS: self.statistics, ICEBERG: self.iceberg}.get(c.area, frozenset())
+
+
+@dataclass(frozen=True)
+class OrphanResult:
+    listed: int                     # candidate files looked at
+    orphans: tuple[str, ...]        # unreachable and old enough: deleted, or would be with dry_run
+    orphan_bytes: int
+    too_young: int                  # unreachable but newer than older_than: kept
+    dirs_removed: int
+    dry_run: bool
+
+    @property
+    def deleted(self) -> int:
+        return 0 if self.dry_run else len(self.orphans)
+
+    @property
+    def deleted_bytes(self) -> int:
+        return 0 if self.dry_run else self.orphan_bytes
+
+
+def select_orphans(candidates: Iterable[Candidate], reachable: Reachable,
+                   cutoff_ns: int) -> tuple[list[Candidate], int]:
+    """(orphans, how many unreachable files are too young): the pure decision."""
+    orphans, young = [], 0
+    for c in candidates:
+        if reachable.reaches(c):
+            continue
+        if c.mtime_ns < cutoff_ns:
+            orphans.append(c)
+        else:
+            young += 1
+    return orphans, young
+
+
+# ---------------------------------------------------------------- reachability
+
+class _Refuse(LakeformatError):
+    pass
+
+
+def _read_records(table, root: str, what: str, names: Iterable[str], parse) -> list:
+    """(name, parsed file) of each of ``names`` under ``root/what``."""
+    out = []
+    for name in names:
+        path = join(root, what, name)
+        try:
+            out.append((name, parse(table.io.read_bytes(path).decode())))
+        except FileNotFoundError:
+            continue   # deleted while we listed (an expired changelog, a deleted tag)
+        except Exception as e:
+            raise _Refuse(f"{path} cannot be read ({e})") from None
+    return out
+
+
+_KINDS = (("tag", r"tag-.+"), ("changelog", r"changelog-\d+"), ("snapshot", r"snapshot-\d+"))
+
+
+def _records(table, root: str, kinds: Sequence[str], seen: set) -> list[tuple[str, Snapshot]]:
+    """Tags, changelogs and snapshots under ``root`` (in that order, those of ``kinds`` not in
+    ``seen``) as (kind, snapshot); adds what it reads to ``seen``."""
+    io = table.io
+    out = []
+    for kind, pattern in _KINDS:
+        if kind not in kinds:
+            continue
+        names = sorted(n for n in io.list_names(join(root, kind))
+                       if re.fullmatch(pattern, n) and (root, n) not in seen)
+        out += [(kind if kind == "snapshot" else f"{kind} file {n}", s)
+                for n, s in _read_records(table, root, kind, names, Snapshot.from_json)]
+        seen.update((root, n) for n in names)
+    return out
+
+
+def _branch_roots(table) -> list[str]:
+    d = join(table.path, "branch")
+    return [join(d, i.base_name) for i in table.io.list_dir(d)
+            if i.type == pafs.FileType.Directory and i.base_name.startswith("branch-")]
+
+
+def reachable_files(table, progress: Optional[Progress] = None, threads: int = 8,
+                    seen: Optional[set] = None, kinds: Sequence[str] = ("tag", "changelog", "snapshot"),
+                    roots: Optional[Sequence[str]] = None) -> Reachable:
+    """Everything a snapshot, tag, changelog, branch or stage of ``table`` reaches. Raises
+    LakeformatError (naming the file) if any of them cannot be read. ``seen`` (updated) holds
+    the stages and metadata files read before: a second call reads only new ones."""
+    seen = set() if seen is None else seen
+    try:
+        staged = [s for s in list_staged(table) if ("staged", s.stage_id, s.create_time) not in seen]
+    except Exception as e:
+        raise _Refuse(f"a staged commit cannot be read ({e})") from None
+    data: set[str] = set()
+    for s in staged:
+        data |= s.file_names()
+        seen.add(("staged", s.stage_id, s.create_time))
+    manifest_names: set[str] = set()
+    index: set[str] = set()
+    statistics: set[str] = set()
+    for root in roots if roots is not None else [table.path] + _branch_roots(table):
+        records = _records(table, root, kinds, seen)
+        data_r, manifest_r, index_r = _reach_records(table, root, records, progress, threads)
+        data |= data_r
+        index |= index_r
+        statistics |= {r.statistics for _, r in records if r.statistics}
+        if root == table.path:
+            manifest_names |= manifest_r
+    return Reachable(frozenset(data), frozenset(manifest_names), frozenset(index), frozenset(statistics))
+
+
+def _reach_records(table, root: str, records: Sequence[tuple[str, Snapshot]], progress, threads: int):
+    """(data file names, manifest/ names, index file names) that ``records`` reach."""
+    io = table.io
+    mlist = ManifestList(io, root)
+    mfile = ManifestFile(io, root, [f.type for f in table.schema.partition_fields], table.schema.id)
+    users: dict[str, list[tuple[str, Snapshot]]] = {}   # manifest (list) name -> records naming it
+    for rec in records:
+        for name in rec[1].manifest_lists():
+            users.setdefault(name, []).append(rec)
+    lists = sorted(users)
+    for name in lists:
+        try:
+            metas = mlist.read(name)
+        except Exception as e:
+            _refuse_unless_expired(table, root, users[name], name, e)
+            continue
+        for m in metas:
+            users.setdefault(m.file_name, []).extend(users[name])
+    todo = sorted(set(users) - set(lists))
+
+    def names_in(name: str) -> set[str]:
+        out = set()
+        for e in mfile.read(name):
+            out.add(e.file.file_name)
+            out.update(e.file.extra_files)
+        return out
+
+    data: set[str] = set()
+    with ThreadPoolExecutor(max(1, min(threads, len(todo)))) as pool:
+        futures = [(n, pool.submit(names_in, n)) for n in todo]
+        for done, (name, fut) in enumerate(futures, 1):
+            try:
+                data |= fut.result()
+            except Exception as e:
+                _refuse_unless_expired(table, root, users[name], name, e)
+            if progress:
+                progress(done, len(todo), "manifests read")
+    index_manifests = sorted({r.index_manifest for _, r in records if r.index_manifest})
+    index: set[str] = set()
+    for name in index_manifests:
+        index |= _index_files(io, root, name)
+    return data, set(users) | set(index_manifests), index
+
+
+def _index_files(io, root: str, name: str) -> set[str]:
+    """Index file names an index manifest lists (it lives in manifest/, index files in index/)."""
+    path = join(root, MANIFEST, name)
+    try:
+        records = list(fastavro.reader(_io.BytesIO(io.read_bytes(path))))
+    except Exception as e:
+        raise _Refuse(f"index manifest {path} cannot be read ({e})") from None
+    return {r["_FILE_NAME"] for r in records if isinstance(r, dict) and r.get("_FILE_NAME")}
+
+
+def _refuse_unless_expired(table, root: str, users: Sequence[tuple[str, Snapshot]], name: str,
+                           error: Exception) -> None:
+    """A manifest (list) that cannot be read is fine only if every record naming it is a
+    snapshot that expired while we read (its snapshot file is gone): then nothing needs it."""
+    alive = [f"{kind} (snapshot {s.id})" if kind != "snapshot" else f"snapshot {s.id}" for kind, s in users
+             if kind != "snapshot" or table.io.exists(join(root, "snapshot", f"snapshot-{s.id}"))]
+    if alive:
+        raise _Refuse(f"{join(root, MANIFEST, name)} (named by {', '.join(alive[:3])}) cannot be read ({error})")
+    log.info("%s vanished with its expired snapshot(s) while orphan cleaning read it", name)
+
+
+def _iceberg_reachable(table) -> tuple[str, set[str]]:
+    try:
+        return reachable_metadata(table)
+    except Exception as e:
+        raise _Refuse(f"the Iceberg metadata cannot be read ({e})") from None
+
+
+# ---------------------------------------------------------------- candidates
+
+def _files(io, path: str, area: str) -> list[Candidate]:
+    return [Candidate(area, join(path, i.base_name), i.base_name, i.size or 0, i.mtime_ns or 0)
+            for i in io.list_dir(path) if i.type == pafs.FileType.File]
+
+
+def _bucket_dirs(table) -> list[tuple[str, pafs.FileInfo]]:
+    """Bucket directories of every partition directory present (whatever its values)."""
+    io = table.io
+    level = [table.path]
+    for key in table.partition_keys:
+        prefix = escape_path_name(key) + "="
+        level = [join(d, i.base_name) for d in level for i in io.list_dir(d)
+                 if i.type == pafs.FileType.Directory and i.base_name.startswith(prefix)]
+    return [(join(d, i.base_name), i) for d in level for i in io.list_dir(d)
+            if i.type == pafs.FileType.Directory and i.base_name.startswith("bucket-")]
+
+
+def list_candidates(table, cutoff_ns: int) -> tuple[list[Candidate], list[str]]:
+    """Files that may be orphans, and the bucket directories that were empty already and
+    unmodified since ``cutoff_ns`` (left by expirations; no writer is starting in them)."""
+    io = table.io
+    out: list[Candidate] = []
+    empty: list[str] = []
+    for path, info in _bucket_dirs(table):
+        files = _files(io, path, "data")
+        out += files
+        if not files and not io.list_dir(path) and (info.mtime_ns or 0) < cutoff_ns:
+            empty.append(path)
+    for area in (MANIFEST, INDEX, STATISTICS):
+        out += _files(io, join(table.path, area), area)
+    for d in _METADATA_DIRS:
+        out += [c for c in _files(io, join(table.path, d), "temp") if _TEMP.match(c.name)]
+    return out, empty
+
+
+# ---------------------------------------------------------------- executor
+
+def remove_orphan_files(table, *, older_than: dt.timedelta = dt.timedelta(days=1), dry_run: bool = False,
+                        progress: Optional[Progress] = None) -> OrphanResult:
+    """Delete files of ``table`` that nothing reaches and that are older than ``older_than``
+    (see the module docstring). ``dry_run`` lists them and deletes nothing."""
+    if not isinstance(older_than, dt.timedelta) or older_than < dt.timedelta(0):
+        raise LakeformatError(f"older_than must be a non-negative timedelta, not {older_than!r}")
+    cutoff_ns = time.time_ns() - int(older_than.total_seconds() * 1e9)
+    seen: set = set()
+    try:
+        reachable = reachable_files(table, progress, seen=seen)
+        candidates, empty_dirs = list_candidates(table, cutoff_ns)
+        if iceberg_enabled(table):
+            iceberg_dir, iceberg_names = _iceberg_reachable(table)
+            reachable = replace(reachable, iceberg=frozenset(iceberg_names))
+            candidates += _files(table.io, iceberg_dir, ICEBERG)
+        orphans, young = select_orphans(candidates, reachable, cutoff_ns)
+        if orphans:
+            # a stage or tag made while we read (from a snapshot then expired) protects its files too
+            late = reachable_files(table, seen=seen, kinds=("tag", "changelog"), roots=[table.path])
+            orphans = [c for c in orphans if not late.reaches(c)]
+    except _Refuse as e:
+        raise LakeformatError(f"refusing to remove orphan files of {table.name}: {e}. Nothing was "
+                              "deleted; repair or remove that file first.") from None
+    total_bytes = sum(c.size for c in orphans)
+    if dry_run:
+        log.info("dry run: %d orphan file(s) of %s (%d bytes) older than %s would be deleted; %d younger kept",
+                 len(orphans), table.name, total_bytes, older_than, young)
+        return OrphanResult(len(candidates), tuple(c.path for c in orphans), total_bytes, young, 0, True)
+    for done, c in enumerate(orphans, 1):
+        table.io.delete(c.path)
+        if progress:
+            progress(done, len(orphans), "orphan files deleted")
+    dirs = _remove_empty_dirs(table, {c.path.rsplit("/", 1)[0] for c in orphans if c.area == "data"} | set(empty_dirs))
+    log.info("deleted %d orphan file(s) of %s (%d bytes) older than %s; %d younger kept; %d empty "
+             "directories removed", len(orphans), table.name, total_bytes, older_than, young, dirs)
+    return OrphanResult(len(candidates), tuple(c.path for c in orphans), total_bytes, young, dirs, False)
+
+
+def _remove_empty_dirs(table, bucket_dirs: set[str]) -> int:
+    """Remove the given (emptied or long empty) bucket directories, then partition directories
+    left empty, bottom up. Only empty directories go (an rmdir fails on a file a writer just created)."""
+    removed = 0
+    parents: set[str] = set()
+    for d in sorted(bucket_dirs):
+        if table.io.delete_empty_dir(d):
+            removed += 1
+            parents.add(d.rsplit("/", 1)[0])
+    for _ in table.partition_keys:
+        nxt = set()
+        for d in sorted(parents):
+            if d.rstrip("/") != table.path.rstrip("/") and table.io.delete_empty_dir(d):
+                removed += 1
+                nxt.add(d.rsplit("/", 1)[0])
+        parents = nxt
+    return removed

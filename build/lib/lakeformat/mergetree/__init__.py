@@ -1,0 +1,1 @@
+"""Primary-key tables: Paimon's LSM merge tree (levels, compaction, merge engines)."""

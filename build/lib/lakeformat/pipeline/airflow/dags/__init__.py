@@ -1,0 +1,81 @@
+"""The lakeformat DAGs, built from the pipeline config: ``ingest`` (one per table),
+``compaction`` and ``maintenance``. The files in the project's ``dags/`` folder only call these
+builders, so an installed package is all Airflow needs. This module has what they share.
+
+Parse-time code stays cheap: the config is YAML read once per parse, and nothing here opens the
+warehouse or reads a connection until a task runs. Spark jobs learn the warehouse from the
+lakeformat connection when they are submitted (``LakeformatSparkSubmitOperator``), so the jobs,
+the plugin's operators and the hook always agree on it, and no connection detail ends up in a
+DAG file, an XCom or a rendered template.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.sdk import Asset, task
+
+from lakeformat.pipeline.airflow.hooks import LakeformatHook
+from lakeformat.pipeline.config import (
+    PipelineConfig,
+    TableSpec,
+    asset_name,
+    asset_uri,
+    submit_settings,
+)
+
+START_DATE = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)   # catchup is off: only a lower bound
+DEFAULT_ARGS = {"owner": "lakeformat", "retries": 1, "retry_delay": dt.timedelta(minutes=1)}
+
+
+def job_args(config: PipelineConfig, spec: TableSpec, *more: str) -> list[str]:
+    """Arguments every job takes (the warehouse is added at submit time)."""
+    return ["--table", spec.name, "--config", os.path.abspath(config.path), *more]
+
+
+def table_asset(spec: TableSpec, config: PipelineConfig) -> Asset:
+    """The Asset an ingest run updates when it publishes into ``spec``'s table."""
+    return Asset(name=asset_name(spec), uri=asset_uri(spec, config.connection),
+                 extra={"table": spec.identifier})
+
+
+class LakeformatSparkSubmitOperator(SparkSubmitOperator):
+    """The provider's SparkSubmitOperator, for lakeformat's jobs: when it runs it adds the
+    warehouse of the lakeformat connection ``lakeformat_conn_id`` to the job's arguments and the
+    connection's catalog options, credentials included, to the environment of spark-submit
+    (never to its command line: see ``submit_settings``). Empty arguments (an optional flag a
+    template left out, such as ``{{ '--full' if params.full else '' }}``) are dropped."""
+
+    def __init__(self, *, lakeformat_conn_id: str = "lakeformat_default", **kwargs):
+        super().__init__(**kwargs)
+        self.lakeformat_conn_id = lakeformat_conn_id
+
+    def execute(self, context):
+        settings = LakeformatHook(self.lakeformat_conn_id).settings()
+        args, env = submit_settings(settings.warehouse, dict(settings.options))
+        self.application_args = [a for a in (self.application_args or []) if a != ""] + args
+        if env:   # the spark-submit process's environment: the driver inherits it (client mode)
+            self.env_vars = {**(self.env_vars or {}), **env}
+        self.log.info("Submitting %s for %s", self.application, settings.describe())
+        return super().execute(context)
+
+
+def spark_conf(config: PipelineConfig) -> dict:
+    """Spark settings from ``pipeline.spark_conf``. The jobs' Python is the worker's
+    ``$PYSPARK_PYTHON`` (spark-submit inherits the task's environment)."""
+    return dict(config.spark_conf)
+
+
+def table_exists_task(spec: TableSpec, config: PipelineConfig):
+    """A short-circuit task: the rest of the table's group is skipped while the table does not
+    exist (no ingest has created it yet), instead of failing."""
+    @task.short_circuit(task_id="exists", retries=0)
+    def exists() -> bool:
+        found = LakeformatHook(config.connection).get_catalog().table_exists(spec.identifier)
+        if not found:
+            logging.getLogger("lakeformat.dags").info(
+                "%s does not exist yet (no ingest has created it): skipping its tasks", spec.identifier)
+        return found
+    return exists()

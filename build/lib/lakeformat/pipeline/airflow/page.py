@@ -1,0 +1,202 @@
+"""The "Lakehouse" page: a FastAPI app serving an HTML overview of the tables and a JSON API.
+
+Airflow's API server mounts it under ``/lakehouse`` (see plugin.py); there every request must
+carry the Airflow login (the JWT cookie the UI sets, or a bearer token), checked by Airflow's
+own auth manager. ``create_app(..., airflow_auth=False)`` serves it alone, for tests and local
+use. Handlers are plain functions: FastAPI runs them in its thread pool, so reading metadata
+from an object store never blocks the event loop.
+"""
+from __future__ import annotations
+
+import html
+from typing import Callable, Optional
+
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.responses import HTMLResponse
+
+import lakeformat as lf
+from lakeformat.format.options import format_bytes
+from lakeformat.pipeline.airflow.hooks import LakeformatHook
+from lakeformat.pipeline.airflow.overview import KINDS, TableOverview, overview
+from lakeformat.pipeline.config import configured_tables
+from lakeformat.secrets import mask
+
+MAX_BUCKET_ROWS = 200
+_KIND_COLORS = {"APPEND": "#2f80ed", "COMPACT": "#27ae60", "OVERWRITE": "#eb5757", "ANALYZE": "#9b51e0"}
+
+
+async def airflow_user(request: Request):
+    """The logged-in Airflow user, as Airflow's own API resolves it (bearer token first, then
+    the user the UI's JWT middleware already checked, then the JWT cookie); 401/403 otherwise."""
+    from airflow.api_fastapi.app import get_auth_manager
+    from airflow.api_fastapi.auth.managers.base_auth_manager import (
+        COOKIE_NAME_JWT_TOKEN,
+    )
+    from airflow.api_fastapi.auth.managers.models.resource_details import AccessView
+    from airflow.api_fastapi.core_api import security
+
+    header = request.headers.get("authorization", "")
+    if header.lower().startswith("bearer "):
+        user = await security.resolve_user_from_token(header[7:].strip())
+    else:
+        user = getattr(request.state, "user", None)
+        if user is None or getattr(request.state, "user_authenticated_via", None) \
+                is not security.USER_INJECTED_BY_TRUSTED_MIDDLEWARE:
+            user = await security.resolve_user_from_token(request.cookies.get(COOKIE_NAME_JWT_TOKEN))
+    if not get_auth_manager().is_authorized_view(access_view=AccessView.WEBSITE, user=user):
+        raise HTTPException(status_code=403, detail="not allowed to view the Airflow website")
+    return user
+
+
+def create_app(catalog: Callable[[], lf.Catalog], config: Optional[str] = None,
+               airflow_auth: bool = True) -> FastAPI:
+    """``catalog`` is called per request (a connection edited in Airflow applies at once)."""
+    deps = [Depends(airflow_user)] if airflow_auth else []
+    # no OpenAPI schema or docs pages: FastAPI serves those without the routes' login dependency
+    app = FastAPI(title="Lakehouse", description="lakeformat tables: snapshots, sorted runs, "
+                  "consumers, tags", dependencies=deps, openapi_url=None, docs_url=None, redoc_url=None)
+
+    def load(only=None) -> tuple[lf.Catalog, list[TableOverview]]:
+        """The catalog and overviews; 503 naming the cause when the catalog cannot be opened
+        (no connection, bad options, store unreachable) or the tables config is broken."""
+        try:
+            cat = catalog()
+            return cat, overview(cat, configured_tables(config), only)
+        except Exception as e:  # noqa: BLE001 - reported to the user, who can fix the connection
+            raise HTTPException(status_code=503, detail=mask(f"cannot read the lakehouse: {type(e).__name__}: {e}")) from e
+
+    @app.get("/", response_class=HTMLResponse)
+    def page():
+        try:
+            cat, tables = load()
+        except HTTPException as e:
+            return HTMLResponse(render_error(e.detail), status_code=e.status_code)
+        return render_page(cat.warehouse, tables)
+
+    @app.get("/api/tables")
+    def api_tables() -> list[dict]:
+        return [t.to_dict() for t in load()[1]]
+
+    @app.get("/api/tables/{table}")
+    def api_table(table: str) -> dict:
+        found = load([table])[1]
+        if not found:
+            raise HTTPException(status_code=404, detail=f"no table {table!r} in the config or catalog")
+        return found[0].to_dict()
+
+    return app
+
+
+def standalone_app() -> FastAPI:
+    """The page without Airflow's API server and without a login, for local use only
+    (``uvicorn --factory lakeformat.pipeline.airflow.page:standalone_app --host 127.0.0.1``): the catalog
+    of connection ``$LAKEFORMAT_PLUGIN_CONN_ID`` (default ``lakeformat_default``, e.g. from
+    ``AIRFLOW_CONN_LAKEFORMAT_DEFAULT``), tables from ``$LAKEFORMAT_CONFIG``."""
+    import os
+
+    conn_id = os.environ.get("LAKEFORMAT_PLUGIN_CONN_ID", LakeformatHook.default_conn_name)
+    return create_app(lambda: LakeformatHook(conn_id).get_catalog(), airflow_auth=False)
+
+
+# -- HTML -------------------------------------------------------------------------------
+def _e(x) -> str:
+    return html.escape(str(x))
+
+
+def _kinds(t: TableOverview) -> str:
+    total = sum(t.snapshots_by_kind.values()) or 1
+    bar = "".join(f'<span class="seg" style="width:{100 * n / total:.1f}%;background:{_KIND_COLORS.get(k, "#888")}" '
+                  f'title="{_e(k)}: {n}"></span>' for k, n in t.snapshots_by_kind.items())
+    legend = "".join(f'<span class="kind" data-kind="{_e(k)}" data-count="{n}">'
+                     f'<i style="background:{_KIND_COLORS.get(k, "#888")}"></i>{_e(k)} {n}</span>'
+                     for k, n in t.snapshots_by_kind.items())
+    return f'<div class="bar">{bar}</div><div class="legend">{legend or "no snapshots yet"}</div>'
+
+
+def _buckets(t: TableOverview) -> str:
+    if not t.buckets:
+        return '<p class="muted">no data files</p>'
+    most = t.max_sorted_runs or 1
+    rows = "".join(
+        f'<tr class="bucket"><td>{_e(b.partition or "(unpartitioned)")}</td><td class="num">{b.bucket}</td>'
+        f'<td class="num">{b.files}</td><td class="runs num" data-runs="{b.sorted_runs}">{b.sorted_runs}</td>'
+        f'<td class="barcell"><span class="runbar" style="width:{100 * b.sorted_runs / most:.0f}%"></span></td>'
+        f'<td class="num">{b.rows:,}</td><td class="num">{format_bytes(b.bytes)}</td></tr>'
+        for b in t.buckets[:MAX_BUCKET_ROWS])
+    more = (f'<p class="muted">and {len(t.buckets) - MAX_BUCKET_ROWS} more buckets (see the JSON API)</p>'
+            if len(t.buckets) > MAX_BUCKET_ROWS else "")
+    return ('<table><thead><tr><th>partition</th><th>bucket</th><th>files</th><th>sorted runs</th><th></th>'
+            f'<th>records</th><th>size</th></tr></thead><tbody>{rows}</tbody></table>{more}')
+
+
+def _small_table(title: str, head: tuple[str, str], rows: list[tuple], empty: str, cls: str) -> str:
+    if not rows:
+        return f'<h3>{title}</h3><p class="muted">{empty}</p>'
+    body = "".join(f'<tr class="{cls}"><td>{_e(a)}</td><td class="num">{_e(b)}</td></tr>' for a, b in rows)
+    return f'<h3>{title}</h3><table><thead><tr><th>{head[0]}</th><th>{head[1]}</th></tr></thead><tbody>{body}</tbody></table>'
+
+
+def _recent(t: TableOverview) -> str:
+    rows = "".join(f'<tr><td class="num">{s.id}</td><td><span class="pill" style="background:'
+                   f'{_KIND_COLORS.get(s.kind, "#888")}">{_e(s.kind)}</span></td><td class="t">{_e(s.time)}</td>'
+                   f'<td class="num">{s.delta_rows:+,}</td><td class="num">{s.total_rows:,}</td></tr>'
+                   for s in t.recent_snapshots)
+    return ('<h3>Recent snapshots</h3><table><thead><tr><th>id</th><th>kind</th><th>committed</th>'
+            f'<th>delta</th><th>records</th></tr></thead><tbody>{rows}</tbody></table>') if rows else ""
+
+
+def render_table(t: TableOverview) -> str:
+    head = (f'<section class="card" data-identifier="{_e(t.identifier)}" data-max-runs="{t.max_sorted_runs}">'
+            f'<h2>{_e(t.name)}' + (f' <small>{_e(t.identifier)}</small>' if t.name != t.identifier else "") + '</h2>')
+    if not t.exists:
+        return head + '<p class="muted">not created yet (configured, no schema in the warehouse)</p></section>'
+    if t.error:
+        return head + f'<p class="error">could not be read: {_e(t.error)}</p></section>'
+    keys = (f'primary key ({", ".join(map(_e, t.primary_keys))})' if t.primary_keys else "append")
+    parts = f'partitioned by {", ".join(map(_e, t.partition_keys))}' if t.partition_keys else "unpartitioned"
+    facts = (f'<p class="facts"><b>{keys}</b> · {parts} · <b>{t.rows:,}</b> records · latest snapshot '
+             f'<b>{t.latest_snapshot if t.latest_snapshot is not None else "none"}</b> · '
+             f'{len(t.buckets)} buckets, at most <b>{t.max_sorted_runs}</b> sorted runs</p>')
+    return (head + facts + '<div class="grid"><div>'
+            f'<h3>Snapshots by kind</h3>{_kinds(t)}{_recent(t)}'
+            + _small_table("Consumers", ("consumer", "next snapshot"), list(t.consumers.items()),
+                           "no consumers", "consumer")
+            + _small_table("Tags", ("tag", "snapshot"), [(g.name, g.snapshot_id) for g in t.tags],
+                           "no tags", "tag")
+            + f'</div><div><h3>Sorted runs per bucket</h3>{_buckets(t)}</div></div></section>')
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f4f6f9;color:#1d2433}
+header{background:#1d2433;color:#fff;padding:14px 24px}header h1{margin:0;font-size:22px}
+header p{margin:4px 0 0;color:#b9c2d3;font-size:13px}main{padding:16px 24px}
+.card{background:#fff;border-radius:8px;box-shadow:0 1px 3px rgba(0,0,0,.12);padding:14px 18px;margin-bottom:16px}
+h2{margin:0 0 6px;font-size:18px}h2 small{color:#6b778c;font-weight:normal;font-size:13px}
+h3{font-size:14px;margin:12px 0 6px;color:#42526e}.facts{margin:0;color:#42526e;font-size:13px}
+.grid{display:grid;grid-template-columns:minmax(280px,1fr) 2fr;gap:24px}
+table{border-collapse:collapse;width:100%;font-size:13px}th,td{padding:3px 8px;border-bottom:1px solid #e6e9ef;text-align:left}
+th{color:#6b778c;font-weight:600}.num{text-align:right;font-variant-numeric:tabular-nums}
+.bar{display:flex;height:14px;border-radius:7px;overflow:hidden;background:#e6e9ef}.seg{display:block;height:100%}
+.legend{font-size:12px;margin-top:6px}.kind{margin-right:12px}.kind i{display:inline-block;width:10px;height:10px;
+border-radius:2px;margin-right:4px;vertical-align:-1px}.runbar{display:inline-block;height:10px;background:#f2994a;
+border-radius:3px;min-width:2px}.pill{color:#fff;border-radius:9px;padding:0 7px;font-size:11px}
+.muted{color:#6b778c;font-size:13px}.barcell{width:30%}td.t{white-space:nowrap}.error{color:#c0392b}
+"""
+
+
+def render_error(message: str) -> str:
+    return (f'<!doctype html><html><head><meta charset="utf-8"><title>Lakehouse</title><style>{_CSS}</style>'
+            f'</head><body><header><h1>Lakehouse</h1></header><main><section class="card">'
+            f'<p class="error">{_e(message)}</p><p class="muted">Check the lakeformat connection '
+            '(lakeformat_default) and config/tables.yaml.</p></section></main></body></html>')
+
+
+def render_page(warehouse: str, tables: list[TableOverview]) -> str:
+    cards = "".join(render_table(t) for t in tables) or '<p class="muted">no tables configured or in the catalog</p>'
+    return (f'<!doctype html><html><head><meta charset="utf-8"><title>Lakehouse</title>'
+            f'<style>{_CSS}</style></head><body><header><h1>Lakehouse</h1><p>warehouse {_e(warehouse)} · '
+            f'{len(tables)} tables · <a style="color:#b9c2d3" href="api/tables">JSON</a></p></header>'
+            f'<main>{cards}</main></body></html>')
+
+
+__all__ = ["create_app", "standalone_app", "render_page", "render_table", "airflow_user", "KINDS"]

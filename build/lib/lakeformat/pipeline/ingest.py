@@ -1,0 +1,107 @@
+"""The ingest job: landing files of one logical date (or hour) into their table.
+
+Reads the configured landing folder (JSON lines or CSV) with the table's columns as the schema
+(malformed records fail the job, naming the file), fills the columns the folder names
+(``dt={ds}``), casts to the table's types and writes through the data source. A unit of work is
+(table, date[, hour]); it is always written as the unit's stage (``stage_id_for``) with the
+unit's commit identity (``ingest_identity``), the same the ingest DAG uses, so a job and a DAG
+run agree on what is loaded:
+
+- a unit is loaded once its commit is among the retained snapshots or its stage has been
+  published (``staging``'s published marker, which outlives snapshot expiration): a re-run
+  of a loaded unit, by the job or by the DAG, with any expiration in between, does nothing;
+- without a stage flag the job stages and publishes at once; ``--stage ID`` only stages (the
+  DAG audits, then publishes) and clears what an earlier attempt left under the same id first;
+  ``--publish ID`` and ``--discard ID`` finish a stage (see :mod:`lakeformat.pipeline.wap`).
+"""
+from __future__ import annotations
+
+import logging
+import os
+from typing import Optional
+
+import lakeformat.spark as lfs
+from lakeformat.commit import staging
+from lakeformat.errors import LakeformatError, NotFoundError
+from lakeformat.pipeline.config import IngestUnit, TableSpec, ingest_identity, stage_id_for
+from lakeformat.pipeline.wap import clear_leftover, loaded
+from lakeformat.spark.types import spark_type
+
+log = logging.getLogger("lakeformat.jobs.ingest")
+
+
+def create_table(catalog, spec: TableSpec):
+    """The table, created from its config entry when missing."""
+    if catalog.table_exists(spec.identifier):
+        return catalog.get_table(spec.identifier)
+    catalog.create_database(spec.database, ignore_if_exists=True)
+    return catalog.create_table(spec.identifier, spec.arrow_schema(), list(spec.partition_keys),
+                                list(spec.primary_keys), dict(spec.options), ignore_if_exists=True)
+
+
+def read_landing(spark, d: TableSpec, unit: IngestUnit, landing_root: str, table):
+    """The landing rows as a DataFrame of the table's columns (types cast at write time)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructField, StructType
+
+    folder = d.landing_dir(landing_root, unit.date, unit.hour)
+    given = d.path_columns(unit.date, unit.hour)
+    file_fields = [StructField(f.name, spark_type(f.type), True) for f in table.schema.fields if f.name not in given]
+    schema = StructType(file_fields)
+    if not os.path.isdir(folder) and "://" not in folder:
+        raise NotFoundError(f"no landing folder {folder} for {d.name}")
+    if d.landing_format == "jsonl":
+        df = spark.read.schema(schema).option("mode", "FAILFAST").json(folder)
+    else:
+        df = spark.read.schema(schema).option("header", True).option("mode", "FAILFAST").csv(folder)
+    for k, v in given.items():
+        df = df.withColumn(k, F.lit(v))
+    return df.select(*table.schema.names)
+
+
+def ingest(spark_factory, jt, date: str, hour: Optional[int], landing_root: str,
+           stage_id: Optional[str]) -> str:
+    """Run one unit; returns a one-line account of what happened. ``spark_factory()`` gives
+    the SparkSession, only asked for when there is something to write. ``stage_id`` None:
+    stage under the unit's own stage id and publish at once."""
+    d = jt.definition
+    if d is None:
+        raise LakeformatError(f"{jt.identifier} is not in the pipeline config: ingest needs its landing settings")
+    if not landing_root:
+        raise LakeformatError("no landing root: give --landing or set $LAKEFORMAT_LANDING")
+    table = create_table(jt.catalog(), d)
+    unit = IngestUnit(date, hour)
+    user, identifier = ingest_identity(d, unit)
+    own = stage_id_for(d, unit)
+    sid = stage_id or own
+    done = loaded(table, sid, user, identifier) or loaded(table, own, user, identifier)
+    if done is not None:
+        return f"{d.name} {unit.label} is already ingested ({done}): nothing to do"
+    left = clear_leftover(table, sid)
+    if left:
+        log.info("%s", left)
+    df = read_landing(spark_factory(), d, unit, landing_root, table)
+    lfs.write(df, jt.identifier, warehouse=jt.warehouse, mode="append",
+              options={"commit-user": user, "commit-identifier": str(identifier), "stage-id": sid},
+              **jt.catalog_options)
+    if sid not in {s.stage_id for s in staging.list_staged(table)}:
+        return f"{d.name} {unit.label}: the landing folder had no rows; nothing staged"
+    if stage_id is not None:
+        staged = staging.load_staged(table, sid)
+        return f"staged {staged.row_count} rows of {d.name} {unit.label} as {sid} (not visible until published)"
+    snap = staging.publish(table, sid)
+    if snap is None:
+        return f"{d.name} {unit.label}: the landing folder had no rows; nothing committed"
+    return f"ingested {d.name} {unit.label}: snapshot {snap.id} ({snap.commit_kind}, {snap.delta_record_count:+,} rows)"
+
+
+def publish(jt, stage_id: str) -> str:
+    snap = staging.publish(jt.open(), stage_id)
+    if snap is None:
+        return f"published stage {stage_id} of {jt.identifier}: it had no changes, no snapshot made"
+    return f"published stage {stage_id} of {jt.identifier} as snapshot {snap.id} ({snap.delta_record_count:+,} rows)"
+
+
+def discard(jt, stage_id: str) -> str:
+    n = staging.discard(jt.open(), stage_id)
+    return f"discarded stage {stage_id} of {jt.identifier}: deleted {n} data file(s)"

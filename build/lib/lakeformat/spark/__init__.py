@@ -1,0 +1,17 @@
+"""lakeformat on Spark: the ``lakeformat`` data source and helpers (this subpackage imports
+pyspark; the rest of lakeformat never does).
+
+    import lakeformat.spark as lfs
+    lfs.register(spark)
+    df = spark.read.format("lakeformat").option("warehouse", wh).option("table", "db.t").load()
+    lfs.write(df, "db.t", warehouse=wh)              # shuffled by partition and bucket first
+    lfs.read_table(spark, "db.t", warehouse=wh)      # Spark's own Parquet reader where no merge is needed
+    lfs.prepare(stream_df, "db.t", warehouse=wh).writeStream.format("lakeformat")...   # same, for streams
+"""
+from __future__ import annotations
+
+from lakeformat.spark.dataframe import prepare, write
+from lakeformat.spark.native_read import read_table
+from lakeformat.spark.source import NAME, LakeformatDataSource, register
+
+__all__ = ["register", "write", "prepare", "read_table", "LakeformatDataSource", "NAME"]

@@ -1,0 +1,183 @@
+"""Reads that move their bytes in the JVM: lakeformat plans, Spark's own Parquet reader reads.
+
+    df = lfs.read_table(spark, "db.t", warehouse=wh, filter=lf.col("dt") == "2024-06-01")
+
+lakeformat picks the snapshot, prunes partitions and files by their statistics and decides, per
+file, whether it needs a merge. Files that need none (every file of an append table; a section
+of a primary-key bucket that is one sorted run: one version per key, only deletes to drop) are
+read by ``spark.read.parquet`` over exactly those files, so Spark's vectorised reader, its filter
+pushdown into row groups and its column pruning apply (``explain()`` shows them). Sections whose
+sorted runs overlap keep lakeformat's merge-on-read, run in Python workers (``mapInArrow``) and
+unioned in. Files written under an older schema are read with that schema's names and types and
+mapped to the current columns by field id (renamed, added, widened columns), as lakeformat's
+own reader does.
+
+Tables with deletion vectors are read entirely on the Python path: their files hold rows the
+vectors delete, and the native reader does not apply them.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Mapping, Optional, Sequence
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import ByteType, StructField, StructType
+
+from lakeformat.errors import SchemaError
+from lakeformat.format import options as O
+from lakeformat.format import predicate as P
+from lakeformat.format.manifest import DataFileMeta
+from lakeformat.io.fileio import join
+from lakeformat.mergetree.kv_file import DELETE, KIND, UPDATE_BEFORE
+from lakeformat.mergetree.read import sections
+from lakeformat.read.scan import Split
+from lakeformat.spark import scan as S
+from lakeformat.spark.dataframe import source_options
+from lakeformat.spark.filters import to_spark_column
+from lakeformat.spark.options import parse
+from lakeformat.spark.read import read_partition
+from lakeformat.spark.types import spark_field, spark_schema, spark_type
+
+
+@dataclass(frozen=True)
+class NativeFiles:
+    """Files one ``spark.read.parquet`` reads: same schema, same layout."""
+
+    schema_id: int
+    key_value: bool       # primary-key files: the _VALUE_KIND column says which rows are deletes
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ReadPlan:
+    native: tuple[NativeFiles, ...]
+    merged: tuple[S.ReadUnit, ...]      # sections that need lakeformat's merge-on-read
+    reason: Optional[str] = None        # why nothing is read natively, when that is the case
+
+    @property
+    def native_files(self) -> int:
+        return sum(len(g.paths) for g in self.native)
+
+
+def _single_run(files: Sequence[DataFileMeta]) -> bool:
+    """One version per key: one file, or files of one level above 0 (the merge reader's rule)."""
+    return len(files) == 1 or all(f.level > 0 and f.level == files[0].level for f in files)
+
+
+def _is_parquet(f: DataFileMeta) -> bool:
+    return f.file_name.endswith(".parquet")
+
+
+def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
+    """Which planned files Spark reads natively and which sections lakeformat merges (pure)."""
+    if table.typed_options.get(O.DELETION_VECTORS):
+        units = S.split_units(table, splits)
+        return ReadPlan((), tuple(units), "the table has deletion vectors, which the native reader does not apply")
+    native: dict[tuple[int, bool], list[str]] = {}
+    merged: list[S.ReadUnit] = []
+    pk = bool(table.schema.primary_keys)
+    key_of = table.key_decoder() if pk else None
+    for s in splits:
+        d = table.bucket_dir_of(s.partition_bytes, s.bucket)
+        groups = sections(s.files, key_of) if pk else [[f] for f in s.files]
+        for files in groups:
+            if _single_run(files) and all(_is_parquet(f) for f in files):
+                for f in files:
+                    native.setdefault((f.schema_id, pk), []).append(join(d, f.file_name))
+            else:
+                merged.append(S.ReadUnit(S.SECTION if pk else S.FILE, s, tuple(files)))
+    groups = tuple(NativeFiles(sid, kv, tuple(paths)) for (sid, kv), paths in sorted(native.items()))
+    return ReadPlan(groups, tuple(merged))
+
+
+def spark_path(table, path: str) -> str:
+    """A table path as a Hadoop path Spark reads (S3 through the s3a connector)."""
+    if table.io.scheme == "file":
+        return "file://" + table.io._p(path)
+    return "s3a://" + table.io._p(path)
+
+
+def native_available(spark, table) -> Optional[str]:
+    """None if Spark can read the table's files itself, else why not."""
+    if table.io.scheme == "file":
+        return None
+    try:
+        spark.sparkContext._jvm.java.lang.Class.forName("org.apache.hadoop.fs.s3a.S3AFileSystem")
+        return None
+    except Exception:
+        return "this Spark has no S3A connector (hadoop-aws) to read the table's object store"
+
+
+def _native_frame(spark, table, group: NativeFiles, needed: Sequence[str]) -> DataFrame:
+    """The group's files in the current schema's ``needed`` columns, found by field id."""
+    file_schema = table.schema_manager.get(group.schema_id)
+    by_id = {f.id: f for f in file_schema.fields}
+    wanted = [table.schema.field(n) for n in needed]
+    read = [spark_field(by_id[w.id]) for w in wanted if w.id in by_id]
+    if group.key_value:
+        read.append(StructField(KIND, ByteType(), False))
+    df = spark.read.schema(StructType(read)).parquet(*(spark_path(table, p) for p in group.paths))
+    if group.key_value:
+        df = df.where(~F.col(KIND).isin(DELETE, UPDATE_BEFORE))
+    cols = []
+    for w in wanted:
+        target = spark_type(w.type)
+        old = by_id.get(w.id)
+        if old is None:
+            cols.append(F.lit(None).cast(target).alias(w.name))
+        else:
+            c = F.col(f"`{old.name}`")
+            cols.append((c if spark_type(old.type) == target else c.cast(target)).alias(w.name))
+    return df.select(*cols)
+
+
+def _merged_frame(spark, opts, table, units: Sequence[S.ReadUnit], columns: Sequence[str],
+                  predicate: Optional[P.Predicate]) -> DataFrame:
+    """Merge-on-read sections in Python workers, one Spark task per packed bin of units."""
+    bins = S.partitions(table, units, spark.sparkContext.defaultParallelism)
+    schema = spark_schema([table.schema.field(c) for c in columns])
+    schema_id = table.schema.id
+
+    def read(batches):
+        for b in batches:
+            for i in b.column(0).to_pylist():
+                yield from read_partition(opts, columns, predicate, False, bins[i], schema_id)
+    return spark.range(len(bins), numPartitions=max(1, len(bins))).mapInArrow(read, schema)
+
+
+def read_table(spark, table: str, *, warehouse: Optional[str] = None, columns: Optional[Sequence[str]] = None,
+               filter: Optional[P.Predicate] = None, snapshot_id: Optional[int] = None, as_of=None,
+               tag: Optional[str] = None, native: bool = True, options: Optional[Mapping[str, str]] = None,
+               **catalog_options: str) -> DataFrame:
+    """The rows of ``table`` (``"db.name"`` with ``warehouse``, or a path) as a DataFrame, at the
+    latest snapshot or one given by ``snapshot_id``, ``as_of`` or ``tag``. ``filter`` (lakeformat's
+    filter language) prunes partitions and files and filters rows; ``columns`` projects.
+    ``native=False`` reads everything through lakeformat's own reader (the Python path)."""
+    opts = parse(source_options(table, warehouse, options, catalog_options))
+    t = opts.table.open()
+    names = list(columns) if columns is not None else list(t.schema.names)
+    known = set(t.schema.names)
+    unknown = [c for c in (*names, *sorted(P.columns(filter))) if c not in known]
+    if unknown:
+        raise SchemaError(f"column(s) {unknown} are not in {t.name} (columns: {t.schema.names})")
+    splits = t.scan(filter, names, snapshot_id, as_of, tag).plan()
+    plan = plan_read(t, splits)
+    why_not = None if native else "native=False"
+    why_not = why_not or native_available(spark, t)
+    if why_not is not None:
+        plan = ReadPlan((), tuple(S.split_units(t, splits)), why_not)
+    needed = names + [c for c in sorted(P.columns(filter)) if c not in names]
+    frames = []
+    for group in plan.native:
+        df = _native_frame(spark, t, group, needed)
+        if filter is not None:
+            df = df.where(to_spark_column(filter, t.schema))
+        frames.append(df.select(*(F.col(f"`{n}`") for n in names)))
+    if plan.merged:
+        frames.append(_merged_frame(spark, opts, t, plan.merged, names, filter))
+    if not frames:
+        return spark.createDataFrame([], spark_schema([t.schema.field(c) for c in names]))
+    return functools.reduce(DataFrame.union, frames)
+

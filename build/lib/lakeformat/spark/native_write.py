@@ -1,0 +1,209 @@
+"""Append writes that move their bytes in the JVM: Spark's own Parquet writer writes the files,
+the driver puts them into the table's layout and commits them with statistics from their footers.
+
+For bucket-unaware append tables (``bucket = -1``, no primary key) there is nothing to route:
+any row may go into any file of its partition. So the rows are written by ``df.write.parquet``
+into a staging directory inside the table (one sub-directory per partition, by copies of the
+partition columns, so the files keep every column), with the table's field ids, compression and
+timestamp encoding. The driver then reads each new file's footer (row count, per-column min, max
+and null count; the partition value from the file's first row), moves the file into
+``<partition>/bucket-0/data-<uuid>-<n>.parquet`` and commits them all as one snapshot, through
+the same commit as the Python path: ``commit-user`` + ``commit-identifier`` exactly once, overwrite,
+stage. If the Spark job or the commit fails, the files are deleted and the table is unchanged.
+
+Types whose Parquet encoding in Spark differs from Paimon's (``TIME``, nested types, timestamps
+finer than microseconds) keep the Python path.
+"""
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import Optional, Sequence
+
+import pyarrow.parquet as pq
+from pyspark.sql import functions as F
+
+from lakeformat.format import options as O
+from lakeformat.format import types as T
+from lakeformat.format.binary_row import serialize_row
+from lakeformat.format.commit_message import CommitMessage
+from lakeformat.format.manifest import DataFileMeta, SimpleStats
+from lakeformat.io.data_file import STATS_TRUNCATE, _truncate_max
+from lakeformat.io.fileio import join
+from lakeformat.spark.options import SourceOptions
+from lakeformat.spark.sink import CLOCK_SKEW_MILLIS, TaskCommit, commit_job
+
+log = logging.getLogger(__name__)
+STAGING_PREFIX = "_spark-staging-"
+_PART = "__lakeformat_p"
+_TIMESTAMPS = ("TIMESTAMP", "TIMESTAMP_LTZ")
+
+
+def native_write_refusal(table) -> Optional[str]:
+    """None if ``table`` takes native writes, else why not (the Python path is used)."""
+    s = table.schema
+    if s.primary_keys or s.num_buckets > 0:
+        return "rows are routed to buckets"
+    if table.typed_options.get(O.FILE_FORMAT) != "parquet":
+        return "the table's file format is not Parquet"
+    if table.io.scheme != "file":
+        return "the table is not on a local or shared file system"
+    for f in s.fields:
+        t = f.type
+        if not isinstance(t, T.AtomicType) or t.root == "TIME":
+            return f"column {f.name!r} has type {t}, which Spark encodes differently from Paimon"
+        if t.root in _TIMESTAMPS and t.params[0] > 6:
+            return f"column {f.name!r} holds nanoseconds, which Spark does not"
+    return None
+
+
+def _file_columns(df, table):
+    """``df`` (already in the table's columns and types) with Paimon's field ids on its columns,
+    millisecond timestamps truncated like Paimon's writers, and copies of the partition columns
+    for Spark's partitioned layout."""
+    cols = []
+    for f in table.schema.fields:
+        c = F.col(f"`{f.name}`")
+        if f.type.root in _TIMESTAMPS and f.type.params[0] <= 3:
+            c = F.date_trunc("millisecond", c)
+        cols.append(c.alias(f.name, metadata={"parquet.field.id": f.id}))
+    parts = [F.col(f"`{k}`").alias(f"{_PART}{i}") for i, k in enumerate(table.partition_keys)]
+    return df.select(*cols, *parts), [f"{_PART}{i}" for i in range(len(parts))]
+
+
+def _spark_write(df, table, staging: str) -> None:
+    out, part_cols = _file_columns(df, table)
+    codec = table.options.get("file.compression", "zstd")
+    w = out.write.mode("errorifexists").option("compression", codec)
+    if codec == "zstd":
+        w = w.option("parquet.compression.codec.zstd.level", table.options.get("file.compression.zstd-level", "1"))
+    if part_cols:
+        w = w.partitionBy(*part_cols)
+    spark = df.sparkSession
+    key = "spark.sql.parquet.outputTimestampType"
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, "TIMESTAMP_MICROS")   # Paimon's INT64 timestamps, never INT96
+    try:
+        w.parquet("file://" + table.io._p(staging))
+    finally:
+        if before is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)
+
+
+def _staged_files(table, staging: str) -> list[str]:
+    out, todo = [], [staging]
+    while todo:
+        for info in table.io.list_dir(todo.pop()):
+            if info.is_file and info.base_name.endswith(".parquet"):
+                out.append(info.path)
+            elif not info.is_file:
+                todo.append(info.path)
+    return sorted(out)
+
+
+def _stat(v, t: T.AtomicType):
+    """A footer statistic in the form manifests store, or None when it cannot be trusted."""
+    r = t.root
+    if r in ("CHAR", "VARCHAR", "BINARY", "VARBINARY"):
+        return v
+    if r in _TIMESTAMPS:
+        if not hasattr(v, "tzinfo"):
+            return None
+        return v.replace(tzinfo=None) if r == "TIMESTAMP" else v
+    if r in ("FLOAT", "DOUBLE") and v != v:
+        return None
+    return v
+
+
+def footer_meta(table, path: str, name: str) -> tuple[list, DataFileMeta]:
+    """(the file's partition values, its DataFileMeta) from its footer and first row."""
+    schema = table.schema
+    with table.io.open_input(path) as src:
+        pf = pq.ParquetFile(src)
+        md = pf.metadata
+        parts = (pf.read_row_group(0, columns=schema.partition_keys).slice(0, 1).to_pylist()[0]
+                 if schema.partition_keys and md.num_row_groups else {})
+    index = {md.schema.column(j).path: j for j in range(md.num_columns)}
+    mins, maxs, nulls = [], [], []
+    for f in schema.fields:
+        j = index[f.name]
+        lo = hi = None
+        count = 0
+        known = True
+        for g in range(md.num_row_groups):
+            st = md.row_group(g).column(j).statistics
+            if st is None or not st.has_null_count:
+                known, count = False, None
+                break
+            count += st.null_count
+            if st.has_min_max:
+                a, b = _stat(st.min, f.type), _stat(st.max, f.type)
+                if a is None or b is None:
+                    known = False
+                elif known:
+                    lo = a if lo is None else min(lo, a)
+                    hi = b if hi is None else max(hi, b)
+            elif st.null_count != md.row_group(g).num_rows:
+                known = False
+        if not known:
+            lo = hi = None
+        elif lo is not None and f.type.root in ("CHAR", "VARCHAR", "BINARY", "VARBINARY"):
+            lo = lo[:STATS_TRUNCATE]
+            hi = hi if len(hi) <= STATS_TRUNCATE else _truncate_max(hi)
+        mins.append(lo)
+        maxs.append(hi)
+        nulls.append(count)
+    types = [f.type for f in schema.fields]
+    stats = SimpleStats(serialize_row(mins, types), serialize_row(maxs, types),
+                        None if any(n is None for n in nulls) else tuple(nulls))
+    rows = md.num_rows
+    meta = DataFileMeta(file_name=name, file_size=table.io.file_size(path), row_count=rows, value_stats=stats,
+                        min_sequence_number=0, max_sequence_number=max(rows - 1, 0), schema_id=schema.id,
+                        level=0, creation_time_millis=int(time.time() * 1000))
+    return [parts[k] for k in schema.partition_keys], meta
+
+
+def _place(table, staged: Sequence[str], threads: int = 8) -> list[CommitMessage]:
+    """Move staged files into their bucket directories; one message per partition."""
+    prefix = f"data-{uuid.uuid4()}-"
+    part_types = [f.type for f in table.schema.partition_fields]
+
+    def place(item):
+        i, path = item
+        name = f"{prefix}{i}.parquet"
+        values, meta = footer_meta(table, path, name)
+        d = table.bucket_dir(values, 0)
+        table.io.mkdirs(d)
+        table.io.move(path, join(d, name))
+        return serialize_row(values, part_types), meta
+
+    with ThreadPoolExecutor(max(1, min(threads, len(staged)))) as pool:
+        placed = list(pool.map(place, enumerate(staged)))
+    by_partition: dict[bytes, list[DataFileMeta]] = {}
+    for part, meta in placed:
+        if meta.row_count:
+            by_partition.setdefault(part, []).append(meta)
+    return [CommitMessage(p, 0, table.schema.num_buckets, tuple(files)) for p, files in by_partition.items()]
+
+
+def write_native(df, table, opts: SourceOptions, overwrite: bool) -> None:
+    """Write ``df`` (in the table's columns and types) into ``table`` with Spark's Parquet writer
+    and commit it (see the module docstring)."""
+    since = int(time.time() * 1000) - CLOCK_SKEW_MILLIS
+    commit_user = opts.write.commit_user or f"spark-{uuid.uuid4()}"
+    staging = join(table.path, f"{STAGING_PREFIX}{uuid.uuid4()}")
+    messages: list[CommitMessage] = []
+    try:
+        _spark_write(df, table, staging)
+        messages = _place(table, _staged_files(table, staging))
+    except BaseException:
+        table.new_commit().abort(messages)
+        raise
+    finally:
+        table.io.delete_dir(staging)
+    rows = sum(f.row_count for m in messages for f in m.new_files)
+    commit_job(opts, table.schema.id, commit_user, overwrite, [TaskCommit(tuple(messages), rows)], since)

@@ -1,0 +1,115 @@
+"""Filesystem catalog: databases are ``<warehouse>/<db>.db``, tables ``<db>.db/<table>``."""
+from __future__ import annotations
+
+from typing import Mapping, Optional, Sequence
+
+import pyarrow as pa
+
+from lakeformat.commit.lock import LOCK_OPTION_KEYS, lock_from_options
+from lakeformat.errors import AlreadyExistsError, LakeformatError, NotFoundError
+from lakeformat.format.iceberg.schema import check_table
+from lakeformat.format.names import split_identifier, validate_name
+from lakeformat.format.options import validate
+from lakeformat.format.schema import new_schema
+from lakeformat.io.fileio import S3_OPTION_KEYS, FileIO, join
+from lakeformat.io.schemas import SchemaManager
+from lakeformat.secrets import mask_options, register_options
+from lakeformat.table.table import Table
+
+
+class Catalog:
+    """Entry point: ``Catalog("/path/to/warehouse")`` or ``Catalog("s3://bucket/wh", **{"s3.endpoint": ...})``.
+    Options: the ``s3.*`` keys of the store, and ``lock.*`` for a catalog lock around commits."""
+
+    def __init__(self, warehouse: str, **options: str):
+        if not warehouse:
+            raise LakeformatError("a catalog needs a warehouse path or URI")
+        self.warehouse = warehouse.rstrip("/")
+        self.options = {k: str(v) for k, v in options.items()}
+        register_options(self.options)   # any later message that echoes a credential gets it masked
+        known = S3_OPTION_KEYS + LOCK_OPTION_KEYS
+        unknown = [k for k in self.options if k not in known]
+        if unknown:
+            raise LakeformatError(f"unknown catalog option(s) {unknown}; known: {list(known)}")
+        self.io = FileIO.for_uri(self.warehouse, self.options)
+        self.lock = lock_from_options(self.warehouse, self.options)
+
+    def __repr__(self) -> str:
+        return f"Catalog({self.warehouse!r}, {mask_options(self.options)!r})"
+
+    # -- databases ---------------------------------------------------------------------
+    def database_path(self, name: str) -> str:
+        return join(self.warehouse, f"{validate_name(name, 'database')}.db")
+
+    def list_databases(self) -> list[str]:
+        return sorted(i.base_name[:-3] for i in self.io.list_dir(self.warehouse)
+                      if i.base_name.endswith(".db") and i.type.name == "Directory")
+
+    def database_exists(self, name: str) -> bool:
+        return name in self.list_databases() if self.io.scheme != "file" else self.io.exists(self.database_path(name))
+
+    def create_database(self, name: str, ignore_if_exists: bool = False) -> None:
+        path = self.database_path(name)
+        if self.database_exists(name):
+            if ignore_if_exists:
+                return
+            raise AlreadyExistsError(f"database {name!r} exists already")
+        self.io.mkdirs(path)
+        if self.io.scheme != "file":   # object stores have no directories: leave a marker
+            self.io.write_bytes(join(path, ".database"), b"")
+
+    def drop_database(self, name: str, ignore_if_not_exists: bool = False, cascade: bool = False) -> None:
+        if not self.database_exists(name):
+            if ignore_if_not_exists:
+                return
+            raise NotFoundError(f"database {name!r} does not exist")
+        tables = self.list_tables(name)
+        if tables and not cascade:
+            raise LakeformatError(f"database {name!r} is not empty ({len(tables)} tables); use cascade=True")
+        self.io.delete_dir(self.database_path(name))
+
+    # -- tables ------------------------------------------------------------------------
+    def table_path(self, identifier: str) -> str:
+        db, table = split_identifier(identifier)
+        return join(self.warehouse, f"{db}.db", table)
+
+    def list_tables(self, database: str) -> list[str]:
+        if not self.database_exists(database):
+            raise NotFoundError(f"database {database!r} does not exist")
+        path = self.database_path(database)
+        return sorted(i.base_name for i in self.io.list_dir(path)
+                      if i.type.name == "Directory" and SchemaManager(self.io, i.path).list_ids())
+
+    def table_exists(self, identifier: str) -> bool:
+        return bool(SchemaManager(self.io, self.table_path(identifier)).list_ids())
+
+    def create_table(self, identifier: str, schema: pa.Schema, partition_keys: Sequence[str] = (),
+                     primary_keys: Sequence[str] = (), options: Optional[Mapping[str, str]] = None,
+                     comment: Optional[str] = None, ignore_if_exists: bool = False) -> Table:
+        db, _ = split_identifier(identifier)
+        if not self.database_exists(db):
+            raise NotFoundError(f"database {db!r} does not exist; create it first")
+        opts = validate(dict(options or {}))
+        ts = new_schema(schema, partition_keys, primary_keys, opts, comment)
+        check_table(ts)
+        path = self.table_path(identifier)
+        if not SchemaManager(self.io, path).create(ts):
+            if ignore_if_exists:
+                return self.get_table(identifier)
+            raise AlreadyExistsError(f"table {identifier} exists already")
+        return Table(self.io, path, identifier, ts, self.lock)
+
+    def get_table(self, identifier: str) -> Table:
+        path = self.table_path(identifier)
+        sm = SchemaManager(self.io, path)
+        ids = sm.list_ids()
+        if not ids:
+            raise NotFoundError(f"table {identifier} does not exist (no schema under {path})")
+        return Table(self.io, path, identifier, sm.get(ids[-1]), self.lock)
+
+    def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
+        if not self.table_exists(identifier):
+            if ignore_if_not_exists:
+                return
+            raise NotFoundError(f"table {identifier} does not exist")
+        self.io.delete_dir(self.table_path(identifier))

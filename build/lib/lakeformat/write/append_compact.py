@@ -1,0 +1,223 @@
+"""Compaction of append tables: small files of a bucket rewritten into files of ``target-file-size``.
+
+An append table has no keys to merge, so compaction only concatenates: the files of one
+(partition, bucket) in sequence order (the order their rows were written, which is the order a
+reader returns them) are streamed into new files that keep that order and take over the
+sequence range of their inputs. Bucket-unaware tables (``bucket = -1``) keep everything in bucket 0.
+
+Picking follows Paimon's append compaction (``AppendOnlyCompactManager``): a window slides over
+the bucket's files in sequence order; it is taken once it holds ``compaction.min.file-num`` files
+adding up to the target size, or ``compaction.max.file-num`` files whatever their size; files
+that already reach the target size are never rewritten. Windows are contiguous in sequence order,
+so the rewritten file can take its inputs' place in the order. Full compaction rewrites everything
+after the leading full-size files of a bucket, when that is more than one file.
+
+Two callers: ``Table.compact`` (a dedicated compaction, COMPACT snapshot) and the writer of a
+fixed-bucket append table (:class:`AppendBucketWriter`), which compacts at ``prepare_commit``
+unless ``write-only``, as Paimon's bucketed append writers do.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence
+
+import pyarrow as pa
+
+from lakeformat.format import options as O
+from lakeformat.format.commit_message import CommitMessage
+from lakeformat.format.manifest import FILE_SOURCE_COMPACT, DataFileMeta
+from lakeformat.io.data_file import RollingFileWriter, iter_columns
+from lakeformat.io.fileio import join
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int, str], None]
+DEFAULT_MAX_FILE_NUM = 50          # Paimon's former default of compaction.max.file-num
+COALESCE_ROWS = 1 << 17            # rows gathered from small inputs before one write (row group size)
+COALESCE_BYTES = 64 << 20
+
+
+# ---------------------------------------------------------------- picking (pure)
+
+@dataclass(frozen=True)
+class AppendCompactPolicy:
+    """The options that decide what an append compaction picks."""
+
+    target_file_size: int
+    min_file_num: int = 5
+    max_file_num: int = DEFAULT_MAX_FILE_NUM
+
+    @classmethod
+    def of(cls, table) -> "AppendCompactPolicy":
+        o = table.typed_options
+        min_num = max(1, o.get(O.COMPACTION_MIN_FILE_NUM))
+        max_num = o.get(O.COMPACTION_MAX_FILE_NUM)
+        max_num = DEFAULT_MAX_FILE_NUM if max_num is None else max_num
+        return cls(table.target_file_size, min_num, max(min_num, max_num))
+
+
+def sequence_order(files: Sequence[DataFileMeta]) -> list[DataFileMeta]:
+    """Files in the order their rows were written: by first sequence number. The sort is stable,
+    so files that share a number (bucket-unaware writers all start at 0) keep the order given."""
+    return sorted(files, key=lambda f: f.min_sequence_number)
+
+
+def pick_windows(files: Sequence[DataFileMeta], policy: AppendCompactPolicy) -> list[tuple[DataFileMeta, ...]]:
+    """Windows of files to rewrite, each contiguous in ``files`` (given in sequence order).
+
+    A window grows over consecutive small files. Once its files reach the target size it is taken
+    if it holds at least ``min_file_num`` files, else its oldest file leaves it (that file is
+    big enough among its neighbours). It is also taken at ``max_file_num`` files, and at the end
+    of a run of small files (a full-size file or the last file) if it holds ``min_file_num``."""
+    target, out = policy.target_file_size, []
+    window: list[DataFileMeta] = []
+    total = 0
+
+    def close_run() -> None:
+        nonlocal window, total
+        if len(window) >= max(2, policy.min_file_num):
+            out.append(tuple(window))
+        window, total = [], 0
+
+    for f in files:
+        if f.file_size >= target:
+            close_run()
+            continue
+        window.append(f)
+        total += f.file_size
+        if (total >= target and len(window) >= policy.min_file_num) or len(window) >= policy.max_file_num:
+            out.append(tuple(window))
+            window, total = [], 0
+            continue
+        while total >= target and window:
+            total -= window.pop(0).file_size
+    close_run()
+    return out
+
+
+def pick_full(files: Sequence[DataFileMeta], policy: AppendCompactPolicy) -> list[tuple[DataFileMeta, ...]]:
+    """Everything after the bucket's leading full-size files, if that is more than one file."""
+    rest = list(files)
+    while rest and rest[0].file_size >= policy.target_file_size:
+        rest.pop(0)
+    return [tuple(rest)] if len(rest) > 1 else []
+
+
+def pick(files: Sequence[DataFileMeta], policy: AppendCompactPolicy, full: bool) -> list[tuple[DataFileMeta, ...]]:
+    ordered = sequence_order(files)
+    return pick_full(ordered, policy) if full else pick_windows(ordered, policy)
+
+
+# ---------------------------------------------------------------- rewriting (IO)
+
+class _CompactFileWriter(RollingFileWriter):
+    """Rolling writer whose files are marked as compaction output."""
+
+    def _file_meta(self, name: str, size: int, rows: int) -> DataFileMeta:
+        return dataclasses.replace(super()._file_meta(name, size, rows), file_source=FILE_SOURCE_COMPACT)
+
+
+def rewrite(table, bucket_dir: str, window: Sequence[DataFileMeta]) -> list[DataFileMeta]:
+    """Stream the rows of ``window`` (in order, in the table's current schema) into new files of
+    the target size that continue the window's first sequence number. Small inputs are gathered
+    before writing, so the output gets proper row groups."""
+    writer = _CompactFileWriter(table, bucket_dir, table.schema, seq_start=window[0].min_sequence_number)
+    fields = table.schema.fields
+    # pieces of about a target file's rows (as the inputs' bytes per row suggest), so that even
+    # the first output file rolls near the target size
+    stored_rows, stored_bytes = sum(f.row_count for f in window), sum(f.file_size for f in window)
+    step = max(256, min(COALESCE_ROWS, table.target_file_size * stored_rows // max(1, stored_bytes)))
+    pending: list[pa.Table] = []
+    rows = nbytes = 0
+    try:
+        for f in window:
+            for part in iter_columns(table, join(bucket_dir, f.file_name), f, fields, batch_size=step):
+                pending.append(part)
+                rows, nbytes = rows + part.num_rows, nbytes + part.nbytes
+                if rows >= step or nbytes >= COALESCE_BYTES:
+                    writer.write(pa.concat_tables(pending))
+                    pending, rows, nbytes = [], 0, 0
+        if pending:
+            writer.write(pa.concat_tables(pending))
+        return writer.close()
+    except BaseException:
+        writer.abort()
+        raise
+
+
+def compact_bucket(table, bucket_dir: str, files: Sequence[DataFileMeta], policy: AppendCompactPolicy,
+                   full: bool) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
+    """(before, after) of compacting one bucket's ``files``; nothing picked gives ([], [])."""
+    before, after = [], []
+    try:
+        for window in pick(files, policy, full):
+            after += rewrite(table, bucket_dir, window)
+            before += window
+    except BaseException:
+        for f in after:
+            table.io.delete(join(bucket_dir, f.file_name))
+        raise
+    return before, after
+
+
+# ---------------------------------------------------------------- dedicated compaction
+
+
+# ---------------------------------------------------------------- the writer of a fixed bucket
+
+class AppendBucketWriter:
+    """Writer of one (partition, bucket) of a fixed-bucket append table (Paimon's AppendOnlyWriter).
+
+    It continues the bucket's sequence numbers from its restored files, so the order of a bucket's
+    rows survives compaction, and unless ``write-only`` compacts at each ``prepare_commit`` what
+    the picker chooses among the restored and new files. It lives as long as its ``TableWrite``."""
+
+    def __init__(self, table, partition: bytes, bucket: int, bucket_dir: str,
+                 restored: Sequence[DataFileMeta] = ()):
+        self.table, self.partition, self.bucket, self.dir = table, partition, bucket, bucket_dir
+        self.files = sequence_order(restored)          # the bucket's live files as this writer knows them
+        self.next_seq = max((f.max_sequence_number for f in restored), default=-1) + 1
+        self.write_only = table.typed_options.get(O.WRITE_ONLY)
+        self.policy = AppendCompactPolicy.of(table)
+        self.buffer_bytes = 0                          # nothing buffered: rows go straight to files
+        self._writer: Optional[RollingFileWriter] = None
+
+    def write(self, rows: pa.Table, kinds=None) -> None:
+        if self._writer is None:
+            self._writer = RollingFileWriter(self.table, self.dir, self.table.schema, seq_start=self.next_seq)
+        self._writer.write(rows)
+
+    def release(self) -> None:
+        """Nothing to release: an append writer holds no buffer."""
+
+    def prepare_commit(self, total_buckets: int, full_compaction: bool = False) -> CommitMessage:
+        """New files as the data increment; a compaction of the picked windows (which may hold new
+        files: the APPEND snapshot adds them, the COMPACT snapshot replaces them) as the compact
+        increment."""
+        new: list[DataFileMeta] = []
+        if self._writer is not None:
+            new, self.next_seq, self._writer = self._writer.close(), self._writer.seq, None
+        self.files = sequence_order(self.files + new)
+        before: list[DataFileMeta] = []
+        after: list[DataFileMeta] = []
+        if not self.write_only:
+            try:
+                before, after = compact_bucket(self.table, self.dir, self.files, self.policy, full_compaction)
+            except BaseException:
+                self._delete(new)   # never handed over
+                raise
+        gone = {f.file_name for f in before}
+        self.files = sequence_order([f for f in self.files if f.file_name not in gone] + after)
+        return CommitMessage(self.partition, self.bucket, total_buckets, tuple(new),
+                             compact_before=tuple(before), compact_after=tuple(after))
+
+    def abort(self) -> None:
+        if self._writer is not None:
+            self._writer.abort()
+            self._writer = None
+
+    def _delete(self, files: Sequence[DataFileMeta]) -> None:
+        for f in files:
+            self.table.io.delete(join(self.dir, f.file_name))
