@@ -4,7 +4,6 @@ compacted and overlapping runs, evolved schemas and filters; a table with deleti
 not read natively."""
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 
 import pyarrow as pa
@@ -13,7 +12,6 @@ import pytest
 
 import lakeformat as lf
 import lakeformat.spark as lfs
-from lakeformat.errors import UnsupportedOptionError
 from lakeformat.pipeline.demo_data import SCHEMA as UB_SCHEMA, user_behavior
 from lakeformat.spark.native_read import native_available, plan_read
 from tests.interop.helpers import assert_same_rows
@@ -106,17 +104,23 @@ def test_primary_key_native_read_of_compacted_and_overlapping_runs(spark, catalo
     assert_same_rows(python, expected, ["id"], "merged python")
 
 
-def test_deletion_vector_tables_are_not_read_natively(catalog):
-    """Their files hold rows the vectors delete: the plan never gives them to Spark's reader
-    (lakeformat refuses such tables outright until it applies deletion vectors)."""
+def test_deletion_vector_tables_are_read_on_the_python_path(spark, catalog):
+    """Their files hold rows the vectors delete: the plan never gives them to Spark's reader, and
+    the read applies the vectors."""
     schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
-    t = catalog.create_table("db.dv", schema, primary_keys=["id"], options={"bucket": "1"})
-    t.write(pa.table({"id": [1, 2], "v": ["a", "b"]}, schema=schema))
-    t.compact(full=True)
-    assert plan_read(t, t.scan().plan()).native_files == 1
-    dv = dataclasses.replace(t.schema, options={**t.schema.options, "deletion-vectors.enabled": "true"})
-    with pytest.raises(UnsupportedOptionError, match="deletion-vectors"):
-        plan_read(type(t)(t.io, t.path, t.name, dv, t.lock), t.scan().plan())
+    t = catalog.create_table("db.dv", schema, primary_keys=["id"],
+                             options={"bucket": "1", "deletion-vectors.enabled": "true"})
+    t.write(pa.table({"id": list(range(100)), "v": ["a"] * 100}, schema=schema))
+    t.write(pa.table({"id": [2], "v": ["B"]}, schema=schema))   # the old row of key 2: marked, not rewritten
+    t = catalog.get_table("db.dv")
+    assert t.latest_snapshot().index_manifest, "the compaction wrote a deletion vector"
+    plan = plan_read(t, t.scan().plan())
+    assert plan.native_files == 0
+    native, python = both_paths(spark, catalog.warehouse, "db.dv")
+    expected = t.read()
+    assert expected.num_rows == 100 and expected.filter(pc.equal(expected["id"], 2))["v"].to_pylist() == ["B"]
+    assert_same_rows(native, expected, ["id"], "deletion vectors native")
+    assert_same_rows(python, expected, ["id"], "deletion vectors python")
 
 
 def test_unknown_column_is_refused(spark, catalog):
