@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lakeformat.format.avro_varint import write_long
+
 MAGIC = b"Obj\x01"
 
 
@@ -23,16 +25,6 @@ def _read_long(data: bytes, pos: int) -> tuple[int, int]:
         if not b & 0x80:
             return (result >> 1) ^ -(result & 1), pos
         shift += 7
-
-
-def write_long(n: int) -> bytes:
-    n = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while n & ~0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 @dataclass(frozen=True)

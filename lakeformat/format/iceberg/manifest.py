@@ -21,6 +21,7 @@ import cramjam
 import fastavro
 
 from lakeformat.format import types as T
+from lakeformat.format.avro_varint import write_long
 from lakeformat.format.binary_row import java_big_integer_bytes
 from lakeformat.format.iceberg.values import decimal_bytes, fixed_decimal, physical, to_bytes
 
@@ -148,18 +149,8 @@ def encode(schema: dict, record: dict) -> bytes:
     return buf.getvalue()
 
 
-def _long(n: int) -> bytes:
-    n = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while n & ~0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def _bytes(b: bytes) -> bytes:
-    return _long(len(b)) + b
+    return write_long(len(b)) + b
 
 
 def container(schema: str, encoded: Sequence[bytes], metadata: dict[str, str], codec: str) -> bytes:
@@ -170,9 +161,9 @@ def container(schema: str, encoded: Sequence[bytes], metadata: dict[str, str], c
     header = {"avro.schema": schema.encode(), "avro.codec": codec.encode(),
               **{k: v.encode() for k, v in metadata.items()}}
     sync = os.urandom(16)
-    out = [b"Obj\x01", _long(len(header))]
+    out = [b"Obj\x01", write_long(len(header))]
     out += [_bytes(k.encode()) + _bytes(v) for k, v in header.items()]
-    out += [_long(0), sync]
+    out += [write_long(0), sync]
     if encoded:
         data = b"".join(encoded)
         if codec == "snappy":
@@ -182,7 +173,7 @@ def container(schema: str, encoded: Sequence[bytes], metadata: dict[str, str], c
             data = c.compress(data) + c.flush()
         elif codec == "zstandard":
             data = bytes(cramjam.zstd.compress(data))
-        out += [_long(len(encoded)), _long(len(data)), data, sync]
+        out += [write_long(len(encoded)), write_long(len(data)), data, sync]
     return b"".join(out)
 
 
