@@ -4,6 +4,7 @@ import pyarrow as pa
 import pytest
 
 import lakeformat as lf
+from lakeformat.cli.main import main as cli_main
 
 # The fast loop is `pytest -m "not slow"`. Slow: whatever starts Spark, Airflow, a server (moto,
 # PostgreSQL) or other processes: these folders whole, and elsewhere every test using a fixture
@@ -51,3 +52,14 @@ def events(n: int, dt: str = "2024-01-01", start: int = 0) -> pa.Table:
     ids = list(range(start, start + n))
     return pa.table({"user_id": ids, "behavior": [["pv", "buy", "cart"][i % 3] for i in ids],
                      "price": [i * 1.5 for i in ids], "dt": [dt] * n}, schema=EVENTS)
+
+
+def run_cli(capsys, *argv) -> tuple:
+    """The CLI in this process: (exit code, stdout, stderr); usage errors exit through
+    argparse's SystemExit, whose code is returned like any other."""
+    try:
+        code = cli_main(list(argv))
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err

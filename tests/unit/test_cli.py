@@ -10,7 +10,7 @@ import pytest
 
 import lakeformat as lf
 from lakeformat.cli.main import main
-from tests.conftest import EVENTS, events
+from tests.conftest import EVENTS, events, run_cli as run
 
 
 @pytest.fixture
@@ -27,12 +27,6 @@ def wh(tmp_path):
     cat.create_table("db.empty", pa.schema([("x", pa.int64())]))
     cat.create_table("other.u", pa.schema([("x", pa.int64())])).write(pa.table({"x": [1]}))
     return path
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def run_json(capsys, *argv):

@@ -11,10 +11,9 @@ import pyarrow as pa
 import pytest
 
 import lakeformat as lf
-from lakeformat.cli.main import main
 from lakeformat.cli.output import plain
 from lakeformat.table.system_tables import SYSTEM_TABLES
-from tests.conftest import EVENTS, events
+from tests.conftest import EVENTS, events, run_cli as run
 
 OPTIONS = {"bucket": "2", "bucket-key": "user_id", "write-only": "true", "snapshot.num-retained.min": "1",
            "partition.timestamp-formatter": "yyyy-MM-dd"}
@@ -31,16 +30,6 @@ def wh(tmp_path):
         t.write(pa.concat_tables([events(40, "2020-01-01", start=i * 100), events(40, "2099-01-01", start=i * 100)]))
     t.consumers.record("job-a", 2)
     return path
-
-
-def run(capsys, *argv):
-    """(exit code, stdout, stderr); usage errors exit 2 through argparse's SystemExit."""
-    try:
-        code = main(list(argv))
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def run_json(capsys, wh, *argv):

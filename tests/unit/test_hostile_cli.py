@@ -6,16 +6,7 @@ import pyarrow as pa
 import pytest
 
 import lakeformat as lf
-from lakeformat.cli.main import main
-
-
-def run(capsys, *argv):
-    try:
-        code = main(list(argv))
-    except SystemExit as e:
-        code = e.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
+from tests.conftest import run_cli as run
 
 
 @pytest.mark.parametrize("verb", [["databases"], ["tables"], ["tables", "db"], ["snapshots", "db.t"]])

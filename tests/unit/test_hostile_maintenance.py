@@ -5,22 +5,11 @@ from pathlib import Path
 
 import pytest
 
-import lakeformat as lf
-from lakeformat.cli.main import main
-from tests.conftest import EVENTS, events
+from tests.conftest import EVENTS, events, run_cli as run
 
 
 def files(t) -> list:
     return sorted(str(p.relative_to(t.path)) for p in Path(t.path).rglob("*") if p.is_file())
-
-
-def run(capsys, *argv):
-    try:
-        code = main(list(argv))
-    except SystemExit as e:
-        code = e.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 @pytest.mark.parametrize("how", ["missing", "empty"])
