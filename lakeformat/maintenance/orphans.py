@@ -42,6 +42,7 @@ import pyarrow.fs as pafs
 from lakeformat.commit.staging import list_staged
 from lakeformat.errors import LakeformatError
 from lakeformat.format import options as O
+from lakeformat.format.human import human_size
 from lakeformat.format.partition import escape_path_name
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.fileio import join
@@ -103,7 +104,7 @@ class OrphanResult:
             return f"removed no orphan files{of}: {self.skipped}"
         verb = "would delete" if self.dry_run else "deleted"
         young = f" younger than {older_than}" if older_than is not None else " too young"
-        return (f"{verb} {len(self.orphans)} orphan file(s){of} ({self.orphan_bytes:,} bytes) out of {self.listed} "
+        return (f"{verb} {len(self.orphans)} orphan file(s){of} ({human_size(self.orphan_bytes)}) out of {self.listed} "
                 f"looked at; {self.too_young} unreachable file(s){young} kept")
 
     @property

@@ -224,7 +224,7 @@ def test_remove_orphan_files(wh, capsys):
     assert [Path(p).name for p in dry["orphans"]] == [old.name] and dry["too_young"] == 1
     assert old.exists()
     code, out, _ = run(capsys, "--warehouse", wh, "remove-orphan-files", "db.t")
-    assert code == 0 and "deleted 1 orphan file(s) of db.t (100 bytes)" in out
+    assert code == 0 and "deleted 1 orphan file(s) of db.t (100 B)" in out
     assert not old.exists() and young.exists()
     assert run_json(capsys, wh, "remove-orphan-files", "db.t", "--older-than", "0 s")["orphans"][0].endswith(young.name)
     assert not young.exists() and table(wh).read().num_rows == 480

@@ -18,6 +18,7 @@ import lakeformat as lf
 from lakeformat.commit import staging
 from lakeformat.errors import LakeformatError
 from lakeformat.format import options as O
+from lakeformat.format.human import human_size
 from lakeformat.format.options import parse_duration
 from lakeformat.io.fileio import join
 from lakeformat.maintenance.expire import expire_backlog
@@ -263,7 +264,7 @@ class LakeformatRemoveOrphanFilesOperator(LakeformatTableOperator):
             self.log.warning("Removed no orphan files of %s: %s", t.name, result.skipped)
         elif summary["orphan_files"]:
             self.log.info("%s %s (%s) of %s older than %s; first: %s", "Found" if dry else "Deleted",
-                          _plural(summary["orphan_files"], "orphan file"), _size(summary["orphan_bytes"]), t.name,
+                          _plural(summary["orphan_files"], "orphan file"), human_size(summary["orphan_bytes"]), t.name,
                           older, ", ".join(summary["sample"]))
         else:
             self.log.info("No orphan files in %s older than %s", t.name, older)
@@ -329,14 +330,6 @@ def _ids(ids: Sequence[int]) -> str:
     if ids == list(range(ids[0], ids[-1] + 1)) and len(ids) > 2:
         return f"{ids[0]}..{ids[-1]}"
     return ", ".join(map(str, ids))
-
-
-def _size(n: int) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
 
 
 def expire_summary(result, ids_before: Sequence[int]) -> dict:

@@ -17,6 +17,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import lakeformat as lf
+from lakeformat.format.human import human_size
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
 from lakeformat.pipeline.airflow.overview import KINDS, TableOverview, overview
 from lakeformat.pipeline.airflow.tables_config import configured_tables
@@ -120,14 +121,6 @@ def _e(x) -> str:
     return html.escape(str(x))
 
 
-def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
-
-
 def _kinds(t: TableOverview) -> str:
     total = sum(t.snapshots_by_kind.values()) or 1
     bar = "".join(f'<span class="seg" style="width:{100 * n / total:.1f}%;background:{_KIND_COLORS.get(k, "#888")}" '
@@ -146,7 +139,7 @@ def _buckets(t: TableOverview) -> str:
         f'<tr class="bucket"><td>{_e(b.partition or "(unpartitioned)")}</td><td class="num">{b.bucket}</td>'
         f'<td class="num">{b.files}</td><td class="runs num" data-runs="{b.sorted_runs}">{b.sorted_runs}</td>'
         f'<td class="barcell"><span class="runbar" style="width:{100 * b.sorted_runs / most:.0f}%"></span></td>'
-        f'<td class="num">{b.rows:,}</td><td class="num">{_size(b.bytes)}</td></tr>'
+        f'<td class="num">{b.rows:,}</td><td class="num">{human_size(b.bytes)}</td></tr>'
         for b in t.buckets[:MAX_BUCKET_ROWS])
     more = (f'<p class="muted">and {len(t.buckets) - MAX_BUCKET_ROWS} more buckets (see the JSON API)</p>'
             if len(t.buckets) > MAX_BUCKET_ROWS else "")
