@@ -12,9 +12,11 @@ unioned in. Files written under an older schema are read with that schema's name
 mapped to the current columns by field id (renamed, added, widened columns), as lakeformat's
 own reader does.
 
-Tables with deletion vectors are read entirely on the Python path: their files hold rows the
-vectors delete, and the native reader does not apply them. So are tables on object stores, which
-Spark would need its own connector for.
+Buckets of a deletion-vector table whose files need no merge (none at level 0, none holding
+delete rows: Paimon's raw-convertible split; every file of an append table) are read natively
+too: each row carries Spark's ``_metadata.row_index``, and an anti-join with the positions the
+vectors delete drops those rows. Tables on object stores are read on the Python path: Spark would
+need its own connector.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ import functools
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
+import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import ByteType, StructField, StructType
@@ -30,11 +33,14 @@ from lakeformat.errors import SchemaError
 from lakeformat.format import options as O
 from lakeformat.format import predicate as P
 from lakeformat.format import types as T
+from lakeformat.format.index_manifest import IndexFileMeta
 from lakeformat.format.manifest import DataFileMeta
+from lakeformat.io.index_files import IndexFiles
 from lakeformat.io.fileio import join
 from lakeformat.mergetree.kv_file import DELETE, KIND, UPDATE_BEFORE
 from lakeformat.mergetree.read import sections
 from lakeformat.read.scan import Split
+from lakeformat.read.split_read import raw_readable
 from lakeformat.spark import scan as S
 from lakeformat.spark.dataframe import source_options
 from lakeformat.spark.filters import to_spark_column
@@ -50,6 +56,7 @@ class NativeFiles:
     schema_id: int
     key_value: bool       # primary-key files: the _VALUE_KIND column says which rows are deletes
     paths: tuple[str, ...]
+    deletion_files: tuple[IndexFileMeta, ...] = ()   # vectors of these files' buckets, applied by row index
 
 
 @dataclass(frozen=True)
@@ -83,24 +90,34 @@ def _spark_casts_agree(table, schema_id: int) -> bool:
 def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
     """Which planned files Spark reads natively and which sections lakeformat merges (pure)."""
     O.check_supported(table.schema.options, O.READ, table.name)
-    if table.typed_options.get(O.DELETION_VECTORS):   # once lakeformat reads them: its reader applies the vectors
-        units = S.split_units(table, splits)
-        return ReadPlan((), tuple(units), "the table has deletion vectors, which the native reader does not apply")
+    dv_table = bool(table.typed_options.get(O.DELETION_VECTORS))
     native: dict[tuple[int, bool], list[str]] = {}
+    vectors: dict[tuple[int, bool], dict[str, IndexFileMeta]] = {}
     merged: list[S.ReadUnit] = []
     pk = bool(table.schema.primary_keys)
     key_of = table.key_decoder() if pk else None
     agree = functools.lru_cache(maxsize=None)(lambda schema_id: _spark_casts_agree(table, schema_id))
+
+    def readable(files: Sequence[DataFileMeta]) -> bool:
+        return all(_is_parquet(f) and agree(f.schema_id) for f in files)
+
     for s in splits:
         d = table.bucket_dir_of(s.partition_bytes, s.bucket)
+        if dv_table and (not pk or raw_readable(s.files)) and readable(s.files):
+            for f in s.files:   # each row in one file, once: the vectors say which rows are gone
+                native.setdefault((f.schema_id, pk), []).append(join(d, f.file_name))
+                vectors.setdefault((f.schema_id, pk), {}).update((m.file_name, m) for m in s.deletion_files)
+            continue
         groups = sections(s.files, key_of) if pk else [[f] for f in s.files]
         for files in groups:
-            if _single_run(files) and all(_is_parquet(f) and agree(f.schema_id) for f in files):
+            if not dv_table and _single_run(files) and readable(files):
                 for f in files:
                     native.setdefault((f.schema_id, pk), []).append(join(d, f.file_name))
             else:
                 merged.append(S.ReadUnit(S.SECTION if pk else S.FILE, s, tuple(files)))
-    groups = tuple(NativeFiles(sid, kv, tuple(paths)) for (sid, kv), paths in sorted(native.items()))
+    groups = tuple(NativeFiles(sid, kv, tuple(paths), tuple(sorted(vectors.get((sid, kv), {}).values(),
+                                                                   key=lambda m: m.file_name)))
+                   for (sid, kv), paths in sorted(native.items()))
     return ReadPlan(groups, tuple(merged))
 
 
@@ -126,6 +143,8 @@ def _native_frame(spark, table, group: NativeFiles, needed: Sequence[str]) -> Da
     if group.key_value:
         read.append(StructField(KIND, ByteType(), False))
     df = spark.read.schema(StructType(read)).parquet(*(spark_path(table, p) for p in group.paths))
+    if group.deletion_files:
+        df = _drop_deleted(spark, table, group, df)
     if group.key_value:
         df = df.where(~F.col(KIND).isin(DELETE, UPDATE_BEFORE))
     cols = []
@@ -138,6 +157,26 @@ def _native_frame(spark, table, group: NativeFiles, needed: Sequence[str]) -> Da
             c = F.col(f"`{old.name}`")
             cols.append((c if spark_type(old.type) == target else c.cast(target)).alias(w.name))
     return df.select(*cols)
+
+
+def _drop_deleted(spark, table, group: NativeFiles, df: DataFrame) -> DataFrame:
+    """``df`` without the rows the group's deletion vectors delete: an anti-join on (file name,
+    row index), Spark's ``_metadata.row_index`` being the row's position in its file."""
+    names = {p.rsplit("/", 1)[-1] for p in group.paths}
+    index_files = IndexFiles(table.io, table.path)
+    files, positions = [], []
+    for meta in group.deletion_files:
+        for name, deleted in index_files.read_deletion_vectors(meta).items():
+            if name in names and len(deleted):
+                files.append(pa.array([name] * len(deleted), pa.string()))
+                positions.append(pa.array(deleted, pa.int64()))
+    if not files:
+        return df
+    deleted = spark.createDataFrame(pa.table({"_lf_file": pa.concat_arrays(files),
+                                              "_lf_row": pa.concat_arrays(positions)}))
+    cols = df.columns
+    df = df.select("*", F.col("_metadata.file_name").alias("_lf_file"), F.col("_metadata.row_index").alias("_lf_row"))
+    return df.join(deleted, ["_lf_file", "_lf_row"], "left_anti").select(*(F.col(f"`{c}`") for c in cols))
 
 
 def _merged_frame(spark, opts, table, units: Sequence[S.ReadUnit], columns: Sequence[str],

@@ -1,10 +1,13 @@
 """Native reads (``lfs.read_table``): Spark's Parquet reader over the files lakeformat planned
 returns exactly the rows of lakeformat's own reader, for append tables, primary-key tables with
-compacted and overlapping runs, evolved schemas and filters; a table with deletion vectors is
-not read natively."""
+compacted and overlapping runs, deletion vectors (applied by row index), evolved schemas and
+filters."""
 from __future__ import annotations
 
 import datetime as dt
+import json
+import shutil
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -17,6 +20,7 @@ from lakeformat.spark.native_read import native_available, plan_read
 from tests.interop.helpers import assert_same_rows
 from tests.s3server import BUCKET, CREDS, s3_endpoint  # noqa: F401 (fixture)
 
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "paimon-java"
 DAYS = ["2024-06-01", "2024-06-02"]
 KEY = ["user_id", "item_id", "ts"]
 
@@ -104,23 +108,30 @@ def test_primary_key_native_read_of_compacted_and_overlapping_runs(spark, catalo
     assert_same_rows(python, expected, ["id"], "merged python")
 
 
-def test_deletion_vector_tables_are_read_on_the_python_path(spark, catalog):
-    """Their files hold rows the vectors delete: the plan never gives them to Spark's reader, and
-    the read applies the vectors."""
+def test_deletion_vector_tables_are_read_natively_with_their_vectors_applied(spark, catalog):
+    """Spark reads the compacted files itself and drops the rows the vectors delete by their row
+    index; with a filter pushed into the reader the positions still line up."""
     schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
     t = catalog.create_table("db.dv", schema, primary_keys=["id"],
-                             options={"bucket": "1", "deletion-vectors.enabled": "true"})
-    t.write(pa.table({"id": list(range(100)), "v": ["a"] * 100}, schema=schema))
-    t.write(pa.table({"id": [2], "v": ["B"]}, schema=schema))   # the old row of key 2: marked, not rewritten
+                             options={"bucket": "2", "deletion-vectors.enabled": "true",
+                                      "parquet.block.size": "4096", "write-buffer-size": "256 kb"})
+    t.write(pa.table({"id": list(range(3000)), "v": [f"a{i}" for i in range(3000)]}, schema=schema))
+    t.compact(full=True)
+    t.write(pa.table({"id": [2, 1500, 2999], "v": ["B", "C", "D"]}, schema=schema))   # old rows marked
+    t.delete(pa.table({"id": pa.array([7, 2000], pa.int64())}))
     t = catalog.get_table("db.dv")
-    assert t.latest_snapshot().index_manifest, "the compaction wrote a deletion vector"
+    assert t.latest_snapshot().index_manifest, "the writes marked old rows in deletion vectors"
     plan = plan_read(t, t.scan().plan())
-    assert plan.native_files == 0
-    native, python = both_paths(spark, catalog.warehouse, "db.dv")
+    assert plan.native_files > 0 and any(g.deletion_files for g in plan.native)
     expected = t.read()
-    assert expected.num_rows == 100 and expected.filter(pc.equal(expected["id"], 2))["v"].to_pylist() == ["B"]
+    assert expected.num_rows == 2998
+    assert expected.filter(pc.equal(expected["id"], 2))["v"].to_pylist() == ["B"]
+    native, python = both_paths(spark, catalog.warehouse, "db.dv")
     assert_same_rows(native, expected, ["id"], "deletion vectors native")
     assert_same_rows(python, expected, ["id"], "deletion vectors python")
+    where = lf.col("id") >= 1000
+    native, _ = both_paths(spark, catalog.warehouse, "db.dv", filter=where)
+    assert_same_rows(native, t.read(filter=where), ["id"], "deletion vectors native, filtered")
 
 
 def test_unknown_column_is_refused(spark, catalog):
@@ -153,3 +164,20 @@ def test_tables_on_object_stores_are_read_through_lakeformat(spark, s3_endpoint)
     assert native_available(t) is not None
     got = lfs.read_table(spark, "db.s3", warehouse=wh, filter=lf.col("dt") == DAYS[0], **options).toArrow()
     assert_same_rows(got, t.read(filter=lf.col("dt") == DAYS[0]), KEY, "s3")
+
+
+def test_a_deletion_vector_table_written_by_paimon_java_is_read_natively(spark, tmp_path):
+    """tests/fixtures/paimon-java (PROVENANCE.md): the rows paimon-cpp's
+    TestWithPKWithDvBatchScanSnapshot6 states, through Spark's reader and the vectors Java wrote."""
+    wh = tmp_path / "parquet"
+    shutil.copytree(FIXTURES / "parquet", wh)
+    name = "pk_table_scan_and_read_dv.pk_table_scan_and_read_dv"
+    case = next(c for c in json.loads((FIXTURES / "expected.json").read_text())
+                if c["table"] == name and c["snapshot"] == 6)
+    catalog = lf.Catalog(str(wh))
+    t = catalog.get_table(name)
+    scan = t.scan(snapshot_id=6)
+    plan = plan_read(scan.table, scan.plan())
+    assert plan.native_files > 0 and any(g.deletion_files for g in plan.native)
+    got = lfs.read_table(spark, name, warehouse=str(wh), snapshot_id=6, columns=case["columns"]).toArrow()
+    assert sorted(map(tuple, (r.values() for r in got.to_pylist()))) == sorted(map(tuple, case["rows"]))
