@@ -23,7 +23,23 @@ EMPTY_ROW = serialize_row([], [])
 _NS = "org.apache.paimon.avro.generated.record"
 
 
-@dataclass(frozen=True)
+_SHARED: dict = {}
+
+
+def shared(value, key=None):
+    """One object for equal metadata values decoded again and again (partitions, keys, null
+    counts, key statistics; ``key`` if the value itself is not the key): a decoded manifest then
+    holds one copy of each. Bounded: the table of shared values starts over when full."""
+    key = value if key is None else key
+    found = _SHARED.get(key)
+    if found is None:
+        if len(_SHARED) >= 1 << 16:
+            _SHARED.clear()
+        _SHARED[key] = found = value
+    return found
+
+
+@dataclass(frozen=True, slots=True)
 class SimpleStats:
     """Min and max values as BinaryRows plus null counts, per column of a file or manifest."""
 
@@ -38,13 +54,21 @@ class SimpleStats:
     @classmethod
     def from_avro(cls, d: dict) -> "SimpleStats":
         nc = d.get("_NULL_COUNTS")
-        return cls(d["_MIN_VALUES"], d["_MAX_VALUES"], None if nc is None else tuple(nc))
+        return cls(d["_MIN_VALUES"], d["_MAX_VALUES"], None if nc is None else shared(tuple(nc)))
+
+    @classmethod
+    def shared_from_avro(cls, d: dict) -> "SimpleStats":
+        """``from_avro``, one object for equal statistics (those of keys repeat across files)."""
+        nc = d.get("_NULL_COUNTS")
+        key = (d["_MIN_VALUES"], d["_MAX_VALUES"], None if nc is None else tuple(nc))
+        found = _SHARED.get(key)
+        return found if found is not None else shared(cls(*key), key)
 
 
 EMPTY_STATS = SimpleStats()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DataFileMeta:
     file_name: str
     file_size: int
@@ -99,8 +123,8 @@ class DataFileMeta:
         if isinstance(ct, dt.datetime):
             ct = int((ct if ct.tzinfo else ct.replace(tzinfo=dt.timezone.utc)).timestamp() * 1000)
         vsc, wc = d.get("_VALUE_STATS_COLS"), d.get("_WRITE_COLS")
-        return cls(d["_FILE_NAME"], d["_FILE_SIZE"], d["_ROW_COUNT"], d["_MIN_KEY"], d["_MAX_KEY"],
-                   SimpleStats.from_avro(d["_KEY_STATS"]), SimpleStats.from_avro(d["_VALUE_STATS"]),
+        return cls(d["_FILE_NAME"], d["_FILE_SIZE"], d["_ROW_COUNT"], shared(d["_MIN_KEY"]), shared(d["_MAX_KEY"]),
+                   SimpleStats.shared_from_avro(d["_KEY_STATS"]), SimpleStats.from_avro(d["_VALUE_STATS"]),
                    d["_MIN_SEQUENCE_NUMBER"], d["_MAX_SEQUENCE_NUMBER"], d["_SCHEMA_ID"], d["_LEVEL"],
                    tuple(d["_EXTRA_FILES"]), ct, d.get("_DELETE_ROW_COUNT"),
                    d.get("_EMBEDDED_FILE_INDEX"), d.get("_FILE_SOURCE"),
@@ -108,7 +132,7 @@ class DataFileMeta:
                    d.get("_FIRST_ROW_ID"), None if wc is None else tuple(wc))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ManifestEntry:
     kind: int
     partition: bytes   # serialized BinaryRow
@@ -127,11 +151,11 @@ class ManifestEntry:
 
     @classmethod
     def from_avro(cls, d: dict) -> "ManifestEntry":
-        return cls(d["_KIND"], d["_PARTITION"], d["_BUCKET"], d["_TOTAL_BUCKETS"],
+        return cls(d["_KIND"], shared(d["_PARTITION"]), d["_BUCKET"], d["_TOTAL_BUCKETS"],
                    DataFileMeta.from_avro(d["_FILE"]))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ManifestFileMeta:
     file_name: str
     file_size: int

@@ -68,14 +68,17 @@ def split_identifier(identifier: str) -> tuple[str, str]:
     return validate_name(db, "database"), validate_name(table, "table")
 
 
+_NOT_PLAIN = re.compile(r"[/\\\x00-\x1f]")   # a separator or a control character (one C-level scan)
+
+
 def check_file_name(name, what: str = "file") -> str:
     """``name`` if it is a plain file name (what metadata may name inside the table's own
     directories), else :class:`InvalidNameError`. Names in manifests, snapshots and commit
     messages are joined to a directory of the table: a '/', '..' or NUL would leave it."""
     if not isinstance(name, str) or not name:
         raise InvalidNameError(f"{what} name {name!r} is not a plain file name: empty or not a string")
-    if "/" in name or "\\" in name or name in (".", "..") or any(ord(c) < 32 for c in name) \
-            or len(name.encode("utf-8", "surrogatepass")) > 255:
+    if _NOT_PLAIN.search(name) is not None or name in (".", "..") \
+            or (len(name) > 63 and len(name.encode("utf-8", "surrogatepass")) > 255):
         raise InvalidNameError(f"{what} name {name!r} is not a plain file name: no '/', '\\', '..', "
                                "control characters, at most 255 bytes")
     return name

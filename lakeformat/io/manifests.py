@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import io
 import uuid
-from typing import Iterable, Optional, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Iterable, Iterator, Optional, Sequence
 
 import fastavro
 
@@ -27,7 +28,7 @@ from lakeformat.format.manifest import (
 )
 from lakeformat.format.partition import PartitionFilter, sort_key, sortable
 from lakeformat.format.types import DataType
-from lakeformat.io import avro_blocks
+from lakeformat.io import avro_blocks, manifest_cache
 from lakeformat.io.fileio import FileIO, join
 from lakeformat.io.manifest_orc import is_orc, read_orc, write_orc
 
@@ -46,6 +47,24 @@ def _read_records(fio: FileIO, path: str) -> list[dict]:
         return read_orc(data) if orc else list(fastavro.reader(io.BytesIO(data)))
     except Exception as e:  # fastavro and the ORC reader raise many kinds on garbage input
         raise CorruptFileError(path, f"cannot read {'ORC' if orc else 'Avro'}: {e}") from None
+
+
+def _read_values(fio: FileIO, path: str, kind: str, from_avro, data: Optional[bytes] = None) -> list:
+    """Values of a manifest (list) (``data``: its bytes, if read already): ORC decoded whole,
+    Avro block by block through the cache of decoded blocks (``io/manifest_cache.py``)."""
+    data = _read_bytes(fio, path) if data is None else data
+    if is_orc(data):
+        try:
+            records = read_orc(data)
+        except Exception as e:   # the ORC reader raises many kinds on garbage input
+            raise CorruptFileError(path, f"cannot read ORC: {e}") from None
+        return _decode(path, from_avro, records)
+    try:
+        return manifest_cache.decode(data, kind, from_avro)
+    except manifest_cache.RecordError as e:
+        raise CorruptFileError(path, f"not a Paimon manifest or manifest list: {e}") from None
+    except Exception as e:  # fastavro and the block parser raise many kinds on garbage input
+        raise CorruptFileError(path, f"cannot read Avro: {e}") from None
 
 
 def _decode(path: str, from_avro, records) -> list:
@@ -68,12 +87,31 @@ class ManifestFile:
     def path(self, name: str) -> str:
         return join(self.dir, name)
 
+    def read_all(self, names: Sequence[str], threads: int = 8) -> Iterator[tuple[str, object]]:
+        """(name, its entries or the error reading it) of each of ``names``, in order. The files
+        are fetched in ``threads`` parallel threads (storage latency) and decoded in this one, in
+        order (decoding is CPU-bound: threads would only contend, and decode the blocks that
+        merged manifests share twice instead of once from the cache)."""
+        def fetch(name: str):
+            try:
+                return _read_bytes(self.io, self.path(name))
+            except Exception as e:
+                return e
+        with ThreadPoolExecutor(max(1, min(threads, len(names)))) as pool:
+            for name, data in zip(names, pool.map(fetch, names)):
+                if not isinstance(data, Exception):
+                    try:
+                        data = _read_values(self.io, self.path(name), "entry", ManifestEntry.from_avro, data)
+                    except Exception as e:
+                        data = e
+                yield name, data
+
     def read(self, name: str, partitions: Optional[PartitionFilter] = None) -> list[ManifestEntry]:
         """All entries, or with ``partitions`` only those of matching partitions (decoding as
         little as the manifest's layout allows)."""
         path = self.path(name)
         if partitions is None:
-            return _decode(path, ManifestEntry.from_avro, _read_records(self.io, path))
+            return _read_values(self.io, path, "entry", ManifestEntry.from_avro)
         data = _read_bytes(self.io, path)
         if is_orc(data):
             return [e for e in self.read(name) if partitions.matches(e.partition)]
@@ -199,8 +237,7 @@ class ManifestList:
         self.orc = fmt == "orc"
 
     def read(self, name: str) -> list[ManifestFileMeta]:
-        path = join(self.dir, name)
-        return _decode(path, ManifestFileMeta.from_avro, _read_records(self.io, path))
+        return _read_values(self.io, join(self.dir, name), "manifest-file-meta", ManifestFileMeta.from_avro)
 
     def write(self, metas: Sequence[ManifestFileMeta]) -> tuple[str, int]:
         name = f"manifest-list-{uuid.uuid4()}-0"

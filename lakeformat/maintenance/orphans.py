@@ -84,8 +84,9 @@ class Reachable:
     iceberg: frozenset = frozenset()
 
     def reaches(self, c: Candidate) -> bool:
-        return c.name in {"data": self.data, MANIFEST: self.manifest, INDEX: self.index,
-                          STATISTICS: self.statistics, ICEBERG: self.iceberg}.get(c.area, frozenset())
+        names = self.data if c.area == "data" else {MANIFEST: self.manifest, INDEX: self.index,
+                                                      STATISTICS: self.statistics, ICEBERG: self.iceberg}.get(c.area)
+        return names is not None and c.name in names
 
 
 @dataclass(frozen=True)
@@ -224,23 +225,15 @@ def _reach_records(table, root: str, records: Sequence[tuple[str, Snapshot]], pr
             users.setdefault(m.file_name, []).extend(users[name])
     todo = sorted(set(users) - set(lists))
 
-    def names_in(name: str) -> set[str]:
-        out = set()
-        for e in mfile.read(name):
-            out.add(e.file.file_name)
-            out.update(e.file.extra_files)
-        return out
-
     data: set[str] = set()
-    with ThreadPoolExecutor(max(1, min(threads, len(todo)))) as pool:
-        futures = [(n, pool.submit(names_in, n)) for n in todo]
-        for done, (name, fut) in enumerate(futures, 1):
-            try:
-                data |= fut.result()
-            except Exception as e:
-                _refuse_unless_expired(table, root, users[name], name, e)
-            if progress:
-                progress(done, len(todo), "manifests read")
+    for done, (name, entries) in enumerate(mfile.read_all(todo, threads), 1):
+        if isinstance(entries, Exception):
+            _refuse_unless_expired(table, root, users[name], name, entries)
+        else:
+            data.update([e.file.file_name for e in entries])
+            data.update([x for e in entries if e.file.extra_files for x in e.file.extra_files])
+        if progress:
+            progress(done, len(todo), "manifests read")
     index_manifests = sorted({r.index_manifest for _, r in records if r.index_manifest})
     index: set[str] = set()
     for name in index_manifests:

@@ -139,7 +139,13 @@ class FileScan:
         """Entries of the manifests that may hold matching partitions, in manifest order."""
         metas = [m for m in metas if manifest_may_match(m, self.part_pred, self.part_fields)]
         mfile = self._mfile()
-        if len(metas) <= 1:
+        if self.partitions is None:
+            chunks = []
+            for _, entries in mfile.read_all([m.file_name for m in metas], self.threads):
+                if isinstance(entries, Exception):
+                    raise entries
+                chunks.append(entries)
+        elif len(metas) <= 1:
             chunks = [mfile.read(m.file_name, self.partitions) for m in metas]
         else:
             with ThreadPoolExecutor(min(self.threads, len(metas))) as pool:

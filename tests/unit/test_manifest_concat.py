@@ -2,6 +2,7 @@
 same entries in the same order as a decoding merge would write, stays sorted for filtered
 reads, and the copy is refused whenever it could differ (cancelling entries, partitions out of
 order, a foreign writer's schema)."""
+import dataclasses
 import io
 
 import fastavro
@@ -66,4 +67,4 @@ def test_the_copy_is_refused_when_it_could_differ_from_decoding(catalog):
     buf = io.BytesIO()
     fastavro.writer(buf, schema, [{"_KIND": r["_KIND"]} for r in records], codec="zstandard")
     t.io.write_bytes(mf.path(foreign), buf.getvalue())
-    assert mf.concat([base[0].__class__(**{**base[0].__dict__, "file_name": foreign})] + base) is None
+    assert mf.concat([dataclasses.replace(base[0], file_name=foreign)] + base) is None
