@@ -5,7 +5,8 @@ The Spark job writes the files and stages the commit (``jobs/ingest.py --stage I
 - ``clear_leftover`` before a unit is staged again: a pending stage with the same id is what an
   earlier, failed attempt left. If its (commit user, identifier) is committed already (a crash
   after the commit), publishing finishes it without committing again; otherwise it is discarded.
-- ``audit_stage`` runs the quality expectations on the staged rows; a failed audit discards the
+- ``audit_stage`` runs the quality expectations on the staged rows and records the result beside
+  the stage (commit/stage_log.py, shown on the Lakehouse page); a failed audit discards the
   stage, so nothing of it becomes visible and no file is left behind.
 - publishing is ``staging.publish``, exactly once per (commit user, identifier).
 
@@ -17,7 +18,7 @@ import logging
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from lakeformat.commit import staging
+from lakeformat.commit import stage_log, staging
 from lakeformat.pipeline.quality import AuditReport, Expectation, audit
 
 log = logging.getLogger(__name__)
@@ -66,8 +67,14 @@ def audit_stage(table, stage_id: str, expectations: Sequence[Expectation], subje
     report = audit(rows, expectations, subject)
     if report.success:
         log.info("%s", report.summary())
-        return AuditOutcome(report, None)
+        outcome = AuditOutcome(report, None)
+        stage_log.record_audit(table, stage_id, outcome.as_dict())
+        return outcome
+    # recorded before the discard: the failing expectations stay readable (the Lakehouse page)
+    stage_log.record_audit(table, stage_id, AuditOutcome(report, None).as_dict())
     n = staging.discard(table, stage_id)
     log.warning("%s\nstage %s discarded (%d files deleted); the table is unchanged",
                 report.summary(), stage_id, n)
-    return AuditOutcome(report, n)
+    outcome = AuditOutcome(report, n)
+    stage_log.record_audit(table, stage_id, outcome.as_dict())
+    return outcome

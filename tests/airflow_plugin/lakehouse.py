@@ -25,6 +25,27 @@ EXPECTED_RUNS = {
 }
 
 
+HOSTILE_NOTE = "<script>document.title='pwned'</script><b>bold?</b>"
+BAD_DAY, PENDING_DAY = "2024-06-03", "2024-06-04"
+USER = "lakeformat-ingest-user_behavior"
+
+
+def _stages(table) -> None:
+    """Write-audit-publish stages that change no snapshot: one whose audit failed (discarded,
+    its failing expectation recorded) and one staged, not audited yet."""
+    from lakeformat.commit import staging
+    from lakeformat.pipeline.quality import parse_expectations
+    from lakeformat.pipeline.wap import audit_stage
+    rules = parse_expectations([{"expect_column_values_to_be_in_set": {"column": "behavior",
+                                                                       "value_set": ["pv", "buy", "cart"]}}])
+    for day, behavior in ((BAD_DAY, "oops"), (PENDING_DAY, "pv")):
+        w = table.new_write(commit_user=USER)
+        w.write(pa.table({"user_id": [7, 8], "behavior": [behavior, "pv"], "dt": [day] * 2}))
+        staging.stage(table, w.prepare_commit(), day, commit_user=USER,
+                      identifier=staging.identifier_for("ingest", "user_behavior", day))
+    audit_stage(table, BAD_DAY, rules, f"demo.user_behavior {BAD_DAY}")
+
+
 def build_lakehouse(root: Path) -> tuple[str, str]:
     """Returns (warehouse, config path)."""
     wh = str(root / "wh")
@@ -46,7 +67,9 @@ def build_lakehouse(root: Path) -> tuple[str, str]:
     ip.compact(full=True)
     ip.write(pa.table({"item_id": [4], "price": [4.0]}))
     notes = cat.create_table("scratch.notes", pa.schema([("note", pa.string())]), options={"bucket": "1"})
-    notes.write(pa.table({"note": ["hello"]}))
+    notes.write(pa.table({"note": ["hello", HOSTILE_NOTE]}))
+    _stages(ub)
+
     config = root / "tables.yaml"
     config.write_text(CONFIG)
     return wh, str(config)

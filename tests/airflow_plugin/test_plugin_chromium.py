@@ -35,10 +35,10 @@ def served_page(tmp_path):
     env = airflow_env(home, wh)
     env["LAKEFORMAT_CONFIG"] = config
     port = free_port()
-    proc = subprocess.Popen([PYTHON, "-m", "uvicorn", "--factory", "lakeformat.pipeline.airflow.page:standalone_app",
-                             "--host", "127.0.0.1", "--port", str(port)], env=env,
+    # the README's command, from the checkout (no --app-dir); served at /lakehouse/ as under Airflow
+    proc = subprocess.Popen([PYTHON, "-m", "lakeformat.pipeline.airflow.page", "--port", str(port)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
+    url = f"http://127.0.0.1:{port}/lakehouse/"
     try:
         wait_until_serving(url + "api/tables", proc, "uvicorn", 60)
         yield url
@@ -76,3 +76,57 @@ def test_plugin_page_in_headless_chromium(tmp_path, served_page):
     for name in ("user_behavior", "item_price", "not_yet", "scratch.notes"):
         assert name in html
     assert _runs_in_html(html) == EXPECTED_RUNS
+
+
+def test_table_page_in_chromium_filter_history_and_audits(tmp_path, served_page):
+    """selenium + Debian's chromedriver: from the tables page to a table's page, a filter typed
+    into the form, the history chart drawn, the failed audit with its expectation, and a
+    hostile value shown as text (no script ran)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.airflow_plugin.lakehouse import BAD_DAY, HOSTILE_NOTE, PENDING_DAY
+    from tests.airflow_ui.browser import chromium
+
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    d = chromium(tmp_path / "selenium-profile")
+    try:
+        wait = WebDriverWait(d, 30)
+        d.get(served_page)
+        d.find_element(By.CSS_SELECTOR, 'section[data-identifier="demo.user_behavior"] a.open').click()
+        wait.until(lambda d: "/lakehouse/table/demo.user_behavior" in d.current_url)
+        box = d.find_element(By.NAME, "filter")
+        box.clear()
+        box.send_keys("behavior = 'buy' and user_id > 10")
+        d.find_element(By.CSS_SELECTOR, "form.filter button").click()
+        wait.until(lambda d: "filter=" in d.current_url)
+        d.save_screenshot(str(shots / "table-page.png"))
+        cells = [[td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+                 for tr in d.find_elements(By.CSS_SELECTOR, "table.preview tbody tr")]
+        assert sorted(cells) == [["11", "buy", "2024-06-01"], ["12", "buy", "2024-06-01"]]
+        bars = d.find_elements(By.CSS_SELECTOR, "svg.history rect.hbar")
+        assert len(bars) == 3 * 4                                   # three panels, four snapshots
+        assert all(b.size["width"] > 0 and b.size["height"] > 0 for b in bars)
+        assert {b.get_attribute("data-kind") for b in bars} == {"APPEND"}
+        stages = {r.get_attribute("data-stage"): r for r in d.find_elements(By.CSS_SELECTOR, "tr.stage")}
+        assert set(stages) == {BAD_DAY, PENDING_DAY}
+        assert stages[BAD_DAY].get_attribute("data-audit") == "failed"
+        assert "expect_column_values_to_be_in_set(column='behavior'" in stages[BAD_DAY].text
+        assert "1 of 2 rows unexpected, e.g. oops" in stages[BAD_DAY].text
+        assert stages[PENDING_DAY].get_attribute("data-state") == "pending"
+        runs = d.find_elements(By.CSS_SELECTOR, "tr.bucket td.runs")
+        assert [r.text for r in runs] == ["3", "1"] and len(d.find_elements(By.CSS_SELECTOR, ".trigger")) == 2
+
+        d.find_element(By.NAME, "filter").clear()
+        d.find_element(By.NAME, "filter").send_keys("price > 1")
+        d.find_element(By.CSS_SELECTOR, "form.filter button").click()
+        err = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".filter-error"))[0].text
+        assert "no column 'price'" in err and "user_id, behavior, dt" in err
+
+        d.get(served_page + "table/scratch.notes")
+        assert HOSTILE_NOTE in [td.text for td in d.find_elements(By.CSS_SELECTOR, "table.preview td")]
+        assert d.title != "pwned" and not d.find_elements(By.CSS_SELECTOR, "table.preview b")
+        d.save_screenshot(str(shots / "hostile.png"))
+    finally:
+        d.quit()

@@ -90,12 +90,14 @@ def test_plugin_page_reports_an_unreadable_table_and_still_renders_the_rest(tmp_
 def test_plugin_page_explains_a_catalog_that_cannot_be_opened(tmp_path, monkeypatch):
     from lakeformat.pipeline.airflow.page import standalone_app
     monkeypatch.delenv("AIRFLOW_CONN_LAKEFORMAT_DEFAULT", raising=False)
+    monkeypatch.delenv("LAKEFORMAT_WAREHOUSE", raising=False)
     client = TestClient(standalone_app())
-    r = client.get("/")
+    r = client.get("/")                      # redirected to /lakehouse/, the path Airflow serves it at
     assert r.status_code == 503 and "cannot read the lakehouse" in r.text and "lakeformat_default" in r.text
-    assert client.get("/api/tables").status_code == 503
+    assert str(r.url).endswith("/lakehouse/")
+    assert client.get("/lakehouse/api/tables").status_code == 503
     monkeypatch.setenv("AIRFLOW_CONN_LAKEFORMAT_DEFAULT", json.dumps({"conn_type": "lakeformat"}))
-    assert "has no warehouse" in client.get("/api/tables").json()["detail"]
+    assert "has no warehouse" in client.get("/lakehouse/api/tables").json()["detail"]
 
 
 def test_plugin_page_serves_no_api_schema_or_docs(client):
@@ -131,7 +133,11 @@ with TestClient(app) as c:
            "bad_token": c.get("/lakehouse/api/tables", headers={"Authorization": "Bearer nonsense"}).status_code,
            "cookie": c.get("/lakehouse/", cookies={"_token": token}).text,
            "bearer": c.get("/lakehouse/api/tables", headers=bearer).json(),
-           "plugins_api": c.get("/api/v2/plugins", headers=bearer).json()}
+           "plugins_api": c.get("/api/v2/plugins", headers=bearer).json(),
+           "table_browser": [c.get("/lakehouse/table/demo.user_behavior", headers={"Accept": "text/html"},
+                                   follow_redirects=False).headers.get("location")],
+           "table_cookie": c.get("/lakehouse/table/demo.user_behavior", params={"filter": "user_id >= 10"},
+                                 cookies={"_token": token}).text}
 print("RESULT " + json.dumps(out))
 """
 
@@ -156,6 +162,12 @@ def test_plugin_loads_in_airflow_and_its_page_requires_the_airflow_login(lakehou
     assert _runs_in_html(out["cookie"]) == EXPECTED_RUNS
     assert [t["identifier"] for t in out["bearer"]] == ["demo.user_behavior", "demo.item_price", "demo.not_yet",
                                                         "scratch.notes"]
+    # a table's own page: behind the same login, at the same path as standalone
+    assert out["table_browser"] == ["/auth/login?next=%2Flakehouse%2Ftable%2Fdemo.user_behavior"]
+    table = out["table_cookie"]
+    assert '<tr class="column">' in table and "<svg class=\"history\"" in table
+    ids = re.findall(r"<tr><td>(\d+)</td><td>\w+</td><td>2024-06-0\d</td></tr>", table)
+    assert sorted(ids, key=int) == ["10", "11", "12", "99"]
     (listed,) = [p for p in out["plugins_api"]["plugins"] if p["name"] == "lakeformat"]
     assert listed["fastapi_apps"][0]["url_prefix"] == "/lakehouse"
     assert listed["external_views"][0]["href"] == "lakehouse/"

@@ -70,3 +70,29 @@ def test_clear_leftover_finishes_a_stage_committed_before_a_crash(table):
     assert staging.list_staged(table) == []
     assert table.read().num_rows == 10 and len(table.snapshots()) == 1
     assert files_on_disk(table) == {f["file_name"] for f in table.files()}
+
+
+def test_stage_history_keeps_each_audit_after_publish_and_discard(table):
+    """The audit is recorded beside the stage: a published stage keeps its (green) audit, a
+    discarded one its failing expectations, though its stage file and data files are gone."""
+    from lakeformat.commit.stage_log import stage_history
+    assert stage_history(table) == []
+    stage(table, events(30), "day-1")
+    audit_stage(table, "day-1", RULES, "db.events day-1")
+    snap = staging.publish(table, "day-1")
+    bad = events(20).set_column(2, "price", pa.array([-5.0] * 20))
+    stage(table, bad, "day-2")
+    audit_stage(table, "day-2", RULES, "db.events day-2")
+    stage(table, events(5), "day-3")                           # staged, not audited yet
+    by_id = {r.stage_id: r for r in stage_history(table)}
+    assert [r.stage_id for r in stage_history(table)] == ["day-3", "day-2", "day-1"]   # newest first
+    assert by_id["day-1"].state == "published" and by_id["day-1"].snapshot_id == snap.id
+    assert by_id["day-1"].audit_passed is True and by_id["day-1"].audit["rows"] == 30
+    d2 = by_id["day-2"]
+    assert d2.state == "discarded" and d2.audit_passed is False and d2.audit["discarded_files"] >= 1
+    assert [f["expectation"] for f in d2.audit["failed"]] == [
+        "expect_column_values_to_be_between(column='price', min_value=0)"]
+    assert d2.audit["failed"][0]["unexpected"] == 20
+    d3 = by_id["day-3"]
+    assert d3.state == "pending" and d3.rows == 5 and d3.files >= 1 and d3.audit is None
+    assert [s.stage_id for s in staging.list_staged(table)] == ["day-3"]   # audit records are not stages

@@ -8,7 +8,7 @@ from an object store never blocks the event loop.
 """
 from __future__ import annotations
 
-import html
+import os
 from typing import Callable, Optional
 
 from fastapi import Depends, FastAPI, HTTPException, Request
@@ -19,11 +19,15 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 import lakeformat as lf
 from lakeformat.format.human import human_size
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
-from lakeformat.pipeline.airflow.overview import KINDS, TableOverview, overview
+from lakeformat.pipeline.airflow.overview import KINDS, TableOverview, overview, table_list
+from lakeformat.pipeline.airflow.page_shell import document, e
+from lakeformat.pipeline.airflow.table_page import render_table_page, table_href
+from lakeformat.pipeline.airflow.table_view import table_detail
 from lakeformat.pipeline.airflow.tables_config import configured_tables
 from lakeformat.secrets import mask
 
 MAX_BUCKET_ROWS = 200
+URL_PREFIX = "/lakehouse"   # under Airflow (plugin.py) and standalone alike
 _KIND_COLORS = {"APPEND": "#2f80ed", "COMPACT": "#27ae60", "OVERWRITE": "#eb5757", "ANALYZE": "#9b51e0"}
 
 
@@ -91,6 +95,23 @@ def create_app(catalog: Callable[[], lf.Catalog], config: Optional[str] = None,
             return HTMLResponse(render_error(e.detail), status_code=e.status_code)
         return render_page(cat.warehouse, tables)
 
+    @app.get("/table/{table}", response_class=HTMLResponse)
+    def table_page(table: str, filter: str = "", limit: Optional[int] = None):
+        """One table: schema, data preview (``?filter=...&limit=...``), history chart, partitions,
+        buckets against the compaction trigger, consumers, tags, staged commits and audits."""
+        try:
+            cat = catalog()
+            pairs = [(n, i) for n, i in table_list(cat, configured_tables(config)) if table in (n, i)]
+            if not pairs or not cat.table_exists(pairs[0][1]):
+                what = (f"table {table!r} is configured but not created yet" if pairs
+                        else f"no table {table!r} in the config or catalog")
+                return HTMLResponse(render_error(what, "Pick one on the tables page.", "../"), status_code=404)
+            detail = table_detail(cat, pairs[0][0], pairs[0][1], filter, limit)
+        except Exception as e:  # noqa: BLE001 - shown to the user (connection, unreadable metadata)
+            return HTMLResponse(render_error(mask(f"cannot read {table}: {type(e).__name__}: {e}"), home="../"),
+                                status_code=503)
+        return render_table_page(cat.warehouse, detail)
+
     @app.get("/api/tables")
     def api_tables() -> list[dict]:
         return [t.to_dict() for t in load()[1]]
@@ -105,20 +126,59 @@ def create_app(catalog: Callable[[], lf.Catalog], config: Optional[str] = None,
     return app
 
 
-def standalone_app() -> FastAPI:
-    """The page without Airflow's API server and without a login, for local use only
-    (``uvicorn --factory lakeformat.pipeline.airflow.page:standalone_app --host 127.0.0.1``): the catalog
-    of connection ``$LAKEFORMAT_PLUGIN_CONN_ID`` (default ``lakeformat_default``, e.g. from
-    ``AIRFLOW_CONN_LAKEFORMAT_DEFAULT``), tables from ``$LAKEFORMAT_CONFIG``."""
-    import os
+def standalone_app(warehouse: Optional[str] = None, options: Optional[dict] = None,
+                   config: Optional[str] = None) -> FastAPI:
+    """The page without Airflow's API server and without a login, for local use only, at the
+    same path as under Airflow (``/lakehouse/``; ``/`` redirects there). The catalog: the
+    ``warehouse`` given (default ``$LAKEFORMAT_WAREHOUSE``, as the ``lakeformat`` command), else
+    that of connection ``$LAKEFORMAT_PLUGIN_CONN_ID`` (default ``lakeformat_default``, e.g. from
+    ``AIRFLOW_CONN_LAKEFORMAT_DEFAULT``); tables from ``config`` or ``$LAKEFORMAT_CONFIG``.
+    Run it with ``.venv/bin/python -m lakeformat.pipeline.airflow.page`` (see ``main``)."""
+    warehouse = warehouse or os.environ.get("LAKEFORMAT_WAREHOUSE")
+    if warehouse:
+        def catalog() -> lf.Catalog:
+            return lf.Catalog(warehouse, **(options or {}))
+    else:
+        conn_id = os.environ.get("LAKEFORMAT_PLUGIN_CONN_ID", LakeformatHook.default_conn_name)
 
-    conn_id = os.environ.get("LAKEFORMAT_PLUGIN_CONN_ID", LakeformatHook.default_conn_name)
-    return create_app(lambda: LakeformatHook(conn_id).get_catalog(), airflow_auth=False)
+        def catalog() -> lf.Catalog:
+            return LakeformatHook(conn_id).get_catalog()
+    app = FastAPI(title="Lakehouse", openapi_url=None, docs_url=None, redoc_url=None)
+
+    @app.get("/")
+    @app.get(URL_PREFIX)
+    def home():
+        return RedirectResponse(URL_PREFIX + "/", status_code=307)
+
+    app.mount(URL_PREFIX, create_app(catalog, config, airflow_auth=False))
+    return app
+
+
+def main(argv=None) -> None:
+    """``python -m lakeformat.pipeline.airflow.page [--warehouse W] [--port 8090]``: serve the
+    page on localhost at http://127.0.0.1:PORT/lakehouse/ until Ctrl-C."""
+    import argparse
+
+    import uvicorn
+
+    p = argparse.ArgumentParser(prog="python -m lakeformat.pipeline.airflow.page",
+                                description="Serve the Lakehouse page without Airflow (no login: keep it on "
+                                            "localhost).", epilog="example: .venv/bin/python -m "
+                                "lakeformat.pipeline.airflow.page --warehouse warehouse --port 8090")
+    p.add_argument("--warehouse", help="warehouse path or URI (default: $LAKEFORMAT_WAREHOUSE, else the "
+                   "lakeformat_default Airflow connection from $AIRFLOW_CONN_LAKEFORMAT_DEFAULT)")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="catalog option (repeatable)")
+    p.add_argument("--config", help="tables config listed first (default: $LAKEFORMAT_CONFIG)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8090)
+    a = p.parse_args(argv)
+    options = dict(kv.split("=", 1) for kv in a.option if "=" in kv)
+    print(f"Lakehouse page: http://{a.host}:{a.port}{URL_PREFIX}/ (Ctrl-C stops it)", flush=True)
+    uvicorn.run(standalone_app(a.warehouse, options, a.config), host=a.host, port=a.port, log_level="warning")
 
 
 # -- HTML -------------------------------------------------------------------------------
-def _e(x) -> str:
-    return html.escape(str(x))
+_e = e
 
 
 def _kinds(t: TableOverview) -> str:
@@ -165,7 +225,9 @@ def _recent(t: TableOverview) -> str:
 
 def render_table(t: TableOverview) -> str:
     head = (f'<section class="card" data-identifier="{_e(t.identifier)}" data-max-runs="{t.max_sorted_runs}">'
-            f'<h2>{_e(t.name)}' + (f' <small>{_e(t.identifier)}</small>' if t.name != t.identifier else "") + '</h2>')
+            f'<h2><a class="open" href="{_e(table_href(t.identifier))}">{_e(t.name)}</a>'
+            + (f' <small>{_e(t.identifier)}</small>' if t.name != t.identifier else "")
+            + ' <small>schema, data, history, audits →</small></h2>')
     if not t.exists:
         return head + '<p class="muted">not created yet (configured, no schema in the warehouse)</p></section>'
     if t.error:
@@ -184,37 +246,21 @@ def render_table(t: TableOverview) -> str:
             + f'</div><div><h3>Sorted runs per bucket</h3>{_buckets(t)}</div></div></section>')
 
 
-_CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f4f6f9;color:#1d2433}
-header{background:#1d2433;color:#fff;padding:14px 24px}header h1{margin:0;font-size:22px}
-header p{margin:4px 0 0;color:#b9c2d3;font-size:13px}main{padding:16px 24px}
-.card{background:#fff;border-radius:8px;box-shadow:0 1px 3px rgba(0,0,0,.12);padding:14px 18px;margin-bottom:16px}
-h2{margin:0 0 6px;font-size:18px}h2 small{color:#6b778c;font-weight:normal;font-size:13px}
-h3{font-size:14px;margin:12px 0 6px;color:#42526e}.facts{margin:0;color:#42526e;font-size:13px}
-.grid{display:grid;grid-template-columns:minmax(280px,1fr) 2fr;gap:24px}
-table{border-collapse:collapse;width:100%;font-size:13px}th,td{padding:3px 8px;border-bottom:1px solid #e6e9ef;text-align:left}
-th{color:#6b778c;font-weight:600}.num{text-align:right;font-variant-numeric:tabular-nums}
-.bar{display:flex;height:14px;border-radius:7px;overflow:hidden;background:#e6e9ef}.seg{display:block;height:100%}
-.legend{font-size:12px;margin-top:6px}.kind{margin-right:12px}.kind i{display:inline-block;width:10px;height:10px;
-border-radius:2px;margin-right:4px;vertical-align:-1px}.runbar{display:inline-block;height:10px;background:#f2994a;
-border-radius:3px;min-width:2px}.pill{color:#fff;border-radius:9px;padding:0 7px;font-size:11px}
-.muted{color:#6b778c;font-size:13px}.barcell{width:30%}td.t{white-space:nowrap}.error{color:#c0392b}
-"""
-
-
-def render_error(message: str) -> str:
-    return (f'<!doctype html><html><head><meta charset="utf-8"><title>Lakehouse</title><style>{_CSS}</style>'
-            f'</head><body><header><h1>Lakehouse</h1></header><main><section class="card">'
-            f'<p class="error">{_e(message)}</p><p class="muted">Check the lakeformat connection '
-            '(lakeformat_default) and config/tables.yaml.</p></section></main></body></html>')
+def render_error(message: str, hint: str = "Check the lakeformat connection (lakeformat_default) and "
+                 "config/tables.yaml.", home: str = "") -> str:
+    back = f' <a href="{_e(home)}">all tables</a>' if home else ""
+    return document("Lakehouse", "<h1>Lakehouse</h1>", f'<section class="card"><p class="error">{_e(message)}</p>'
+                    f'<p class="muted">{_e(hint)}{back}</p></section>')
 
 
 def render_page(warehouse: str, tables: list[TableOverview]) -> str:
     cards = "".join(render_table(t) for t in tables) or '<p class="muted">no tables configured or in the catalog</p>'
-    return (f'<!doctype html><html><head><meta charset="utf-8"><title>Lakehouse</title>'
-            f'<style>{_CSS}</style></head><body><header><h1>Lakehouse</h1><p>warehouse {_e(warehouse)} · '
-            f'{len(tables)} tables · <a style="color:#b9c2d3" href="api/tables">JSON</a></p></header>'
-            f'<main>{cards}</main></body></html>')
+    return document("Lakehouse", f'<h1>Lakehouse</h1><p>warehouse {_e(warehouse)} · {len(tables)} tables · '
+                    '<a href="api/tables">JSON</a></p>', cards)
 
 
-__all__ = ["create_app", "standalone_app", "render_page", "render_table", "airflow_user", "KINDS"]
+__all__ = ["create_app", "standalone_app", "main", "URL_PREFIX", "render_page", "render_table", "airflow_user", "KINDS"]
+
+
+if __name__ == "__main__":
+    main()

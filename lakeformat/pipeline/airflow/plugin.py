@@ -12,9 +12,7 @@ import os
 from airflow.plugins_manager import AirflowPlugin
 
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
-from lakeformat.pipeline.airflow.page import create_app
-
-URL_PREFIX = "/lakehouse"
+from lakeformat.pipeline.airflow.page import URL_PREFIX, create_app
 
 
 def _catalog():
