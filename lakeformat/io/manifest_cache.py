@@ -14,30 +14,43 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
+import struct
 import threading
+import zlib
+from array import array
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Callable, Optional
 
+import cramjam
 import fastavro
+from fastavro.read import BLOCK_READERS
 
+from lakeformat.format.avro_varint import write_long
 from lakeformat.io import avro_blocks
+
+try:
+    from compression import zstd   # Python >= 3.14
+except ImportError:   # pragma: no cover - the backport before 3.14
+    from backports import zstd
 
 DEFAULT_MAX_ENTRIES = int(os.environ.get("LAKEFORMAT_MANIFEST_CACHE_ENTRIES", "500000"))
 
 
 class BlockCache:
-    """Least-recently-used map of block key -> tuple of decoded values, at most ``max_entries``
-    values in all (0 disables it). Thread-safe."""
+    """Least-recently-used map of block key -> decoded ``Block``, at most ``max_entries`` values
+    in all (0 disables it). Thread-safe."""
 
     def __init__(self, max_entries: int):
         self.max_entries = max_entries
-        self._blocks: OrderedDict[tuple, tuple] = OrderedDict()
+        self._blocks: OrderedDict[tuple, Block] = OrderedDict()
         self._size = 0
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
-    def get(self, key: tuple) -> Optional[tuple]:
+    def get(self, key: tuple) -> Optional["Block"]:
         with self._lock:
             value = self._blocks.get(key)
             if value is None:
@@ -47,7 +60,7 @@ class BlockCache:
             self.hits += 1
             return value
 
-    def put(self, key: tuple, value: tuple) -> None:
+    def put(self, key: tuple, value: "Block") -> None:
         if len(value) > self.max_entries:
             return
         with self._lock:
@@ -89,43 +102,99 @@ def configure(max_entries: int) -> None:
     CACHE.resize(max_entries)
 
 
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One block's decoded values, and where each record ends in its decompressed bytes (so the
+    records a merge keeps are copied as bytes, not encoded again)."""
+
+    values: tuple
+    ends: array
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+
 def _digest(data) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def _converted(records, convert) -> list:
-    """``convert`` of each record as the reader yields it (no list of the records' dicts)."""
-    def one(r):
+def decompress(codec: str, raw: bytes) -> bytes:
+    """A block's records as bytes (the codecs fastavro reads)."""
+    return BLOCK_READERS[codec](io.BytesIO(write_long(len(raw)) + raw)).getvalue()
+
+
+def compress(codec: str, plain: bytes) -> bytes:
+    """A block's bytes in ``codec`` (Avro spec: deflate is raw deflate; snappy is followed by the
+    big-endian CRC-32 of the uncompressed bytes)."""
+    if codec == "null":
+        return plain
+    if codec == "zstandard":
+        return zstd.compress(plain)
+    if codec == "deflate":
+        c = zlib.compressobj(wbits=-15)
+        return c.compress(plain) + c.flush()
+    if codec == "snappy":
+        return bytes(cramjam.snappy.compress_raw(plain)) + struct.pack(">I", zlib.crc32(plain))
+    raise ValueError(f"cannot write Avro blocks with codec {codec!r}")
+
+
+_SCHEMAS: dict[bytes, dict] = {}
+
+
+def _schema(head: bytes, text: bytes) -> dict:
+    parsed = _SCHEMAS.get(head)
+    if parsed is None:
+        if len(_SCHEMAS) > 256:
+            _SCHEMAS.clear()
+        parsed = _SCHEMAS[head] = fastavro.parse_schema(json.loads(text))
+    return parsed
+
+
+def _decode_block(plain: bytes, count: int, schema: dict, convert) -> Block:
+    """The ``count`` records of a decompressed block, converted, with their end offsets."""
+    bio, read = io.BytesIO(plain), fastavro.schemaless_reader
+    values, ends = [], array("Q")
+    for _ in range(count):
+        record = read(bio, schema, None)
         try:
-            return convert(r)
+            values.append(convert(record))
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise RecordError(str(e)) from None
-    return [one(r) for r in records]
+        ends.append(bio.tell())
+    return Block(tuple(values), ends)
+
+
+def _head(kind: str, metadata: dict) -> bytes:
+    return _digest(b"\0".join((kind.encode(), metadata.get("avro.schema", b""),
+                                metadata.get("avro.codec", b"null"))))
+
+
+def remember(metadata: dict, kind: str, raw: bytes, values: tuple, ends: array,
+             cache: BlockCache = CACHE) -> None:
+    """Put a block a writer made (its raw bytes in a file of ``metadata``) into the cache."""
+    cache.put((_head(kind, metadata), _digest(raw)), Block(tuple(values), ends))
+
+
+def blocks(data: bytes, kind: str, convert: Callable[[dict], object],
+           cache: BlockCache = CACHE) -> tuple[avro_blocks.Container, list[Block]]:
+    """The container (header, raw blocks) of an Avro file and each block decoded (``convert`` of
+    each record), from ``cache`` where it holds the block (``kind`` names what ``convert``
+    makes: part of the key). Raises what the Avro reader or ``convert`` raise on bytes that are
+    not such a file (``RecordError`` for records of another shape)."""
+    c = avro_blocks.parse(data)
+    text, codec = c.metadata.get("avro.schema", b""), c.metadata.get("avro.codec", b"null")
+    head = _head(kind, c.metadata)
+    out = []
+    for count, raw in c.blocks:
+        key = (head, _digest(raw))
+        block = cache.get(key)
+        if block is None:
+            block = _decode_block(decompress(codec.decode(), raw), count, _schema(head, text), convert)
+            cache.put(key, block)
+        out.append(block)
+    return c, out
 
 
 def decode(data: bytes, kind: str, convert: Callable[[dict], object], cache: BlockCache = CACHE) -> list:
-    """The values (``convert`` of each record) of an Avro container file, block by block from
-    ``cache`` where it holds them (``kind`` names what ``convert`` makes, part of the key).
-    Raises what the Avro reader or ``convert`` raise on bytes that are not such a file."""
-    c = avro_blocks.parse(data)
-    head = _digest(b"\0".join((kind.encode(), c.metadata.get("avro.schema", b""),
-                               c.metadata.get("avro.codec", b"null"))))
-    wanted = range(len(c.blocks))
-    keys = {i: (head, _digest(c.blocks[i][1])) for i in wanted}
-    found = {i: cache.get(k) for i, k in keys.items()}
-    missing = [i for i in wanted if found[i] is None]
-    if missing:
-        # one container of the file's own header and the missing blocks, read in one pass
-        header = data[:avro_blocks.header_length(data)]
-        raw = header + avro_blocks.blocks_bytes([c.blocks[i] for i in missing], c.sync)
-        values = _converted(fastavro.reader(io.BytesIO(raw)), convert)
-        if sum(c.blocks[i][0] for i in missing) != len(values):
-            raise ValueError("Avro block record counts do not match the records read")
-        start = 0
-        for i in missing:
-            n = c.blocks[i][0]
-            found[i] = tuple(values[start:start + n])
-            start += n
-            cache.put(keys[i], found[i])
-    return [v for i in wanted for v in found[i]]
-
+    """The values of an Avro container file (see ``blocks``)."""
+    return [v for b in blocks(data, kind, convert, cache)[1] for v in b.values]

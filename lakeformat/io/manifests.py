@@ -6,7 +6,9 @@ from __future__ import annotations
 import io
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from typing import Iterable, Iterator, Optional, Sequence
+from array import array
+from itertools import accumulate, groupby
+from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 import fastavro
 
@@ -196,6 +198,81 @@ class ManifestFile:
             name, len(data), added, deleted, self._merged_stats([m.partition_stats for m in metas]), self.schema_id,
             *(f(v for m in metas if (v := getattr(m, a)) is not None) if any(getattr(m, a) is not None for m in metas)
               else None for f, a in ((min, "min_bucket"), (max, "max_bucket"), (min, "min_level"), (max, "max_level"))))
+
+    def rewrite(self, metas: Sequence[ManifestFileMeta],
+                keep: Callable[[Sequence[ManifestEntry]], Sequence[bool]]) -> list[ManifestFileMeta]:
+        """The entries of ``metas`` that ``keep`` keeps (it gets all entries in order and returns a
+        flag for each), in order, as new manifest(s) of at most about ``target_size``. Blocks
+        whose entries are all kept are copied as they are; the others are cut to the records kept
+        (their bytes, not encoded again) and compressed again: the cost is the bytes. Entries are
+        decoded through the block cache. Falls back to decoding and ``write`` (which sorts) when a
+        manifest is ORC or of another writer's schema or codec, or when the kept entries are not
+        in partition order."""
+        mine = avro_blocks.parse(_header(self.codec, bytes(16), sortable(self.partition_types))).metadata
+        parts = []
+        for m in metas:
+            path = self.path(m.file_name)
+            data = _read_bytes(self.io, path)
+            if self.orc or is_orc(data):
+                parts = None
+                break
+            try:
+                c, blocks = manifest_cache.blocks(data, "entry", ManifestEntry.from_avro)
+            except manifest_cache.RecordError as e:
+                raise CorruptFileError(path, f"not a Paimon manifest: {e}") from None
+            except Exception as e:   # fastavro and the block parser raise many kinds on garbage input
+                raise CorruptFileError(path, f"cannot read Avro: {e}") from None
+            if any(c.metadata.get(k) != mine.get(k) for k in ("avro.schema", "avro.codec", SORTED_BY)):
+                parts = None
+                break
+            parts.append((c, blocks))
+        if parts is None:
+            entries = [e for m in metas for e in self.read(m.file_name)]
+            return self.write([e for e, k in zip(entries, keep(entries)) if k])
+        entries = [v for _, blocks in parts for b in blocks for v in b.values]
+        flags = list(keep(entries))
+        kept = [e for e, k in zip(entries, flags) if k]
+        if not kept:
+            return []
+        if sortable(self.partition_types) and self.partition_types and not self._in_order(kept):
+            return self.write(kept)
+        out, pos = [], 0
+        for c, blocks in parts:
+            for (count, raw), block in zip(c.blocks, blocks):
+                f = flags[pos:pos + count]
+                pos += count
+                n = sum(f)
+                if n == count:
+                    out.append((count, raw, block.values))
+                elif n:
+                    plain = manifest_cache.decompress(self.codec, raw)
+                    starts = (0, *block.ends[:-1])
+                    pieces = [plain[s:e] for s, e, k in zip(starts, block.ends, f) if k]
+                    raw = manifest_cache.compress(self.codec, b"".join(pieces))
+                    values = tuple(v for v, k in zip(block.values, f) if k)
+                    manifest_cache.remember(mine, "entry", raw, values, array("Q", accumulate(map(len, pieces))))
+                    out.append((n, raw, values))
+        groups, size = [[]], 0
+        for b in out:
+            if size >= self.target_size:
+                groups.append([])
+                size = 0
+            groups[-1].append(b)
+            size += len(b[1])
+        prefix, written = f"manifest-{uuid.uuid4()}-", []
+        for n, group in enumerate(groups):
+            sync = uuid.uuid4().bytes
+            data = _header(self.codec, sync, sortable(self.partition_types)) + \
+                avro_blocks.blocks_bytes([(k, raw) for k, raw, _ in group], sync)
+            self.io.write_bytes(self.path(f"{prefix}{n}"), data)
+            written.append(self._meta(f"{prefix}{n}", len(data), [e for _, _, es in group for e in es]))
+        return written
+
+    def _in_order(self, entries: Sequence[ManifestEntry]) -> bool:
+        """Whether the partitions of ``entries`` never go down (compared run by run)."""
+        runs = [p for p, _ in groupby(e.partition for e in entries)]
+        keys = {p: sort_key(deserialize_row(p, self.partition_types)) for p in set(runs)}
+        return all(keys[a] <= keys[b] for a, b in zip(runs, runs[1:]))
 
     def _merged_stats(self, stats: Sequence[SimpleStats]) -> SimpleStats:
         types = self.partition_types

@@ -1,10 +1,16 @@
 """The cache of decoded manifest blocks (``io/manifest_cache.py``): keyed by the blocks' bytes, so
 it never serves stale or foreign entries; merged manifests reuse the blocks they copied; bounded."""
+import io
+
+import fastavro
 import pytest
 
 import lakeformat as lf
-from lakeformat.commit.manifest_merge import merge_manifests
-from lakeformat.io import manifest_cache
+from lakeformat.commit.manifest_merge import fold, merge_manifests
+from lakeformat.format.binary_row import deserialize_row
+from lakeformat.format.manifest import DELETE, ManifestEntry
+from lakeformat.io import avro_blocks, manifest_cache
+from lakeformat.io.manifests import ManifestFile
 from lakeformat.io.manifest_cache import BlockCache
 from tests.conftest import events
 from tests.unit.test_manifest_concat import entry, setup
@@ -72,3 +78,53 @@ def test_configure_zero_turns_the_cache_off(catalog):
         assert len(manifest_cache.CACHE) == 0
     finally:
         manifest_cache.configure(manifest_cache.DEFAULT_MAX_ENTRIES)
+
+
+@pytest.mark.parametrize("compression", ["zstd", "snappy", "deflate", "none"])
+def test_a_folding_merge_copies_the_kept_records_and_reads_back_as_decoding_would(catalog, compression):
+    t, _, types = setup(catalog)
+    mf = ManifestFile(t.io, t.path, types, 0, compression=compression)
+    base = mf.write([entry(types, i, f"2024-01-{1 + i // 100:02d}") for i in range(500)])   # 5 days, sorted
+    appends = [m for i in range(3) for m in mf.write([entry(types, 500 + i, "2024-01-06")])]
+    deletes = mf.write([entry(types, i, f"2024-01-{1 + i // 100:02d}", DELETE) for i in range(0, 200, 7)])
+    metas = base + appends + deletes
+    everything = [e for m in metas for e in mf.read(m.file_name)]
+    expected = fold(everything, True)
+    assert len(expected) == 503 - len(range(0, 200, 7))   # each DELETE took its ADD with it
+    merged, written = merge_manifests(mf, metas, 8 << 20, 2, 1 << 40)
+    assert [m.file_name for m in merged] == written
+    manifest_cache.CACHE.clear()                       # read back from the bytes alone
+    assert [e for m in merged for e in mf.read(m.file_name)] == expected
+    raw = t.io.read_bytes(mf.path(merged[0].file_name))
+    assert [ManifestEntry.from_avro(r) for r in fastavro.reader(io.BytesIO(raw))] == expected
+    assert merged[0].num_added_files == len(expected) and merged[0].num_deleted_files == 0
+    # the blocks no entry left are the very blocks of the base manifest
+    kept_blocks = {b for _, b in avro_blocks.parse(raw).blocks}
+    base_blocks = [b for _, b in avro_blocks.parse(t.io.read_bytes(mf.path(base[0].file_name))).blocks]
+    assert any(b in kept_blocks for b in base_blocks) and not all(b in kept_blocks for b in base_blocks)
+
+
+def test_a_folding_merge_whose_survivors_leave_partition_order_is_sorted(catalog):
+    t, mf, types = setup(catalog)
+    base = mf.write([entry(types, i, f"2024-01-{1 + i // 100:02d}") for i in range(300)])
+    later = mf.write([entry(types, 1000, "2024-01-09")])
+    unmatched = mf.write([entry(types, 2000, "2024-01-02", DELETE)])   # its ADD is elsewhere: kept
+    cancel = mf.write([entry(types, 5, "2024-01-01", DELETE)])
+    metas = base + later + unmatched + cancel
+    merged, _ = merge_manifests(mf, metas, 8 << 20, 2, 1 << 40)
+    got = [e for m in merged for e in mf.read(m.file_name)]
+    assert len(got) == 300 - 1 + 1 + 1
+    days = [deserialize_row(e.partition, types)[0] for e in got]
+    assert days == sorted(days)
+    assert any(e.kind == DELETE for e in got)
+
+
+def test_a_merge_splits_its_output_at_the_target_size(catalog):
+    t, _, types = setup(catalog)
+    mf = ManifestFile(t.io, t.path, types, 0, target_size=4096)
+    base = mf.write([entry(types, i, f"2024-01-{1 + i // 200:02d}") for i in range(2000)])
+    deletes = mf.write([entry(types, i, f"2024-01-{1 + i // 200:02d}", DELETE) for i in range(0, 2000, 50)])
+    merged, _ = merge_manifests(mf, base + deletes, 1 << 30, 2, 1 << 40)
+    assert len(merged) > 1
+    assert [e for m in merged for e in mf.read(m.file_name)] == fold(
+        [e for m in base + deletes for e in mf.read(m.file_name)], True)
