@@ -300,33 +300,33 @@ def goals(g, add) -> None:
         c["last_over_first"] <= 1.3, "≤ 1.3×")
     add("growth: commit p99, last / first 250", c["p99_last_over_first"], c["p99_last_over_first"] <= 1.3, "≤ 1.3×")
     if "cpu_p99_last_over_first" in c:
-        add("growth: commit p99 of CPU time, last / first 250", c["cpu_p99_last_over_first"],
-            c["cpu_p99_last_over_first"] <= 1.3, "≤ 1.3×")
+        add("growth: commit p99 of CPU time, last / first 250 (what the load adds nothing to)",
+            c["cpu_p99_last_over_first"], None, "shown only: the goal is wall time")
     same = c["calls"]["first"] == c["calls"]["last"]
     add("growth: filesystem calls of a commit, last 250 vs first 250", float(same), same, "equal",
         display=f"{sum(c['calls']['last']['calls'].values())} calls, {len(c['calls']['last']['listed'])} listings")
     m = g["merge"][-1]
     add(f"growth: manifest merge µs/entry at {m['entries']:,} (appends)", m["us_per_entry"], m["us_per_entry"] <= 10,
         "≤ 10", display=f"{m['us_per_entry']:.2f} µs")
-    add(f"growth: manifest merge µs/entry at {m['entries']:,} (with deletes)", m["with_deletes_us_per_entry"],
+    add(f"growth: manifest merge µs/entry at {m['entries']:,} (with deletes, cold)", m["with_deletes_us_per_entry"],
         m["with_deletes_us_per_entry"] <= 10, "≤ 10", display=f"{m['with_deletes_us_per_entry']:.0f} µs")
     if "with_deletes_warm_us_per_entry" in m:
         add(f"growth: manifest merge µs/entry at {m['entries']:,} (with deletes, blocks cached)",
-            m["with_deletes_warm_us_per_entry"], m["with_deletes_warm_us_per_entry"] <= 10, "≤ 10",
+            m["with_deletes_warm_us_per_entry"], None, "shown only: goals are judged cold",
             display=f"{m['with_deletes_warm_us_per_entry']:.1f} µs")
     p = g["planning"][-1]
-    add(f"growth: planning ms per 1k files at {p['files']:,}", p["ms_per_1k_files"], p["ms_per_1k_files"] <= 15, "≤ 15",
+    add(f"growth: planning ms per 1k files at {p['files']:,} (cold)", p["ms_per_1k_files"], p["ms_per_1k_files"] <= 15, "≤ 15",
         display=f"{p['ms_per_1k_files']:.0f} ms")
     if "warm_ms_per_1k_files" in p:
         add(f"growth: planning ms per 1k files at {p['files']:,} (blocks cached)", p["warm_ms_per_1k_files"],
-            p["warm_ms_per_1k_files"] <= 15, "≤ 15", display=f"{p['warm_ms_per_1k_files']:.1f} ms")
+            None, "shown only: goals are judged cold", display=f"{p['warm_ms_per_1k_files']:.1f} ms")
         add(f"growth: planning memory per file at {p['files']:,} (peak, bytes)", p["bytes_per_planned_file"],
             p["bytes_per_planned_file"] <= 1024, "≤ 1 KB", display=f"{p['bytes_per_planned_file']:.0f} B")
     s = g["streaming"]["append"][-1]
     add(f"growth: to_batches peak / pyarrow iter_batches at {s['rows']:,} rows", s["over_pyarrow"],
         s["over_pyarrow"] <= 2, "≤ 2×")
     o = g["orphans"][-1]
-    add(f"growth: orphan scan s at {o['files']:,} files (goal: 50k files < 2 s)", o["seconds"],
+    add(f"growth: orphan scan s at {o['files']:,} files, cold (goal: 50k files < 2 s)", o["seconds"],
         o["seconds"] < 2 if o["files"] >= 50_000 else None, "< 2 s at 50k", display=f"{o['seconds']:.1f} s")
 
 

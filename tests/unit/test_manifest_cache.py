@@ -56,6 +56,18 @@ def test_a_file_rewritten_with_other_bytes_is_decoded_again_and_corruption_still
         catalog.get_table("db.t").read()
 
 
+def test_a_manifest_replaced_under_the_same_name_is_read_as_it_is_now(catalog):
+    t, mf, types = setup(catalog)
+    (m,) = mf.write([entry(types, i, "2024-01-01") for i in range(50)])
+    (other,) = mf.write([entry(types, 100 + i, "2024-01-02") for i in range(7)])
+    assert len(mf.read(m.file_name)) == 50                               # cached now
+    t.io.write_bytes(mf.path(m.file_name), t.io.read_bytes(mf.path(other.file_name)))
+    assert mf.read(m.file_name) == mf.read(other.file_name) and len(mf.read(m.file_name)) == 7
+    t.io.write_bytes(mf.path(m.file_name), b"Obj\x01 not a manifest any more")
+    with pytest.raises(lf.CorruptFileError):
+        mf.read(m.file_name)
+
+
 def test_the_cache_is_bounded_by_entries_least_recently_used_first():
     cache = BlockCache(5)
     cache.put(("h", b"a"), (1, 2))
