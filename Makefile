@@ -4,6 +4,7 @@ VENV := .venv
 ORACLE := .venv-oracle
 PY := $(VENV)/bin/python
 WAREHOUSE ?= $(or $(LAKEFORMAT_WAREHOUSE),./warehouse)
+PYFILES ?= dist/lakeformat.zip
 
 .PHONY: setup test demo airflow bench java postgres chromium compose-cli clean pyfiles
 
@@ -62,12 +63,13 @@ bench: setup
 
 # The lakeformat package as one archive for a Spark cluster: spark-submit --py-files dist/lakeformat.zip
 # jobs/<job>.py (the executors need lakeformat's dependencies, pyproject.toml, installed).
+# PYFILES=path/to.zip writes it elsewhere (tests/spark/test_cluster.py).
 pyfiles:
-	@mkdir -p dist
+	@mkdir -p $(dir $(PYFILES))
 	$(or $(wildcard $(PY)),$(PYTHON)) -c "import pathlib, zipfile; \
-	z = zipfile.ZipFile('dist/lakeformat.zip', 'w', zipfile.ZIP_DEFLATED); \
+	z = zipfile.ZipFile('$(PYFILES)', 'w', zipfile.ZIP_DEFLATED); \
 	[z.write(p, p.as_posix()) for p in sorted(pathlib.Path('lakeformat').rglob('*.py'))]; z.close()"
-	@echo "dist/lakeformat.zip: ship it with spark-submit --py-files dist/lakeformat.zip"
+	@echo "$(PYFILES): ship it with spark-submit --py-files $(PYFILES)"
 
 clean:
 	rm -rf $(VENV) $(ORACLE) warehouse

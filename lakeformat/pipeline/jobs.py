@@ -18,6 +18,7 @@ from typing import Callable, Optional
 import lakeformat.spark as lfs
 from lakeformat.errors import LakeformatError
 from lakeformat.spark.options import TableRef
+from lakeformat.pipeline.config import SECRET_ENV
 from lakeformat.pipeline.tables import PipelineTables, TableDefinition, load
 from lakeformat.table.catalog import Catalog
 
@@ -61,7 +62,9 @@ class JobTable:
 
 def resolve(args) -> JobTable:
     """The table the arguments name. A name not in the config must be ``db.table``."""
-    opts = {}
+    # credentials come as the AWS_* variables submit_settings sets (never as arguments); in the
+    # options they reach the executors inside the tasks, whatever the nodes' environment
+    opts = {k: os.environ[v] for k, v in SECRET_ENV.items() if os.environ.get(v)}
     for kv in args.catalog_option:
         k, sep, v = kv.partition("=")
         if not sep or not k:
