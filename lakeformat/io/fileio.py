@@ -11,7 +11,7 @@ import os
 import posixpath
 import uuid
 from dataclasses import dataclass, field
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Sequence
 from urllib.parse import urlparse
 
 import pyarrow.fs as pafs
@@ -94,12 +94,17 @@ class FileIO:
     def write_bytes(self, path: str, data: bytes) -> None:
         """Write (or overwrite) a whole file. Local writes go through a temp file and rename,
         so a reader never sees a half-written file."""
+        self.write_parts(path, (data,))
+
+    def write_parts(self, path: str, parts: Sequence) -> None:
+        """:meth:`write_bytes` of the concatenation of bytes-like ``parts`` (not built in memory
+        on local disks)."""
         p = self._p(path)
         if self.scheme == "file":
-            os.replace(_write_temp(p, data, durable=False), p)
+            os.replace(_write_temp(p, parts, durable=False), p)
             return
         with self.fs.open_output_stream(p) as f:
-            f.write(data)
+            f.write(b"".join(parts))
 
     def write_new(self, path: str, data: bytes) -> None:
         """Write a file that nothing names yet (a new manifest), so no reader can see it half
@@ -127,7 +132,7 @@ class FileIO:
         """Create ``path`` with ``data`` only if it does not exist. True if this call created it."""
         p = self._p(path)
         if self.scheme == "file":
-            tmp = _write_temp(p, data, durable=True)
+            tmp = _write_temp(p, (data,), durable=True)
             try:
                 os.link(tmp, p)  # atomic, and fails if p exists: the POSIX create-if-absent
                 return True
@@ -189,12 +194,13 @@ class FileIO:
         return self._s3_client
 
 
-def _write_temp(p: str, data: bytes, durable: bool) -> str:
-    """A hidden temp file beside ``p`` holding ``data`` (synced to disk if ``durable``)."""
+def _write_temp(p: str, parts: Sequence, durable: bool) -> str:
+    """A hidden temp file beside ``p`` holding the bytes-like ``parts`` one after the other
+    (synced to disk if ``durable``)."""
     os.makedirs(os.path.dirname(p), exist_ok=True)
     tmp = f"{os.path.dirname(p)}/.{os.path.basename(p)}.{uuid.uuid4().hex}.tmp"
     with open(tmp, "wb") as f:
-        f.write(data)
+        f.writelines(parts)
         if durable:
             f.flush()
             os.fsync(f.fileno())

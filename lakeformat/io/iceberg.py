@@ -12,8 +12,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-import uuid
-from typing import Optional
+from typing import Optional, Sequence
 from urllib.parse import urlparse
 
 from lakeformat.errors import LakeformatError
@@ -69,19 +68,16 @@ class IcebergFiles:
             return None
 
     def write_hint(self, version: int) -> None:
-        """Point ``version-hint.text`` at ``version``. On local disks as Iceberg's own Hadoop
-        tables do it: a complete temp file renamed into place after the old hint is deleted (a
-        reader in between finds no hint and falls back to the newest version; renaming over the
-        old hint would make ext4 flush it, a few milliseconds per commit). Object stores
-        replace it in one PUT."""
+        """Point ``version-hint.text`` at ``version``. On local disks the old hint is deleted
+        first, as Iceberg's own Hadoop tables do, then the new one is written in place (they
+        rename a temp file instead: two more file system operations per commit). A reader in
+        between finds no hint or an empty one, and Iceberg's Hadoop tables and this module then
+        fall back to the newest version listed. Renaming over the old hint or truncating it
+        would make ext4 flush it (milliseconds per commit). Object stores replace it in one PUT."""
         data = str(version).encode()
-        if self.io.scheme != "file":
-            self.io.write_bytes(self.path(HINT), data)
-            return
-        tmp = self.path(f".{HINT}.{uuid.uuid4().hex}.tmp")
-        self.io.write_new(tmp, data)
-        self.io.delete(self.path(HINT))
-        self.io.move(tmp, self.path(HINT))
+        if self.io.scheme == "file":
+            self.io.delete(self.path(HINT))
+        self.io.write_new(self.path(HINT), data)
 
     def versions(self) -> list[int]:
         return sorted(v for v in map(version_of, self.io.list_names(self.dir)) if v is not None)
@@ -104,10 +100,11 @@ class IcebergFiles:
     def read_version(self, version: int) -> str:
         return self.io.read_bytes(self.version_path(version)).decode()
 
-    def write_version(self, version: int, text: str) -> None:
-        """Write ``vN.metadata.json`` whole. Two publishers of one Paimon snapshot write the same
-        Iceberg view (their manifests differ by name only), so the later one may replace it."""
-        self.io.write_bytes(self.version_path(version), text.encode())
+    def write_version(self, version: int, parts: Sequence) -> None:
+        """Write ``vN.metadata.json`` whole from its bytes-like ``parts``. Two publishers of one
+        Paimon snapshot write the same Iceberg view (their manifests differ by name only), so the
+        later one may replace it."""
+        self.io.write_parts(self.version_path(version), parts)
 
     def write(self, name: str, data: bytes) -> str:
         path = self.path(name)

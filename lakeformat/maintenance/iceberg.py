@@ -24,7 +24,9 @@ the table's history.
 """
 from __future__ import annotations
 
+import bisect
 import logging
+import operator
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -46,6 +48,7 @@ from lakeformat.format.manifest import ManifestEntry
 from lakeformat.format.snapshot import COMPACT, Snapshot
 from lakeformat.io.data_file import file_path
 from lakeformat.io.iceberg import IcebergFiles, absolute, metadata_dir
+from lakeformat.maintenance.tag import TAG_PREFIX, TagManager
 from lakeformat.read.scan import FileScan
 
 log = logging.getLogger(__name__)
@@ -79,6 +82,8 @@ _ENTRIES: OrderedDict[str, list[dict]] = OrderedDict()   # manifests this proces
 _ENTRIES_KEPT = 512
 
 
+_TAG_SNAPSHOTS: OrderedDict[tuple, int] = OrderedDict()   # (tag dir, name, mtime, size) -> snapshot id
+_SNAPSHOT_ID = operator.attrgetter("snapshot_id")
 _LIST_RECORDS: OrderedDict[str, bytes] = OrderedDict()   # manifest path -> its manifest list record, encoded
 
 
@@ -106,12 +111,15 @@ class PublishResult:
     expired: tuple[int, ...] = ()           # Iceberg snapshots dropped with their Paimon snapshot
     rebuilt: bool = False                   # history did not match Paimon's: rebuilt from the earliest
     deleted: tuple[str, ...] = field(default=(), repr=False)   # metadata files deleted
+    retagged: bool = False                  # the tag refs changed
 
     def summary(self, table_name: str = "") -> str:
         of = f" of {table_name}" if table_name else ""
         if self.version is None:
             return f"nothing to publish{of}: no snapshot"
         if not self.published and not self.expired:
+            if self.retagged:
+                return f"Iceberg tag refs{of} updated (version {self.version})"
             return f"Iceberg metadata{of} is up to date (version {self.version})"
         what = "rebuilt" if self.rebuilt else "published"
         return (f"{what} Iceberg version {self.version}{of}: {len(self.published)} snapshot(s) added, "
@@ -202,25 +210,53 @@ class IcebergPublisher:
                 meta.snapshots.append(snapshot)
                 manifests[sid] = records
                 published.append(sid)
-            self._add_schemas(meta)
-            retention = P.retain([s.snapshot_id for s in meta.snapshots], earliest)
-            expired = meta.snapshots[:len(retention.expired)]
-            if not published and not expired:
-                return PublishResult(known.version)
+            self._add_schemas(meta, meta.snapshots[len(meta.snapshots) - len(published):])
+            expired = meta.snapshots[:P.expired_count(meta.snapshots, earliest)]
             meta.snapshots = meta.snapshots[len(expired):]
+            meta.tags = self._tags(meta.snapshots)
+            retagged = known is not None and meta.tags != known.metadata.tags
+            if not published and not expired and not retagged:
+                return PublishResult(known.version)
             version = latest
-            self.files.write_version(version, meta.to_json())
+            self.files.write_version(version, meta.json_parts())
             written = []   # the version names them now
         finally:
             for path in written:   # a failed publish leaves no file behind that nothing names
                 self.files.delete(path)
-        self.files.write_hint(version)
+        if published or expired or self.files.read_hint() != version:
+            self.files.write_hint(version)
         deleted = self._cleanup(version, known.version if known else None, expired, manifests, meta, rebuilt)
         for s in expired:
             manifests.pop(s.snapshot_id, None)
         _KNOWN[self.files.dir] = _Known(version, meta, manifests)
         return PublishResult(version, tuple(published), tuple(s.snapshot_id for s in expired), rebuilt,
-                             tuple(deleted))
+                             tuple(deleted), retagged)
+
+    # -- tags --------------------------------------------------------------------------------
+    def _tags(self, snapshots: list[IcebergSnapshot]) -> dict[str, int]:
+        """The Paimon tags on the Iceberg ``snapshots`` (ascending), exported as Iceberg tag refs
+        as Paimon does; a tag on an expired snapshot has no Iceberg snapshot to name. One listing
+        of the tag directory per publish; a tag file is read once (by name, time and size)."""
+        tags = TagManager(self.table)
+        out = {}
+        for info in self.table.io.list_dir(tags.dir):
+            name = info.base_name
+            if not name.startswith(TAG_PREFIX) or len(name) == len(TAG_PREFIX):
+                continue
+            name = name[len(TAG_PREFIX):]
+            key = (tags.dir, name, info.mtime_ns, info.size)
+            sid = _TAG_SNAPSHOTS.get(key)
+            if sid is None:
+                try:
+                    sid = _TAG_SNAPSHOTS[key] = tags.get(name).snapshot.id
+                except (NotFoundError, CorruptFileError, LakeformatError):   # deleted meanwhile, or unreadable
+                    continue
+                while len(_TAG_SNAPSHOTS) > _ENTRIES_KEPT:
+                    _TAG_SNAPSHOTS.popitem(last=False)
+            i = bisect.bisect_left(snapshots, sid, key=_SNAPSHOT_ID)
+            if i < len(snapshots) and snapshots[i].snapshot_id == sid:
+                out[name] = sid
+        return out
 
     # -- what is published already -----------------------------------------------------------
     def _load(self) -> Optional[_Known]:
@@ -400,10 +436,13 @@ class IcebergPublisher:
             self._schemas[schema_id] = iceberg_schema(self.table.schema_manager.get(schema_id))
         return self._schemas[schema_id]
 
-    def _add_schemas(self, meta: TableMetadata) -> None:
-        """Every Paimon schema up to the newest a snapshot or the table uses, each once."""
+    def _add_schemas(self, meta: TableMetadata, added: list[IcebergSnapshot]) -> None:
+        """Every Paimon schema up to the newest the table or a snapshot uses, each once (the
+        metadata has those of the snapshots it had already: only the ``added`` ones are looked at)."""
+        top = max([self.table.schema.id] + [s.schema_id for s in added])
+        if meta.schemas and meta.schemas[-1]["schema-id"] >= top:
+            return
         have = {s["schema-id"] for s in meta.schemas}
-        top = max([self.table.schema.id] + [s.schema_id for s in meta.snapshots])
         missing = [i for i in range(top + 1) if i not in have]
         if missing:
             ids = set(self.table.schema_manager.list_ids())

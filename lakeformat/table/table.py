@@ -213,10 +213,17 @@ class Table:
         return ConsumerManager(self)
 
     def create_tag(self, name: str, snapshot_id: Optional[int] = None, time_retained=None):
-        return self.tags.create(name, snapshot_id, time_retained)
+        """Tag a snapshot; published Iceberg metadata gets the tag as an Iceberg tag ref."""
+        tag = self.tags.create(name, snapshot_id, time_retained)
+        publish_after_change(self)
+        return tag
 
     def delete_tag(self, name: str, dry_run: bool = False) -> int:
-        return self.tags.delete(name, dry_run)
+        """Delete a tag (and the Iceberg tag ref of published Iceberg metadata)."""
+        deleted = self.tags.delete(name, dry_run)
+        if not dry_run:
+            publish_after_change(self)
+        return deleted
 
     def rollback_to(self, snapshot_or_tag: Union[int, str], progress=None, dry_run: bool = False):
         """Make a snapshot (id) or tag (name) the latest again; see lakeformat/maintenance/rollback.py.

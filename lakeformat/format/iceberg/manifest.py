@@ -13,6 +13,7 @@ import json
 import os
 import struct
 import zlib
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Optional, Sequence
@@ -153,17 +154,24 @@ def _bytes(b: bytes) -> bytes:
     return write_long(len(b)) + b
 
 
+@lru_cache(maxsize=128)
+def _header(schema: str, metadata: tuple[tuple[str, str], ...], codec: str) -> bytes:
+    """An Avro container's header up to its sync marker (manifests of one table share it)."""
+    header = {"avro.schema": schema.encode(), "avro.codec": codec.encode(),
+              **{k: v.encode() for k, v in metadata}}
+    out = [b"Obj\x01", write_long(len(header))]
+    out += [_bytes(k.encode()) + _bytes(v) for k, v in header.items()]
+    out.append(write_long(0))
+    return b"".join(out)
+
+
 def container(schema: str, encoded: Sequence[bytes], metadata: dict[str, str], codec: str) -> bytes:
     """An Avro object container file of already encoded records, in one block. Iceberg's
     manifest lists carry the same manifests commit after commit; encoding each once and
     reusing its bytes keeps writing the next list cheap however many it names."""
     codec = CODECS[codec]
-    header = {"avro.schema": schema.encode(), "avro.codec": codec.encode(),
-              **{k: v.encode() for k, v in metadata.items()}}
     sync = os.urandom(16)
-    out = [b"Obj\x01", write_long(len(header))]
-    out += [_bytes(k.encode()) + _bytes(v) for k, v in header.items()]
-    out += [write_long(0), sync]
+    out = [_header(schema, tuple(metadata.items()), codec), sync]
     if encoded:
         data = b"".join(encoded)
         if codec == "snappy":
@@ -177,12 +185,119 @@ def container(schema: str, encoded: Sequence[bytes], metadata: dict[str, str], c
     return b"".join(out)
 
 
+def _string(b: bytes) -> bytes:
+    return write_long(len(b)) + b
+
+
+def _partition_writer(t: T.AtomicType):
+    """Avro bytes of a present partition value of type ``t`` (in its physical form)."""
+    r = t.root
+    if r == "BOOLEAN":
+        return lambda v: b"\x01" if v else b"\x00"
+    if r in ("TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "TIMESTAMP", "TIMESTAMP_LTZ"):
+        return write_long
+    if r in ("FLOAT", "DOUBLE"):
+        fmt = struct.Struct("<f" if r == "FLOAT" else "<d")
+        return fmt.pack
+    if r in ("CHAR", "VARCHAR"):
+        return lambda v: _string(v.encode())
+    if r in ("BINARY", "VARBINARY"):
+        return lambda v: _string(bytes(v))
+    if r == "DECIMAL":
+        return bytes   # fixed: its bytes as they are
+    raise ValueError(f"no Iceberg partition type for {t}")
+
+
+def _opt_long(v: Optional[int]) -> bytes:
+    return b"\x00" if v is None else b"\x02" + write_long(v)
+
+
+def _long_array(values: Optional[Sequence[int]]) -> bytes:
+    if values is None:
+        return b"\x00"
+    return b"".join([b"\x02", write_long(len(values)) if values else b"", *map(write_long, values), b"\x00"])
+
+
+def _int_map_bytes(pairs: Optional[Sequence[dict]], of_bytes: bool) -> bytes:
+    """An optional int-keyed map as Iceberg writes it: an array of key/value records."""
+    if pairs is None:
+        return b"\x00"
+    out = [b"\x02"]
+    if pairs:
+        out.append(write_long(len(pairs)))
+        for kv in pairs:
+            out.append(write_long(kv["key"]))
+            out.append(_string(kv["value"]) if of_bytes else write_long(kv["value"]))
+    out.append(b"\x00")
+    return b"".join(out)
+
+
+class _EntryWriter:
+    """Avro bytes of a ``manifest_entry`` of one partition type, written field by field: what
+    :func:`encode` gives, at a fraction of its cost (fastavro tries each branch of the optional
+    maps by validating the whole value)."""
+
+    def __init__(self, partition: tuple[PartitionField, ...]):
+        self.partition = [(p.name, _partition_writer(p.type)) for p in partition]
+
+    def __call__(self, e: dict) -> bytes:
+        d = e["data_file"]
+        part = d["partition"]
+        out = [write_long(e["status"]), _opt_long(e["snapshot_id"]), _opt_long(e["sequence_number"]),
+               _opt_long(e["file_sequence_number"]), write_long(d["content"]),
+               _string(d["file_path"].encode()), _string(d["file_format"].encode())]
+        for name, write in self.partition:
+            v = part.get(name)
+            out.append(b"\x00" if v is None else b"\x02" + write(v))
+        out += [write_long(d["record_count"]), write_long(d["file_size_in_bytes"]),
+                _int_map_bytes(d.get("column_sizes"), False), _int_map_bytes(d.get("value_counts"), False),
+                _int_map_bytes(d.get("null_value_counts"), False), _int_map_bytes(d.get("nan_value_counts"), False),
+                _int_map_bytes(d.get("lower_bounds"), True), _int_map_bytes(d.get("upper_bounds"), True),
+                b"\x00" if d.get("key_metadata") is None else b"\x02" + _string(d["key_metadata"]),
+                _long_array(d.get("split_offsets")), _long_array(d.get("equality_ids")),
+                _opt_long(d.get("sort_order_id"))]
+        return b"".join(out)
+
+
+_STATUS_BYTES = {s: write_long(s) for s in (EXISTING, ADDED, DELETED)}
+
+
+class EntryEncoder:
+    """Encodes the manifest entries of one partition type, each data file once. An entry's
+    Avro bytes are its status, then the rest (its snapshot and sequence numbers and its
+    ``data_file``); merging small manifests and rewriting one after a removal change only the
+    status of the entries they copy, so the rest is kept, by data file record, and reused."""
+
+    def __init__(self, partition: tuple[PartitionField, ...], kept: int = 100_000):
+        self.write = _EntryWriter(partition)
+        self.kept = kept
+        self._rest: OrderedDict[int, tuple[dict, tuple, bytes]] = OrderedDict()   # id(data_file) ->
+
+    def __call__(self, e: dict) -> bytes:
+        data_file = e["data_file"]
+        numbers = (e["snapshot_id"], e["sequence_number"], e["file_sequence_number"])
+        hit = self._rest.get(id(data_file))
+        if hit is not None and hit[0] is data_file and hit[1] == numbers:
+            return _STATUS_BYTES[e["status"]] + hit[2]
+        data = self.write(e)
+        # the record is kept with its bytes, so its id names it as long as they are kept
+        self._rest[id(data_file)] = (data_file, numbers, data[len(_STATUS_BYTES[e["status"]]):])
+        while len(self._rest) > self.kept:
+            self._rest.popitem(last=False)
+        return data
+
+
+@lru_cache(maxsize=64)
+def entry_encoder(partition: tuple[PartitionField, ...]) -> EntryEncoder:
+    return EntryEncoder(partition)
+
+
 def write_manifest(partition: tuple[PartitionField, ...], entries: Sequence[dict], metadata: dict[str, str],
                    codec: str) -> bytes:
     """A manifest file; ``metadata`` carries the table schema and partition spec as Iceberg's
     readers expect them in the Avro header (``schema``, ``partition-spec``, ...)."""
-    schema = manifest_schema(partition)
-    return container(schema_json(partition), [encode(schema, e) for e in entries], metadata, codec)
+    encoder = entry_encoder(partition)
+    return container(schema_json(partition), [encoder(e) for e in entries], metadata, codec)
 
 
 def read_records(data: bytes) -> list[dict]:

@@ -11,7 +11,8 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import bisect
+import operator
 from typing import Callable, Optional, Sequence
 
 from lakeformat.format.iceberg.manifest import ADDED, DELETED, EXISTING
@@ -105,17 +106,13 @@ def compaction_candidates(lengths: Sequence[int], target_size: int, min_files: i
     return small
 
 
-@dataclass(frozen=True)
-class Retention:
-    kept: list
-    expired: list
+def expired_count(snapshots: Sequence, earliest: int) -> int:
+    """How many of the oldest Iceberg snapshots (ascending by ``snapshot_id``) expire: those
+    whose Paimon snapshot expired (older than ``earliest``); the current one always stays."""
+    return min(bisect.bisect_left(snapshots, earliest, key=_SNAPSHOT_ID), max(len(snapshots) - 1, 0))
 
 
-def retain(snapshot_ids: Sequence[int], earliest: int) -> Retention:
-    """Iceberg snapshots expire with their Paimon snapshot; the current one always stays."""
-    ids = list(snapshot_ids)
-    kept = [i for i in ids if i >= earliest] or ids[-1:]
-    return Retention(kept, ids[:len(ids) - len(kept)])
+_SNAPSHOT_ID = operator.attrgetter("snapshot_id")
 
 
 def operation(removed: bool, added: bool, compact: bool) -> str:
