@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from lakeformat.cli import help_text
 from lakeformat.cli import procedures as cli_procedures
 from lakeformat.cli import tables as cli_tables
 from lakeformat.cli.output import emit, plain
@@ -20,6 +21,7 @@ from lakeformat.errors import LakeformatError, NotFoundError
 from lakeformat.format.types import type_to_json
 from lakeformat.secrets import mask
 from lakeformat.table.catalog import Catalog
+from lakeformat.table.preview import read_preview
 
 
 def cmd_databases(cat: Catalog, args) -> None:
@@ -58,12 +60,23 @@ def cmd_show(cat: Catalog, args) -> None:
 
 def cmd_read(cat: Catalog, args) -> None:
     t = cat.get_table(args.table)
-    rows, need = [], args.limit
-    for batch in t.to_batches(snapshot_id=args.snapshot):
-        rows += batch.slice(0, need - len(rows)).to_pylist() if need else batch.to_pylist()
-        if need and len(rows) >= need:
-            break
-    emit(args, f"{args.table} ({len(rows)} rows)", rows, t.schema.names)
+    p = read_preview(t, args.filter, args.columns, args.limit, args.snapshot, args.as_of, args.tag)
+    rows = p.rows.to_pylist()
+    at = f"snapshot {p.snapshot.id}" if p.snapshot else "no snapshot yet"
+    more = "more rows follow: --limit N for more, --limit 0 for all" if p.more else None
+    emit(args, f"{args.table} ({len(rows)} rows, {at})", rows, p.rows.column_names, human=False, caption=more)
+
+
+def column_list(text: str) -> list[str]:
+    names = [c.strip() for c in text.split(",") if c.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"--columns needs NAME[,NAME...], got {text!r}")
+    return names
+
+
+def as_of(text: str):
+    """Epoch millis, or a time as ISO text (local time), checked by the table."""
+    return int(text) if text.strip().isdigit() else text
 
 
 def _global_flags(p: argparse.ArgumentParser, top: bool) -> None:
@@ -83,7 +96,10 @@ def _global_flags(p: argparse.ArgumentParser, top: bool) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="lakeformat", description="Inspect and maintain lakeformat (Apache Paimon) tables.")
+    p = argparse.ArgumentParser(prog="lakeformat", description="Inspect and maintain lakeformat (Apache Paimon) "
+                                "tables. 'lakeformat VERB --help' explains a verb, with an example.",
+                                epilog=help_text.epilog(help_text.TOP_EXAMPLES),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     _global_flags(p, top=True)
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("databases", help="list databases").set_defaults(fn=cmd_databases)
@@ -94,14 +110,21 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("table", help="database.table")
     s.set_defaults(fn=cmd_show)
     cli_tables.register(sub)        # snapshots, schemas, options, files, ... (Paimon's system tables)
-    r = sub.add_parser("read", help="print rows")
-    r.add_argument("table")
+    r = sub.add_parser("read", help="print rows (--filter, --columns, time travel)")
+    r.add_argument("table", help="database.table")
+    r.add_argument("--filter", metavar="CONDITION", help="rows to print, e.g. \"dt = '2024-06-01' and price > 10\"")
+    r.add_argument("--columns", type=column_list, metavar="A,B,...", help="columns to print (default: all)")
     r.add_argument("--limit", type=cli_procedures.non_negative, default=20, help="rows to print (0 = all; default 20)")
-    r.add_argument("--snapshot", type=int)
+    travel = r.add_mutually_exclusive_group()
+    travel.add_argument("--snapshot", type=int, help="read this snapshot id")
+    travel.add_argument("--tag", help="read the snapshot of this tag")
+    travel.add_argument("--as-of", type=as_of, metavar="TIME", help="read the snapshot current at this time "
+                        "('2024-06-01 12:00:00', local time, or epoch millis)")
     r.set_defaults(fn=cmd_read)
     cli_procedures.register(sub)    # compact, expire-snapshots, ... (Paimon's procedures)
     for sp in sub.choices.values():
         _global_flags(sp, top=False)
+    help_text.describe(sub)
     return p
 
 

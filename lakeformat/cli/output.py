@@ -1,15 +1,32 @@
-"""How the ``lakeformat`` command prints: readable tables by default, JSON with ``--json``."""
+"""How the ``lakeformat`` command prints: readable tables that fit the terminal by default, JSON
+with ``--json`` (unchanged by anything here: machine output stays what it was).
+
+A readable table never folds a column narrower than its header: on a narrow terminal long
+values are cut with an ellipsis (``--json`` has them whole) and, when even the headers do not
+fit, the last columns are left out and named below the table. Sizes read ``1.2 MiB`` and
+durations ``3 min 20 s`` (format/human.py, shared with the Lakehouse page). Written to a pipe or a
+log, the table is as wide as its widest row instead.
+"""
 from __future__ import annotations
 
 import datetime as dt
 import json
 import math
 from decimal import Decimal
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
+
+from lakeformat.format.human import human_duration, human_size
+
+# system-table columns shown in human units ("1.2 MiB"); headers are Paimon's column names, as in
+# --json, but a size in human units is no longer "in bytes"
+SIZE_COLUMNS = {"file_size_in_bytes", "file_size", "orphan_bytes"}
+LABELS = {"file_size_in_bytes": "file_size"}
+MIN_WIDTH = 8          # a column is never narrower than this or than its header, whichever is less wide
+BORDER = 3             # rich's box: a separator and one space of padding either side, per column
 
 
 def plain(v: Any) -> Any:
@@ -29,26 +46,71 @@ def plain(v: Any) -> Any:
     return v
 
 
-def emit(args, title: str, rows: list[dict], columns: Sequence[str]) -> None:
-    if args.json:
-        print(json.dumps([plain(r) for r in rows], indent=2, allow_nan=False))
-        return
-    t = RichTable(title=Text(title))
-    for c in columns:   # long values wrap inside their cell rather than being cut
-        t.add_column(Text(c), overflow="fold")
-    cells = [[cell(r.get(c)) for c in columns] for r in rows]
-    for row in cells:   # Text, not str: values are data, never rich markup ('[/x]' would raise)
-        t.add_row(*(Text(v) for v in row))
-    console = Console()
-    if not console.is_terminal:   # a log or a pipe: room for the whole table instead of 80 columns
-        widest = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
-        console = Console(width=max(80, sum(w + 3 for w in widest) + 1))
-    console.print(t)
-
-
 def cell(v: Any) -> str:
     if v is None:
         return ""
     if isinstance(v, dt.datetime) and not v.microsecond % 1000:   # millisecond times, as Paimon prints them
         return v.isoformat(sep=" ", timespec="milliseconds")
+    if isinstance(v, dt.timedelta):
+        return human_duration(v)
     return str(plain(v))
+
+
+def fit_columns(headers: Sequence[str], cells: Sequence[Sequence[str]], width: int) -> list[int]:
+    """The width of each column that fits in ``width`` (the shown ones: a prefix of the columns).
+    Each column gets at least its natural width up to MIN_WIDTH or its header's length,
+    whichever is more; columns that would not fit even so are left out from the end (the first
+    ones are what people scan first). The room left goes to the columns that want more, in
+    their order, each up to its natural width (the rest end in an ellipsis)."""
+    natural = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    least = [min(n, max(MIN_WIDTH, len(h))) for n, h in zip(natural, headers)]
+    shown, used = 0, 1
+    for w in least:
+        if used + w + BORDER > width and shown:
+            break
+        used += w + BORDER
+        shown += 1
+    widths = least[:shown]
+    spare = max(width - used, 0)
+    for i in range(shown):
+        give = min(natural[i] - least[i], spare)
+        widths[i] += give
+        spare -= give
+    return widths
+
+
+def _numeric(values: Sequence[Any]) -> bool:
+    seen = [v for v in values if v is not None]
+    return bool(seen) and all(isinstance(v, (int, float, Decimal)) and not isinstance(v, bool) for v in seen)
+
+
+def emit(args, title: str, rows: list[dict], columns: Sequence[str], human: bool = True,
+         caption: Optional[str] = None, console: Optional[Console] = None) -> None:
+    """Print ``rows`` (``columns`` of them): JSON with ``--json``, else a table. ``human``: sizes
+    and the system tables' short headers (``read`` prints a table's own columns as they are)."""
+    if args.json:
+        print(json.dumps([plain(r) for r in rows], indent=2, allow_nan=False))
+        return
+    if human and rows:   # a system-table column empty in every row (min_key of an append table) takes no room
+        columns = [c for c in columns if any(r.get(c) not in (None, "") for r in rows)] or list(columns)
+    headers = [LABELS.get(c, c) if human else c for c in columns]
+    fmt = [(human_size if human and c in SIZE_COLUMNS else cell) for c in columns]
+    cells = [[f(r.get(c)) if r.get(c) is not None else "" for f, c in zip(fmt, columns)] for r in rows]
+    console = console or Console()
+    if not console.is_terminal:   # a log or a pipe: room for the whole table instead of 80 columns
+        widest = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(headers)]
+        console = Console(width=max(80, sum(w + BORDER for w in widest) + 1))
+    widths = fit_columns(headers, cells, console.width)
+    left_out = headers[len(widths):]
+    notes = [caption] if caption else []
+    if left_out:
+        notes.append(f"{len(left_out)} more column(s) not shown: {', '.join(left_out)} "
+                     f"({'--columns, ' if not human else ''}a wider terminal or --json)")
+    t = RichTable(title=Text(title), caption=Text("\n".join(notes)) if notes else None, caption_justify="left")
+    for i, w in enumerate(widths):
+        # one line per row: long values end in an ellipsis rather than folding the column
+        t.add_column(Text(headers[i]), width=w, no_wrap=True, overflow="ellipsis",
+                     justify="right" if _numeric([r.get(columns[i]) for r in rows]) else "left")
+    for row in cells:   # Text, not str: values are data, never rich markup ('[/x]' would raise)
+        t.add_row(*(Text(row[i]) for i in range(len(widths))))
+    console.print(t)

@@ -13,7 +13,7 @@ import json
 import sys
 import time
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Iterator, Optional
 
 from rich.console import Console
 from rich.progress import (
@@ -27,6 +27,7 @@ from rich.text import Text
 
 from lakeformat.cli.output import plain
 from lakeformat.errors import DataError, LakeformatError
+from lakeformat.format.human import human_duration
 from lakeformat.format.options import parse_duration
 from lakeformat.format.partition import parse_partition_spec
 
@@ -109,11 +110,14 @@ def progress_reporter(what: str) -> Iterator:
     yield log
 
 
-def _report(args, text: str, data: dict) -> None:
+def _report(args, text: str, data: dict, started: Optional[float] = None) -> None:
+    """``data`` as JSON with ``--json`` (unchanged: no timing there), else ``text``, ending in how
+    long the verb took when it is a long one (``started``: its time.monotonic())."""
     if args.json:
         print(json.dumps(plain(data), indent=2, allow_nan=False))
     else:
-        Console().print(Text(text))
+        took = f" (took {human_duration(time.monotonic() - started)})" if started is not None else ""
+        Console().print(Text(text + took))
 
 
 def _table(cat, args):
@@ -123,6 +127,7 @@ def _table(cat, args):
 # ---------------------------------------------------------------- verbs
 
 def cmd_compact(cat, args) -> None:
+    started = time.monotonic()
     t = _table(cat, args)
     with progress_reporter(f"compacting {t.name}") as progress:
         r = t.compact_report(full=args.full, partitions=args.partition or None, progress=progress)
@@ -137,12 +142,13 @@ def cmd_compact(cat, args) -> None:
                     max_sorted_runs=max((b["sorted_runs"] for b in files), default=0))
         text += (f"; now {data['files']} files in {data['buckets']} buckets, at most "
                  f"{data['max_sorted_runs']} sorted runs per bucket")
-    _report(args, text, data)
+    _report(args, text, data, started=started)
     if r.expire_error is not None:
         sys.exit(1)   # the compaction is committed; the failed expiration still fails the verb
 
 
 def cmd_expire_snapshots(cat, args) -> None:
+    started = time.monotonic()
     t = _table(cat, args)
     with progress_reporter(f"expiring snapshots of {t.name}") as progress:
         r = t.expire_backlog(retain_min=args.retain_min, retain_max=args.retain_max, older_than=args.older_than,
@@ -151,17 +157,18 @@ def cmd_expire_snapshots(cat, args) -> None:
     data = {"table": t.name, "dry_run": r.dry_run, "expired_snapshots": list(r.expired),
             "data_files": r.data_files, "changelog_files": r.changelog_files, "manifests": r.manifests,
             "manifest_lists": r.manifest_lists, "held": list(r.held)}
-    _report(args, r.summary(t.name), data)
+    _report(args, r.summary(t.name), data, started=started)
 
 
 def cmd_expire_partitions(cat, args) -> None:
+    started = time.monotonic()
     t = _table(cat, args)
     with progress_reporter(f"expiring partitions of {t.name}") as progress:
         dropped = t.expire_partitions(expiration_time=args.expiration_time, dry_run=args.dry_run, progress=progress)
     verb = "would drop" if args.dry_run else "dropped"
     names = ["/".join(f"{k}={v}" for k, v in p.items()) for p in dropped]
     text = f"{verb} {len(dropped)} partition(s) of {t.name}" + (f": {', '.join(names)}" if names else "")
-    _report(args, text, {"table": t.name, "dry_run": args.dry_run, "partitions": dropped})
+    _report(args, text, {"table": t.name, "dry_run": args.dry_run, "partitions": dropped}, started=started)
 
 
 def cmd_reset_consumer(cat, args) -> None:
@@ -223,6 +230,7 @@ def cmd_delete_tag(cat, args) -> None:
 
 
 def cmd_rollback(cat, args) -> None:
+    started = time.monotonic()
     t = _table(cat, args)
     target = int(args.to) if args.to.isdigit() else args.to
     with progress_reporter(f"rolling {t.name} back") as progress:
@@ -233,16 +241,17 @@ def cmd_rollback(cat, args) -> None:
             + (f"; consumers reset: {', '.join(r.reset_consumers)}" if r.reset_consumers else ""))
     _report(args, text, {"table": t.name, "snapshot": r.snapshot.id, "dry_run": args.dry_run,
                          "deleted_snapshots": list(r.deleted_snapshots), "deleted_tags": list(r.deleted_tags),
-                         "reset_consumers": list(r.reset_consumers), "deleted_files": r.deleted_files})
+                         "reset_consumers": list(r.reset_consumers), "deleted_files": r.deleted_files}, started=started)
 
 
 def cmd_remove_orphan_files(cat, args) -> None:
+    started = time.monotonic()
     t = _table(cat, args)
     with progress_reporter(f"looking for orphan files of {t.name}") as progress:
         r = t.remove_orphan_files(older_than=args.older_than, dry_run=args.dry_run, progress=progress)
     _report(args, r.summary(t.name, args.older_than),
             {"table": t.name, "dry_run": r.dry_run, "listed": r.listed, "orphans": list(r.orphans),
-             "orphan_bytes": r.orphan_bytes, "too_young": r.too_young, "skipped": r.skipped})
+             "orphan_bytes": r.orphan_bytes, "too_young": r.too_young, "skipped": r.skipped}, started=started)
 
 
 def cmd_iceberg_sync(cat, args) -> None:
