@@ -47,6 +47,7 @@ from lakeformat.format.partition import escape_path_name
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.fileio import join
 from lakeformat.io.manifests import ManifestFile, ManifestList
+from lakeformat.maintenance.deletes import delete_files
 from lakeformat.maintenance.iceberg import enabled as iceberg_enabled
 from lakeformat.maintenance.iceberg import reachable_metadata
 from lakeformat.read.scan import gc_paused
@@ -58,7 +59,6 @@ MANIFEST, INDEX, STATISTICS, ICEBERG = "manifest", "index", "statistics", "icebe
 _METADATA_DIRS = ("snapshot", "schema", "tag", "consumer", "changelog", "staged", "branch")
 _TEMP = re.compile(r"^\..+\.tmp$")
 _SPARK_DIRS = ("_spark-staging-", "_spark-compact-")   # see lakeformat.spark.native_write / compaction
-DELETE_THREADS = 16
 
 
 @dataclass(frozen=True)
@@ -367,10 +367,8 @@ def remove_orphan_files(table, *, older_than: dt.timedelta = dt.timedelta(days=1
         log.info("dry run: %d orphan file(s) of %s (%d bytes) older than %s would be deleted; %d younger kept",
                  len(orphans), table.name, total_bytes, older_than, young)
         return OrphanResult(len(candidates), tuple(c.path for c in orphans), total_bytes, young, 0, True)
-    with ThreadPoolExecutor(DELETE_THREADS) as pool:   # object stores: one request per file
-        for done, _ in enumerate(pool.map(lambda c: table.io.delete(c.path), orphans), 1):
-            if progress:
-                progress(done, len(orphans), "orphan files deleted")
+    delete_files(table.io, [c.path for c in orphans],
+                 progress and (lambda done: progress(done, len(orphans), "orphan files deleted")))
     dirs = _remove_empty_dirs(table, {c.path.rsplit("/", 1)[0] for c in orphans if c.area == "data"} | set(empty_dirs))
     dirs += _remove_spark_dirs(table, cutoff_ns)
     log.info("deleted %d orphan file(s) of %s (%d bytes) older than %s; %d younger kept; %d empty "

@@ -30,7 +30,8 @@ from lakeformat.io.schemas import SchemaManager
 from lakeformat.io.snapshots import SnapshotManager
 from lakeformat.maintenance.compaction import CompactionResult, compact_and_expire
 from lakeformat.maintenance.consumer import ConsumerManager
-from lakeformat.maintenance.expire import expire_backlog, expire_snapshots
+from lakeformat.maintenance.expire import expire_snapshots
+from lakeformat.maintenance.expire_backlog import expire_backlog
 from lakeformat.maintenance.iceberg import iceberg_sync, publish_after_change
 from lakeformat.maintenance.orphans import remove_orphan_files
 from lakeformat.maintenance.partition_expire import expire_partitions

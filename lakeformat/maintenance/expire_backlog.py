@@ -1,0 +1,77 @@
+"""Expiring a whole backlog of snapshots, not only ``snapshot.expire.limit`` of them: runs of
+:func:`lakeformat.maintenance.expire.expire_snapshots`, one step at a time, so memory and the work
+a kill loses stay bounded (the expiration jobs, ``Table.expire_backlog`` and the CLI use it)."""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Optional, Sequence, Union
+
+from lakeformat.errors import LakeformatError
+from lakeformat.format import options as O
+from lakeformat.io.snapshots import SnapshotManager
+from lakeformat.maintenance.expire import ExpireResult, ExpireSettings, Progress, _Reader, expire_snapshots, \
+    resolve_settings
+
+
+def expire_backlog(table, *, step: Optional[int] = None, max_deletes: Optional[int] = None,
+                   retain_min: Optional[int] = None, retain_max: Optional[int] = None,
+                   older_than: Union[None, dt.timedelta, dt.datetime] = None, dry_run: bool = False,
+                   progress: Optional[Progress] = None, now: Optional[dt.datetime] = None) -> ExpireResult:
+    """Expire everything that is due, not only ``snapshot.expire.limit`` snapshots: runs of
+    :func:`expire_snapshots` of ``step`` snapshots each (default ``snapshot.expire.limit``), so
+    memory and the work lost to a kill stay bounded, until nothing is due or ``max_deletes``
+    snapshots went. ``progress(done, total, what)`` counts snapshots against the backlog seen
+    at the start. A dry run plans the whole backlog at once (nothing is deleted between steps).
+    Returns the runs' results added up."""
+    for name, value in (("step", step), ("max_deletes", max_deletes)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            raise LakeformatError(f"expire snapshots of {table.name}: {name} must be a positive integer, "
+                                  f"not {value!r}")
+    cfg = resolve_settings(table, retain_min, retain_max, older_than, step, now)
+    cap = max_deletes if max_deletes is not None else O.LONG_MAX
+    kw = dict(retain_min=cfg.retain_min, retain_max=cfg.retain_max,
+              older_than=dt.datetime.fromtimestamp(cfg.older_than_millis / 1000, dt.timezone.utc))
+    if dry_run:
+        return expire_snapshots(table, **kw, max_deletes=cap, dry_run=True)
+    total = _backlog(table, cfg, cap)
+    results: list[ExpireResult] = []
+    held: tuple = ()   # why the last run kept what it kept
+    done = 0
+    while done < cap:
+        # the first run lists snapshot/ (and finishes interrupted runs); the next go by the hints
+        r = expire_snapshots(table, **kw, max_deletes=min(cfg.max_deletes, cap - done), from_hints=bool(results))
+        held = r.held
+        if r.begin is None:
+            break
+        results.append(r)
+        done += r.snapshots
+        if progress is not None:
+            progress(done, max(total, done), "snapshots expired")
+    return _added_up(results, held)
+
+
+def _backlog(table, cfg: ExpireSettings, cap: int) -> int:
+    """About how many snapshots are due now (tags and consumers aside), for progress: the
+    first young one is found by bisection (commit times grow with ids), reading a few."""
+    sm = SnapshotManager(table.io, table.path)
+    earliest, latest = sm.earliest_id(), sm.latest_id()
+    if earliest is None or latest is None:
+        return 0
+    time_of = _Reader(table, sm).time_of
+    lo, hi = max(latest - cfg.retain_max + 1, earliest), min(latest - cfg.retain_min + 1, earliest + cap)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        t = time_of(mid)
+        if t is not None and t >= cfg.older_than_millis:
+            hi = mid
+        else:
+            lo = mid + 1
+    return max(0, lo - earliest)
+
+
+def _added_up(results: Sequence[ExpireResult], held: tuple = ()) -> ExpireResult:
+    if not results:
+        return ExpireResult(held=held)
+    return ExpireResult(results[0].begin, results[-1].end, *(sum(getattr(r, k) for r in results) for k in (
+        "data_files", "changelog_files", "manifests", "manifest_lists", "snapshots")),
+        False, tuple(p for r in results for p in r.paths), held)
