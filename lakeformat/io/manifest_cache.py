@@ -190,6 +190,44 @@ def remember(metadata: dict, kind: str, raw: bytes, values: tuple, ends: array,
     cache.put((_head(kind, metadata), _digest(raw)), Block(tuple(values), ends))
 
 
+SMALL_BLOCK = 64   # records: blocks with fewer are joined by ``coalesce``
+
+
+def coalesce(metadata: dict, kind: str, blocks: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+    """``blocks`` (count, raw) of files of ``metadata`` with each run of small blocks joined into
+    one: the records' bytes concatenated and compressed again, nothing decoded. A joined block
+    whose parts are all in the cache goes into the cache too."""
+    codec = metadata.get("avro.codec", b"null").decode()
+    head = _head(kind, metadata)
+    out: list[tuple[int, bytes]] = []
+    run: list[tuple[int, bytes]] = []
+
+    def flush():
+        if len(run) == 1:
+            out.append(run[0])
+        elif run:
+            plains = [decompress(codec, raw) for _, raw in run]
+            raw = compress(codec, b"".join(plains))
+            out.append((sum(n for n, _ in run), raw))
+            parts = [CACHE.get((head, _digest(r))) for _, r in run]
+            if all(p is not None for p in parts):
+                shift, ends = 0, array("Q")
+                for p, plain in zip(parts, plains):
+                    ends.extend(e + shift for e in p.ends)
+                    shift += len(plain)
+                remember(metadata, kind, raw, tuple(v for p in parts for v in p.values), ends)
+        run.clear()
+
+    for count, raw in blocks:
+        if count < SMALL_BLOCK:
+            run.append((count, raw))
+        else:
+            flush()
+            out.append((count, raw))
+    flush()
+    return out
+
+
 def blocks(data: bytes, kind: str, convert: Callable[[dict], object],
            cache: BlockCache = CACHE) -> tuple[avro_blocks.Container, list[Block]]:
     """The container (header, raw blocks) of an Avro file and each block decoded (``convert`` of

@@ -162,7 +162,9 @@ class ManifestFile:
 
     def concat(self, metas: Sequence[ManifestFileMeta]) -> Optional[ManifestFileMeta]:
         """The entries of ``metas``, in order, as one new manifest made by copying their Avro
-        blocks: no entry is decoded, so the cost is the bytes, not the entries. None (nothing
+        blocks: no entry is decoded, so the cost is the bytes, not the entries (runs of small
+        blocks, such as the one-entry blocks of appends, are joined into one block, so the block
+        count does not grow with the commits merged). None (nothing
         written) unless every manifest has this writer's schema and codec and, in a partitioned
         table, their partitions follow each other in order (the merged manifest stays sorted, so
         filtered reads still skip its blocks). The caller makes sure no entry cancels another."""
@@ -180,7 +182,7 @@ class ManifestFile:
         sync = uuid.uuid4().bytes
         header = _header(self.codec, sync, ordered)
         mine = avro_blocks.parse(header).metadata
-        parts = [header]
+        blocks: list[tuple[int, bytes]] = []
         for m in metas:
             path = self.path(m.file_name)
             try:
@@ -189,8 +191,8 @@ class ManifestFile:
                 raise CorruptFileError(path, f"cannot read Avro: {e}") from None
             if any(c.metadata.get(k) != mine.get(k) for k in ("avro.schema", "avro.codec", SORTED_BY)):
                 return None
-            parts.append(avro_blocks.blocks_bytes(c.blocks, sync))
-        data = b"".join(parts)
+            blocks += c.blocks
+        data = header + avro_blocks.blocks_bytes(manifest_cache.coalesce(mine, "entry", blocks), sync)
         name = f"manifest-{uuid.uuid4()}-0"
         self.io.write_bytes(self.path(name), data)
         added, deleted = sum(m.num_added_files for m in metas), sum(m.num_deleted_files for m in metas)

@@ -68,3 +68,24 @@ def test_the_copy_is_refused_when_it_could_differ_from_decoding(catalog):
     fastavro.writer(buf, schema, [{"_KIND": r["_KIND"]} for r in records], codec="zstandard")
     t.io.write_bytes(mf.path(foreign), buf.getvalue())
     assert mf.concat([dataclasses.replace(base[0], file_name=foreign)] + base) is None
+
+
+def test_repeated_merges_of_appends_join_small_blocks_so_blocks_do_not_grow_with_commits(catalog):
+    from lakeformat.io import avro_blocks, manifest_cache
+    t, mf, types = setup(catalog)
+    merged = mf.write([entry(types, i, "2024-01-01") for i in range(100)])
+    n = 100
+    for round_ in range(8):   # a merge commit every 20 one-entry appends
+        appends = [m for i in range(20) for m in mf.write([entry(types, n + i, "2024-01-02")])]
+        n += 20
+        merged, _ = merge_manifests(mf, merged + appends, 8 << 20, 20, 1 << 40)
+        assert len(merged) == 1
+    data = t.io.read_bytes(mf.path(merged[0].file_name))
+    blocks = avro_blocks.parse(data).blocks
+    assert sum(c for c, _ in blocks) == n == 260
+    assert len(blocks) <= 4          # 100 + 160 appended entries, not 161 blocks
+    expected = [e.file.file_name for e in
+                [entry(types, i, "2024-01-01") for i in range(100)] + [entry(types, i, "2024-01-02") for i in range(100, 260)]]
+    served = [e.file.file_name for e in mf.read(merged[0].file_name)]   # from the cache where it can
+    manifest_cache.CACHE.clear()
+    assert served == expected == [e.file.file_name for e in mf.read(merged[0].file_name)]
