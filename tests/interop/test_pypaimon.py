@@ -82,6 +82,25 @@ def test_partitioned_fixed_bucket_read_by_oracles(catalog, oracle):
     check_readers(oracle.run(), i, expected, "user_id")
 
 
+def test_merged_manifests_read_by_oracles(catalog, oracle):
+    """Manifests merged by block copy (runs of small blocks joined) and merges that fold an
+    overwrite's deletes (the kept records copied as bytes) read the same in both oracles."""
+    t = catalog.create_table("db.t", SCHEMA, partition_keys=["dt"], options={"manifest.merge-min-count": "3"})
+    kept = []
+    for k in range(12):
+        r = rows(range(k * 10, k * 10 + 10), f"2024-01-{1 + k % 4:02d}")
+        t.write(r)
+        if k % 4:
+            kept.append(r)
+    t.write(rows(range(500, 505), "2024-01-01"), overwrite={"dt": "2024-01-01"})
+    for k in range(4):
+        t.write(rows(range(600 + k * 5, 605 + k * 5), "2024-01-05"))
+    expected = concat(*kept, rows(range(500, 505), "2024-01-01"), rows(range(600, 620), "2024-01-05"))
+    assert_same_rows(t.read(), expected, "user_id", "lakeformat")
+    i = oracle.read(catalog.warehouse, "db.t")
+    check_readers(oracle.run(), i, expected, "user_id")
+
+
 @pytest.mark.parametrize("options", [{}, {"bucket": "4", "bucket-key": "user_id"}], ids=["unaware", "bucket4"])
 def test_overwrites_read_by_oracles(catalog, oracle, options):
     t = catalog.create_table("db.t", SCHEMA, partition_keys=["dt"], options=options)
