@@ -4,8 +4,9 @@
      reader over the one sorted run of each bucket) vs ``spark.read.parquet`` of the same rows
      written as plain Parquet by Spark, with the Python path (``native=False``) as comparison;
   5. compaction of a primary-key table of 20 buckets (4 level-0 runs each, write-only):
-     ``compact_on_spark`` (one Spark task per bucket, local[2]) vs ``Table.compact`` (the library
-     in this process, its default 2 threads), each on a fresh copy of the same table.
+     ``compact_on_spark`` (the 20 buckets packed into as many tasks as local[2] runs at once) vs
+     ``Table.compact`` (the library in this process, its default 2 threads), each on a fresh copy
+     of the same table.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from common import console, fmt_s, fmt_x, lf, median, ratio
 PK_NATIVE = "lakeformat.spark.read_table (native)"
 PK_PYTHON = "lakeformat.spark.read_table (native=False, Python path)"
 PK_PARQUET = "spark: spark.read.parquet (same rows)"
-C_SPARK = "compact_on_spark (20 tasks, local[2])"
+C_SPARK = "compact_on_spark (20 buckets in 2 tasks, local[2])"
 C_LIB = "Table.compact (library, this process)"
 COMPACT_BUCKETS = 20
 

@@ -1,17 +1,20 @@
-"""Compaction on a Spark cluster: planned on the driver, one Spark task per (partition, bucket)
-rewriting it with lakeformat's own bucket compaction, one commit on the driver.
+"""Compaction on a Spark cluster: planned on the driver, the (partition, bucket)s rewritten by
+Spark tasks with lakeformat's own bucket compaction, one commit on the driver.
 
     snap, report = compact_on_spark(spark, ref, full=True)
 
-Each task opens the table, compacts its bucket (the merge tree's picker for primary-key tables,
-small-file merging for append tables) and returns the CommitMessage; the driver commits them all
-as one COMPACT snapshot through the committer, so a writer racing the compaction is caught by
-the conflict rules. Before returning, every task attempt also records its message in a results
-directory inside the table (``_spark-compact-<run>/``): if the job fails, the driver deletes the
-files of every attempt that finished, and after a success it deletes those of attempts Spark
-discarded (speculative or re-run tasks); a failing attempt deletes its own. So a failed job
-leaves the table as it was and no orphaned files. A re-run plans from the latest snapshot, so
-what a finished run compacted is not compacted again.
+The buckets are packed into about as many tasks as the cluster runs at once (largest first, each
+to the task with the fewest bytes so far): a task costs its start (a Python worker, the table
+opened) whatever it rewrites, and one task per bucket made many small buckets slower on Spark than
+in one process. Each task opens the table, compacts its buckets (the merge tree's picker for
+primary-key tables, small-file merging for append tables) and returns their CommitMessages; the
+driver commits them all as one COMPACT snapshot through the committer, so a writer racing the
+compaction is caught by the conflict rules. Every task attempt also records each bucket's message
+in a results directory inside the table (``_spark-compact-<run>/``) as soon as it is done: if the
+job fails, the driver deletes the files of every bucket an attempt finished, and after a success
+it deletes those of attempts Spark discarded (speculative or re-run tasks); a bucket that fails
+deletes its own. So a failed job leaves the table as it was and no orphaned files. A re-run plans
+from the latest snapshot, so what a finished run compacted is not compacted again.
 """
 from __future__ import annotations
 
@@ -54,15 +57,29 @@ class CompactionReport:
 
 
 def _task(ref: TableRef, schema_id: int, full: bool, results_dir: str):
-    def run(items):
+    def run(bins):
         ctx = TaskContext.get()
         attempt = ctx.attemptNumber() if ctx is not None else 0
-        table = ref.open(schema_id)
-        for i, job in items:
-            message = compact_bucket_job(table, job, full)
-            table.io.write_bytes(join(results_dir, f"{i}-{attempt}"), pickle.dumps(message))
-            yield i, message
+        table = None
+        for items in bins:
+            for i, job in items:
+                table = table or ref.open(schema_id)
+                message = compact_bucket_job(table, job, full)
+                table.io.write_bytes(join(results_dir, f"{i}-{attempt}"), pickle.dumps(message))
+                yield i, message
     return run
+
+
+def pack(sizes: Sequence[int], tasks: int) -> list[list[int]]:
+    """Indexes of ``sizes`` in ``tasks`` groups of about equal total: largest first, each to the
+    group with the least so far (the longest-processing-time rule). No group is empty."""
+    groups: list[list[int]] = [[] for _ in range(max(1, min(tasks, len(sizes))))]
+    totals = [0] * len(groups)
+    for i in sorted(range(len(sizes)), key=lambda i: (-sizes[i], i)):
+        g = min(range(len(groups)), key=lambda g: (totals[g], g))
+        groups[g].append(i)
+        totals[g] += sizes[i]
+    return groups
 
 
 def _recorded(table, results_dir: str) -> list[CommitMessage]:
@@ -74,9 +91,12 @@ def _outputs(m: CommitMessage) -> set[str]:
 
 
 def compact_on_spark(spark, ref: TableRef, full: bool = False, partitions: Optional[Sequence[dict]] = None,
-                     commit_user: Optional[str] = None) -> tuple[Optional[Snapshot], CompactionReport]:
-    """Compact ``ref``'s table (all partitions, or those like ``[{"dt": "x"}]``) with one Spark task
-    per bucket and one commit. Returns the COMPACT snapshot (None if nothing needed it) and a report."""
+                     commit_user: Optional[str] = None, tasks: Optional[int] = None
+                     ) -> tuple[Optional[Snapshot], CompactionReport]:
+    """Compact ``ref``'s table (all partitions, or those like ``[{"dt": "x"}]``) with Spark tasks
+    and one commit; ``tasks``: how many the buckets are packed into (default: the cluster's
+    default parallelism; at most one per bucket). Returns the COMPACT snapshot (None if nothing
+    needed it) and a report."""
     table = ref.open()
     jobs: list[BucketJob] = plan_compaction(table, full, partitions)
     if not jobs:
@@ -85,8 +105,10 @@ def compact_on_spark(spark, ref: TableRef, full: bool = False, partitions: Optio
     sc = spark.sparkContext
     sc.setJobDescription(f"lakeformat: compact {len(jobs)} bucket(s) of {table.name}")
     try:
+        groups = pack([sum(f.file_size for f in j.files) for j in jobs], tasks or sc.defaultParallelism)
+        bins = [[(i, jobs[i]) for i in g] for g in groups]
         try:
-            collected = sc.parallelize(list(enumerate(jobs)), len(jobs)) \
+            collected = sc.parallelize(bins, len(bins)) \
                 .mapPartitions(_task(ref, table.schema.id, full, results_dir)).collect()
         except BaseException:
             delete_outputs(table, _recorded(table, results_dir))
