@@ -269,6 +269,8 @@ def bench(tmp: Path, args, profiles: dict) -> dict:
             out["pk"] = pk
             console.print("  read of the compacted primary-key table")
             out["pk_read"] = spark_native.pk_read(spark, tmp, whp, "db.pk", runs)
+            console.print("  read of a primary-key table with deletion vectors")
+            out["dv_read"] = spark_native.dv_read(spark, tmp, whp, "db.pk", runs)
         if not args.spark_no_compaction:
             console.print("  compaction of 20 buckets")
             rows = pa.concat_tables(pq.read_table(p) for p in inputs).slice(0, args.spark_compact_rows)

@@ -176,7 +176,8 @@ def _drop_deleted(spark, table, group: NativeFiles, df: DataFrame) -> DataFrame:
                                               "_lf_row": pa.concat_arrays(positions)}))
     cols = df.columns
     df = df.select("*", F.col("_metadata.file_name").alias("_lf_file"), F.col("_metadata.row_index").alias("_lf_row"))
-    return df.join(deleted, ["_lf_file", "_lf_row"], "left_anti").select(*(F.col(f"`{c}`") for c in cols))
+    # broadcast: the positions are few beside the rows, and a shuffle of every row would cost more
+    return df.join(F.broadcast(deleted), ["_lf_file", "_lf_row"], "left_anti").select(*(F.col(f"`{c}`") for c in cols))
 
 
 def _merged_frame(spark, opts, table, units: Sequence[S.ReadUnit], columns: Sequence[str],
