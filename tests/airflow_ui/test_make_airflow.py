@@ -71,6 +71,15 @@ def test_backfill_two_days_from_the_ui_and_see_the_snapshots(airflow_server, ui)
     assert "latest snapshot" in card.text and str(latest) in card.text
     partitions = {r.text for r in card.find_elements(By.CSS_SELECTOR, "tr.bucket td:first-child")}
     assert {f"dt={d}" for d in UI_DAYS} <= partitions
+    # the table's own page: the runs' stages, published, each with the audit the DAG recorded
+    card.find_element(By.CSS_SELECTOR, "a.open").click()
+    ui.wait.until(lambda d: "/lakehouse/table/demo.user_behavior" in d.current_url)
+    stages = ui.wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "tr.stage"))
+    ui.shot("06-lakehouse-table")
+    published = [s for s in stages if s.get_attribute("data-state") == "published"]
+    assert len(published) >= len(UI_DAYS), [s.text for s in stages]
+    assert {s.get_attribute("data-audit") for s in published} == {"passed"}, [s.text for s in published]
+    assert ui.d.find_elements(By.CSS_SELECTOR, "svg.history rect.hbar")
 
 
 def test_rest_backfill_of_two_days_publishes_each_day_once(airflow_server):

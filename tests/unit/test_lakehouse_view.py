@@ -46,6 +46,8 @@ def test_compaction_trigger_by_table_kind():
 def test_cells_and_limits():
     assert cell_text(None) == "∅" and cell_text(b"\x01\xff") == "01ff" and cell_text(True) == "true"
     assert cell_text(float("nan")) == "NaN" and cell_text(dt.datetime(2024, 1, 2, 3, 4)) == "2024-01-02 03:04:00"
+    assert cell_text(dt.datetime(2024, 1, 2, 3, 4, 5, 130000)) == "2024-01-02 03:04:05.130"
+    assert cell_text(dt.datetime(2024, 1, 2, 3, 4, 5, 123456)) == "2024-01-02 03:04:05.123456"
     assert len(cell_text("x" * 1000)) == 200 and cell_text("x" * 1000).endswith("…")
     assert clamp_limit(None) == 50 and clamp_limit(0) == 50 and clamp_limit(7) == 7 and clamp_limit(10**6) == 500
 
@@ -161,7 +163,8 @@ def test_unknown_and_not_created_tables(tmp_path, lake):
     assert r.status_code == 404 and "no table &#x27;nope&#x27;" in r.text
     r = c.get("/table/later")
     assert r.status_code == 404 and "configured but not created yet" in r.text
-    assert 'href="table/db.events"' in c.get("/").text
+    index = c.get("/").text
+    assert 'href="table/db.events"' in index and 'href="table/db.later"' not in index   # nothing to open yet
 
 
 def test_standalone_serves_the_page_at_the_airflow_path(lake, tmp_path):

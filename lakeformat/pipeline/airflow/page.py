@@ -225,9 +225,10 @@ def _recent(t: TableOverview) -> str:
 
 def render_table(t: TableOverview) -> str:
     head = (f'<section class="card" data-identifier="{_e(t.identifier)}" data-max-runs="{t.max_sorted_runs}">'
-            f'<h2><a class="open" href="{_e(table_href(t.identifier))}">{_e(t.name)}</a>'
+            + (f'<h2><a class="open" href="{_e(table_href(t.identifier))}">{_e(t.name)}</a>' if t.exists
+               else f'<h2>{_e(t.name)}')
             + (f' <small>{_e(t.identifier)}</small>' if t.name != t.identifier else "")
-            + ' <small>schema, data, history, audits →</small></h2>')
+            + (' <small>schema, data, history, audits →</small>' if t.exists else "") + '</h2>')
     if not t.exists:
         return head + '<p class="muted">not created yet (configured, no schema in the warehouse)</p></section>'
     if t.error:

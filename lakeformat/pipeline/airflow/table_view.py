@@ -137,8 +137,9 @@ def cell_text(v: Any) -> str:
         text = v.hex()
     elif isinstance(v, bool):
         text = str(v).lower()
-    elif isinstance(v, dt.datetime):
-        text = v.isoformat(sep=" ")
+    elif isinstance(v, dt.datetime):   # milliseconds when that is all there is, as Paimon prints them
+        text = v.isoformat(sep=" ", timespec="milliseconds" if v.microsecond % 1000 == 0 else "auto")
+        text = text[:-4] if text.endswith(".000") else text
     elif isinstance(v, (dt.date, dt.time, Decimal)):
         text = str(v)
     else:
