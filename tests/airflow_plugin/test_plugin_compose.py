@@ -88,7 +88,7 @@ def _published(port) -> tuple[str, str]:
 def test_plugin_compose_publishes_ports_on_localhost_and_checks_secrets_first(config):
     s = config["services"]
     published = {name: [_published(p) for p in svc.get("ports", [])] for name, svc in s.items()}
-    assert {p for ports in published.values() for _, p in ports} == {"8080", "8081", "9001"}
+    assert {p for ports in published.values() for _, p in ports} == {"8080", "8081", "9000", "9001"}
     assert all(host == "127.0.0.1" for ports in published.values() for host, _ in ports), published
     # every service waits for check-secrets, directly or through one that does
     waits = {n for n, svc in s.items() if "check-secrets" in (svc.get("depends_on") or {})}

@@ -110,9 +110,11 @@ class Cluster:
 
 
 @contextmanager
-def standalone_cluster(work: Path, workers: int = 2, start_timeout: float = 120) -> Iterator[Cluster]:
+def standalone_cluster(work: Path, workers: int = 2, start_timeout: float = 120,
+                       worker_env: Optional[Mapping[str, str]] = None) -> Iterator[Cluster]:
     """A master and ``workers`` one-core workers on loopback; yields once every worker has
-    registered. Every process (nodes, submitted jobs and what they started) is killed on exit."""
+    registered. ``worker_env``: more environment of the workers (a compose service's). Every
+    process (nodes, submitted jobs and what they started) is killed on exit."""
     work.mkdir(parents=True, exist_ok=True)
     port, ui_port = free_port(), free_port()
     env = node_env(work)
@@ -130,8 +132,8 @@ def standalone_cluster(work: Path, workers: int = 2, start_timeout: float = 120)
                        SPARK_MASTER_WEBUI_PORT=str(ui_port))
         wait_until_serving(cluster.ui + "/json/", master, "Spark master", start_timeout)
         for _ in range(workers):
-            start("worker", cluster.master, SPARK_WORKER_CORES="1", SPARK_WORKER_MEMORY=WORKER_MEMORY,
-                  SPARK_WORKER_WEBUI_PORT=str(free_port()))
+            start("worker", cluster.master, **{"SPARK_WORKER_CORES": "1", "SPARK_WORKER_MEMORY": WORKER_MEMORY,
+                                               **(worker_env or {}), "SPARK_WORKER_WEBUI_PORT": str(free_port())})
         deadline = time.monotonic() + start_timeout
         while int(cluster.state().get("aliveworkers", 0)) < workers:
             if time.monotonic() > deadline or any(p.poll() is not None for p in cluster.procs):
