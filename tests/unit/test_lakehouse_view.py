@@ -175,3 +175,12 @@ def test_standalone_serves_the_page_at_the_airflow_path(lake, tmp_path):
     assert 'data-identifier="db.events"' in c.get("/lakehouse/").text
     assert [t["identifier"] for t in c.get("/lakehouse/api/tables").json()] == ["db.events", "db.odd", "db.prices"]
     assert c.get("/lakehouse/table/db.prices").status_code == 200
+
+
+def test_table_detail_as_json(client):
+    d = client.get("/api/tables/db.events/detail", params={"filter": "user_id = 105"}).json()
+    assert [p["kind"] for p in d["history"]] == ["APPEND", "APPEND", "APPEND", "COMPACT"]
+    assert d["preview"]["rows"] == [["105", "pv", "157.5", "2024-01-02"]] and d["preview"]["error"] is None
+    stages = {s["stage_id"]: s for s in d["stages"]}
+    assert stages["2024-01-03"]["audit"]["failed"][0]["unexpected"] == 10 and stages["2024-01-03"]["audit_time"]
+    assert client.get("/api/tables/nope/detail").status_code == 404

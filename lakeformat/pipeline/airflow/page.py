@@ -8,6 +8,7 @@ from an object store never blocks the event loop.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Callable, Optional
 
@@ -111,6 +112,20 @@ def create_app(catalog: Callable[[], lf.Catalog], config: Optional[str] = None,
             return HTMLResponse(render_error(mask(f"cannot read {table}: {type(e).__name__}: {e}"), home="../"),
                                 status_code=503)
         return render_table_page(cat.warehouse, detail)
+
+    @app.get("/api/tables/{table}/detail")
+    def api_table_detail(table: str, filter: str = "", limit: Optional[int] = None) -> dict:
+        """What the table's page shows, as JSON (times in ISO 8601)."""
+        try:
+            cat = catalog()
+            pairs = [(n, i) for n, i in table_list(cat, configured_tables(config)) if table in (n, i)]
+            found = bool(pairs) and cat.table_exists(pairs[0][1])
+            detail = table_detail(cat, pairs[0][0], pairs[0][1], filter, limit) if found else None
+        except Exception as e:  # noqa: BLE001 - reported to the user, who can fix the connection
+            raise HTTPException(status_code=503, detail=mask(f"cannot read {table}: {type(e).__name__}: {e}")) from e
+        if detail is None:
+            raise HTTPException(status_code=404, detail=f"no table {table!r} in the catalog")
+        return dataclasses.asdict(detail)
 
     @app.get("/api/tables")
     def api_tables() -> list[dict]:
