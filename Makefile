@@ -51,7 +51,8 @@ test: setup
 	$(PY) -m pytest -q
 
 demo: setup
-	LAKEFORMAT_WAREHOUSE=$(WAREHOUSE) $(PY) -m lakeformat.pipeline.demo
+	LAKEFORMAT_WAREHOUSE=$(WAREHOUSE) $(PY) -m lakeformat.pipeline.demo --config config/tables.yaml \
+	  --dags dags --plugins plugins --oracle-python $(ORACLE)/bin/python
 
 # Airflow 3 on this machine (API server, scheduler, DAG processor, triggerer) on a PostgreSQL of its
 # own, state in ./.airflow; prints the URL and the login; Ctrl-C stops every process.

@@ -1,35 +1,6 @@
-"""Expire old snapshots of a table and delete the files only they referenced.
-
-    spark-submit jobs/expire_snapshots.py --table user_behavior [--retain-min N] [--retain-max N]
-                                          [--older-than "1 h"] [--step N] [--max-deletes N] [--dry-run]
-
-Unset limits come from the table's options (snapshot.num-retained.min/max, snapshot.time-retained,
-snapshot.expire.limit as the step). Every snapshot due goes, --step per run, up to --max-deletes.
-Tagged snapshots and those a consumer still needs are kept.
-"""
-from lakeformat.pipeline.jobs import parser, progress_logger, resolve, run
-
-
-def main(argv):
-    ap = parser("expire_snapshots.py", __doc__)
-    ap.add_argument("--retain-min", type=int)
-    ap.add_argument("--retain-max", type=int)
-    ap.add_argument("--older-than", help="expire snapshots older than this duration, e.g. '1 h' or '7 d'")
-    ap.add_argument("--step", type=int, help="snapshots per step (default: snapshot.expire.limit)")
-    ap.add_argument("--max-deletes", type=int, help="expire at most this many snapshots in all")
-    ap.add_argument("--dry-run", action="store_true", help="only say what would be expired")
-    a = ap.parse_args(argv)
-    from lakeformat.maintenance.expire import expire_backlog
-    from lakeformat.format.options import parse_duration
-    jt = resolve(a)
-    table = jt.open()
-    result = expire_backlog(table, retain_min=a.retain_min, retain_max=a.retain_max,
-                            older_than=parse_duration(a.older_than) if a.older_than else None,
-                            step=a.step, max_deletes=a.max_deletes, dry_run=a.dry_run,
-                            progress=progress_logger(f"expiring snapshots of {jt.identifier}"))
-    print(result.summary(jt.identifier))
-    return 0
-
+"""spark-submit entry point of lakeformat/pipeline/jobs/expire_snapshots.py (its --help says what it does)."""
+from lakeformat.pipeline.jobs import run
+from lakeformat.pipeline.jobs.expire_snapshots import main
 
 if __name__ == "__main__":
     run(main)

@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from lakeformat.cli import help_text
+from lakeformat.cli import config as cli_config
 from lakeformat.cli import procedures as cli_procedures
 from lakeformat.cli import tables as cli_tables
 from lakeformat.cli.output import emit, plain
@@ -122,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "('2024-06-01 12:00:00', local time, or epoch millis)")
     r.set_defaults(fn=cmd_read)
     cli_procedures.register(sub)    # compact, expire-snapshots, ... (Paimon's procedures)
+    cli_config.register(sub)        # validate-config (the pipeline's tables.yaml)
     for sp in sub.choices.values():
         _global_flags(sp, top=False)
     help_text.describe(sub)
@@ -138,6 +140,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         options[k] = v
     try:
+        if not getattr(args, "catalog", True):   # validate-config: no warehouse involved
+            args.fn(None, args)
+            return 0
         cat = Catalog(args.warehouse, **options)
         if not cat.io.exists(cat.warehouse):   # a typo must not look like an empty warehouse
             raise NotFoundError(f"warehouse {args.warehouse!r} does not exist")

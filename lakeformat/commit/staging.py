@@ -338,15 +338,21 @@ def _snapshot_or_none(table, snapshot_id: Optional[int]) -> Optional[Snapshot]:
         return None
 
 
-def _committed_as(table, staged: StagedCommit) -> tuple[bool, Optional[Snapshot]]:
-    """(whether the stage's (user, identifier) is committed, the snapshot if still retained)."""
-    snap = find_committed(table, staged.commit_user, staged.identifier)
+def committed_as(table, stage_id: str, commit_user: str, identifier: int) -> tuple[bool, Optional[Snapshot]]:
+    """(whether ``commit_user`` committed ``identifier``, the snapshot if still retained): found
+    among the retained snapshots, or in the published marker of ``stage_id``, which outlives
+    snapshot expiration."""
+    snap = find_committed(table, commit_user, identifier)
     if snap is not None:
         return True, snap
-    marker = _read_marker(table, staged.stage_id)
-    if marker and (marker.commit_user, marker.identifier) == (staged.commit_user, staged.identifier):
+    marker = _read_marker(table, stage_id)
+    if marker and (marker.commit_user, marker.identifier) == (commit_user, identifier):
         return True, _snapshot_or_none(table, marker.snapshot_id)
     return False, None
+
+
+def _committed_as(table, staged: StagedCommit) -> tuple[bool, Optional[Snapshot]]:
+    return committed_as(table, staged.stage_id, staged.commit_user, staged.identifier)
 
 
 def _committed_files(table, staged: StagedCommit, snap: Optional[Snapshot]) -> set[str]:

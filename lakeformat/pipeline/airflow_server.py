@@ -86,13 +86,11 @@ def login(s: Settings) -> tuple[str, str]:
 def services_env(s: Settings, database: str) -> dict[str, str]:
     """The environment every service (and so every task) runs with."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
-    env.update(airflow_env(str(s.home), warehouse=s.warehouse, landing=s.landing, config=s.config,
-                           spark_master=s.spark_master))
+    env.update(airflow_env(str(s.home), dags=s.dags, plugins=s.plugins, warehouse=s.warehouse,
+                           landing=s.landing, config=s.config, spark_master=s.spark_master))
     sync = database.replace("postgresql://", "postgresql+psycopg://", 1)   # psycopg 3, sync and async
     env.update({
         MARKER: str(s.state),
-        "AIRFLOW__CORE__DAGS_FOLDER": s.dags,
-        "AIRFLOW__CORE__PLUGINS_FOLDER": s.plugins,
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": sync,
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN_ASYNC": sync,
         "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",

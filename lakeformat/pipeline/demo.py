@@ -11,12 +11,16 @@
   compaction, expired snapshots, consumers; and pypaimon (in ``.venv-oracle``) reads every
   table and must count the same rows.
 
+    python -m lakeformat.pipeline.demo --config config/tables.yaml --dags dags --plugins plugins \\
+        --oracle-python .venv-oracle/bin/python
+
 The warehouse is ``$LAKEFORMAT_WAREHOUSE`` or ``./warehouse`` (its ``demo`` database is
 replaced); Airflow's home, the landing files and the task logs go to a temporary directory.
 Exits non-zero when anything turns out other than described above.
 """
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import json
 import os
@@ -33,7 +37,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 import lakeformat as lf
-from lakeformat.pipeline.config import PROJECT_ROOT, load_config
+from lakeformat.pipeline.config import CONFIG_ENV, load_config
 from lakeformat.pipeline.local_airflow import (
     load_dags,
     migrate,
@@ -46,12 +50,12 @@ DAYS = ["2024-06-01", "2024-06-02", "2024-06-03"]
 BAD_DAY = DAYS[1]
 ROWS_PER_DAY = 100_000
 CONSUMER = "price-report"   # a downstream reader whose progress the report shows
-ORACLE_PY = PROJECT_ROOT / ".venv-oracle" / "bin" / "python"
 
 
 class Demo:
-    def __init__(self, console: Console):
+    def __init__(self, console: Console, args: argparse.Namespace):
         self.console = console
+        self.args = args
         self.warehouse = os.path.abspath(os.environ.get("LAKEFORMAT_WAREHOUSE") or "warehouse")
         self.work = Path(tempfile.mkdtemp(prefix="lakeformat-demo-"))
         self.landing = self.work / "landing"
@@ -69,9 +73,10 @@ class Demo:
 
     # -- the pipeline --------------------------------------------------------------------
     def setup(self) -> None:
-        prepare(str(self.work / "airflow"), warehouse=self.warehouse, landing=str(self.landing),
+        self.config = load_config(self.args.config)   # a broken config stops the demo here, clearly
+        prepare(str(self.work / "airflow"), dags=self.args.dags, plugins=self.args.plugins,
+                config=self.config.path, warehouse=self.warehouse, landing=str(self.landing),
                 log_level="WARNING")
-        self.config = load_config()
         self.catalog = lf.Catalog(self.warehouse)
         for db in {t.database for t in self.config.tables}:
             if self.catalog.database_exists(db):
@@ -82,7 +87,8 @@ class Demo:
                   f"{BAD_DAY} with rows that break the quality rules)")
         subprocess.run([sys.executable, "-m", "lakeformat.pipeline.landing", "--landing", str(self.landing),
                         "--start", DAYS[0], "--end", DAYS[-1], "--bad-day", BAD_DAY,
-                        "--rows-per-day", str(ROWS_PER_DAY)], check=True, capture_output=True)
+                        "--rows-per-day", str(ROWS_PER_DAY), "--config", self.config.path],
+                       check=True, capture_output=True)
         self.step("airflow db migrate (SQLite) and parse the DAGs")
         migrate()
         with output_to(str(self.log)):
@@ -186,8 +192,9 @@ class Demo:
 
     def check_with_pypaimon(self, after: dict) -> None:
         self.step("pypaimon (.venv-oracle) reads every table")
-        if not ORACLE_PY.exists():
-            self.expect(False, f"the oracle venv is missing ({ORACLE_PY}): run make setup")
+        oracle = Path(self.args.oracle_python)
+        if not oracle.exists():
+            self.expect(False, f"the oracle venv is missing ({oracle}): run make setup")
             return
         code = textwrap.dedent("""
             import json, sys
@@ -199,7 +206,7 @@ class Demo:
                 out[ident] = rb.new_read().to_arrow(rb.new_scan().plan().splits()).num_rows
             print(json.dumps(out))
         """)
-        proc = subprocess.run([str(ORACLE_PY), "-c", code, self.warehouse, *after], capture_output=True,
+        proc = subprocess.run([str(oracle), "-c", code, self.warehouse, *after], capture_output=True,
                               text=True, timeout=300)
         if proc.returncode != 0:
             self.expect(False, f"pypaimon could not read the warehouse:\n{proc.stderr[-2000:]}")
@@ -222,9 +229,19 @@ def _ids(ids) -> str:
     return ", ".join(map(str, ids))
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m lakeformat.pipeline.demo", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--config", default=os.environ.get(CONFIG_ENV),
+                    help=f"the pipeline config (default: ${CONFIG_ENV})")
+    ap.add_argument("--dags", required=True, help="the project's dags/ folder")
+    ap.add_argument("--plugins", required=True, help="the project's plugins/ folder")
+    ap.add_argument("--oracle-python", required=True, help="the Python of the pypaimon venv (.venv-oracle)")
+    args = ap.parse_args(argv)
+    if not args.config:
+        ap.error(f"give --config or set ${CONFIG_ENV}")
     console = Console() if sys.stdout.isatty() else Console(width=110)
-    demo = Demo(console)
+    demo = Demo(console, args)
     try:
         demo.setup()
         demo.ingest()

@@ -25,7 +25,8 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from lakeformat.pipeline.demo_data import user_behavior
-from lakeformat.pipeline.tables import ConfigError, TableDefinition, load
+from lakeformat.errors import LakeformatError
+from lakeformat.pipeline.config import TableSpec, load_config
 
 LATE_FRACTION = 0.005
 BAD_ROWS = 25
@@ -103,7 +104,7 @@ def write_csv(t: pa.Table, path: str) -> None:
 GENERATORS = {"user_behavior": (user_behavior_rows, 1.0), "item_price": (item_price_rows, 0.05)}
 
 
-def generate(d: TableDefinition, landing: str, day: dt.date, rows: int, seed: int, bad: bool) -> list[str]:
+def generate(d: TableSpec, landing: str, day: dt.date, rows: int, seed: int, bad: bool) -> list[str]:
     """Write one day of ``d``'s landing files; returns their paths."""
     make, share = GENERATORS[d.name]
     hours = range(24) if "{hour}" in d.landing_path else [None]
@@ -133,7 +134,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rows-per-day", type=int, default=100_000, help="user_behavior events per day")
     ap.add_argument("--bad-day", type=dt.date.fromisoformat, help="a day whose rows break the quality rules")
-    ap.add_argument("--config", help="pipeline config (default: $LAKEFORMAT_CONFIG or config/tables.yaml)")
+    ap.add_argument("--config", help="pipeline config (default: $LAKEFORMAT_CONFIG)")
     ap.add_argument("--table", action="append", help="only these tables (default: every one the generator knows)")
     a = ap.parse_args(argv)
     end = a.end or a.start
@@ -142,9 +143,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     if a.rows_per_day < 1:
         ap.error("--rows-per-day must be at least 1")
     try:
-        cfg = load(a.config)
-        tables = [cfg.get(n) for n in a.table] if a.table else [t for t in cfg.tables if t.name in GENERATORS]
-    except ConfigError as e:
+        cfg = load_config(a.config)
+        tables = [cfg.table(n) for n in a.table] if a.table else [t for t in cfg.tables if t.name in GENERATORS]
+    except LakeformatError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     unknown = [t.name for t in tables if t.name not in GENERATORS]

@@ -1,4 +1,4 @@
-"""Airflow on embedded defaults: a temporary SQLite home, the project's DAGs and plugin, and
+"""Airflow on embedded defaults: a temporary SQLite home, the given DAGs and plugins folders, and
 runs with ``dag.test()`` in this process (the real operators, SparkSubmitOperator included;
 no scheduler, no server). ``make demo`` and the DAG tests use it.
 
@@ -19,27 +19,26 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from lakeformat.errors import LakeformatError
-from lakeformat.pipeline.config import PROJECT_ROOT
-
-DAGS = PROJECT_ROOT / "dags"
-PLUGINS = PROJECT_ROOT / "plugins"
 
 
-def airflow_env(home: str, *, warehouse: str, landing: Optional[str] = None, config: Optional[str] = None,
-                spark_master: str = "local[*]", log_level: str = "INFO") -> dict[str, str]:
-    """The environment of an embedded Airflow: config, connections (``spark_default`` on
+def airflow_env(home: str, *, dags: str, plugins: str, warehouse: str, config: str,
+                landing: Optional[str] = None, spark_master: str = "local[*]",
+                log_level: str = "INFO") -> dict[str, str]:
+    """The environment of an embedded Airflow: its folders (``dags``, ``plugins``: the project's
+    ``dags/`` and ``plugins/``), the pipeline config, connections (``spark_default`` on
     ``spark_master``, ``lakeformat_default`` on ``warehouse``) and the Python Spark runs."""
     bin_dir = str(Path(sys.executable).parent)   # spark-submit lives next to the venv's python
     env = {
         "AIRFLOW_HOME": str(home),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS),
-        "AIRFLOW__CORE__PLUGINS_FOLDER": str(PLUGINS),
+        "AIRFLOW__CORE__DAGS_FOLDER": os.path.abspath(dags),
+        "AIRFLOW__CORE__PLUGINS_FOLDER": os.path.abspath(plugins),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{Path(home) / 'airflow.db'}",
         "AIRFLOW__LOGGING__LOGGING_LEVEL": log_level,
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": spark_master}),
         "AIRFLOW_CONN_LAKEFORMAT_DEFAULT": json.dumps({"conn_type": "lakeformat", "host": warehouse}),
         "LAKEFORMAT_WAREHOUSE": warehouse,
+        "LAKEFORMAT_CONFIG": os.path.abspath(config),
         "PYSPARK_PYTHON": sys.executable,
         "PYSPARK_DRIVER_PYTHON": sys.executable,
         "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
@@ -47,8 +46,6 @@ def airflow_env(home: str, *, warehouse: str, landing: Optional[str] = None, con
     }
     if landing:
         env["LAKEFORMAT_LANDING"] = landing
-    if config:
-        env["LAKEFORMAT_CONFIG"] = config
     return env
 
 
@@ -61,9 +58,9 @@ def prepare(home: str, **kwargs) -> dict[str, str]:
                               "call prepare() first in a fresh process")
     Path(home).mkdir(parents=True, exist_ok=True)
     os.environ.update(env)
-    for p in (str(DAGS), str(PLUGINS)):   # as the DAG processor does (bundle path, plugins folder)
-        if p not in sys.path:
-            sys.path.append(p)
+    plugins = env["AIRFLOW__CORE__PLUGINS_FOLDER"]
+    if plugins not in sys.path:   # as Airflow's plugin manager does
+        sys.path.append(plugins)
     return env
 
 
@@ -76,9 +73,19 @@ def migrate(timeout: int = 600) -> None:
                               f"{(proc.stdout + proc.stderr)[-3000:]}")
 
 
-def load_dags(folder: Path = DAGS) -> dict[str, Any]:
-    """Every DAG of ``folder`` parsed as Airflow 3's DAG processor does; import errors raise."""
+def dags_folder() -> Path:
+    """The DAGs folder ``prepare`` set."""
+    folder = os.environ.get("AIRFLOW__CORE__DAGS_FOLDER")
+    if not folder:
+        raise LakeformatError("no DAGs folder: call prepare() first")
+    return Path(folder)
+
+
+def load_dags(folder: Optional[Path] = None) -> dict[str, Any]:
+    """Every DAG of ``folder`` (default: the prepared one) parsed as Airflow 3's DAG processor
+    does; import errors raise."""
     from airflow.dag_processing.dagbag import BundleDagBag
+    folder = Path(folder or dags_folder())
     bag = BundleDagBag(dag_folder=str(folder), bundle_path=folder)
     if bag.import_errors:
         raise LakeformatError("DAG import errors:\n" + "\n".join(f"{f}: {e}" for f, e in bag.import_errors.items()))
@@ -133,7 +140,7 @@ def run_dag(dag_id: str, logical_date: Optional[dt.datetime] = None, conf: Optio
 
     dags = load_dags()
     if dag_id not in dags:
-        raise LakeformatError(f"no DAG {dag_id!r} in {DAGS} (found: {', '.join(sorted(dags))})")
+        raise LakeformatError(f"no DAG {dag_id!r} in {dags_folder()} (found: {', '.join(sorted(dags))})")
     dag = dags[dag_id]
     kwargs = {"run_conf": conf or None}
     if logical_date is not None:

@@ -5,13 +5,16 @@ Great Expectations' snake-case name to its keyword arguments::
 
     - expect_column_values_to_not_be_null: {column: user_id}
 
-``parse_expectations`` checks their shape without importing Great Expectations (cheap, so DAG
-files can call it at parse time); ``audit`` runs them on an Arrow table in an ephemeral context
+``parse_expectations`` checks their shape and ``check_expectations`` their names, arguments and
+columns against :mod:`.gx_catalogue`, both without importing Great Expectations (cheap, so the
+config loader runs them when the DAG files are parsed); ``build`` makes the real objects, which
+also checks argument values (``lakeformat validate-config`` does); ``audit`` runs them on an Arrow table in an ephemeral context
 and returns an ``AuditReport`` whose ``summary()`` says which expectations failed, with counts
 and sample values. Great Expectations is imported lazily (it takes seconds and logs a lot).
 """
 from __future__ import annotations
 
+import difflib
 import logging
 import math
 import os
@@ -22,6 +25,7 @@ from typing import Any, Mapping, Optional, Sequence
 import pyarrow as pa
 
 from lakeformat.errors import LakeformatError
+from lakeformat.pipeline.gx_catalogue import CATALOGUE, COMMON
 
 SAMPLES = 5   # unexpected values kept per failed expectation
 _SNAKE = re.compile(r"^expect_[a-z0-9_]+$")
@@ -127,6 +131,37 @@ def parse_expectations(entries: Any, subject: str = "table") -> tuple[Expectatio
                                      f"a mapping, got {kwargs!r}")
         out.append(Expectation(name, dict(kwargs)))
     return tuple(out)
+
+
+_COLUMN_ARGS = ("column", "column_A", "column_B")
+_COLUMN_LIST_ARGS = ("column_list", "column_set")
+
+
+def check_expectations(expectations: Sequence[Expectation], columns: Sequence[str], subject: str) -> None:
+    """Every expectation is one Great Expectations has, with its required arguments, no unknown
+    argument, and column arguments naming columns of the table."""
+    for i, e in enumerate(expectations):
+        at = f"quality entry {i} of {subject} ({e.name})"
+        if e.name not in CATALOGUE:
+            close = difflib.get_close_matches(e.name, CATALOGUE, n=1)
+            raise QualityConfigError(f"{at}: Great Expectations has no such expectation"
+                                     + (f" (did you mean {close[0]!r}?)" if close else ""))
+        required, optional = CATALOGUE[e.name]
+        if missing := [a for a in required if a not in e.kwargs]:
+            raise QualityConfigError(f"{at}: missing argument(s) {', '.join(missing)}")
+        known = (*required, *optional, *COMMON)
+        for arg in e.kwargs:
+            if arg not in known:
+                close = difflib.get_close_matches(arg, known, n=1)
+                raise QualityConfigError(f"{at}: unknown argument {arg!r}"
+                                         + (f" (did you mean {close[0]!r}?)" if close else "")
+                                         + f"; it takes {', '.join((*required, *optional))}")
+        named = [e.kwargs[a] for a in _COLUMN_ARGS if a in e.kwargs]
+        for a in _COLUMN_LIST_ARGS:
+            named += list(e.kwargs.get(a) or ()) if isinstance(e.kwargs.get(a), (list, tuple)) else []
+        for c in named:
+            if c not in columns:
+                raise QualityConfigError(f"{at}: the table has no column {c!r} (columns: {', '.join(columns)})")
 
 
 def _quiet_gx() -> None:

@@ -1,16 +1,23 @@
-"""The steps of write-audit-publish around a Spark ingest job, as the ingest DAG runs them.
+"""The steps of write-audit-publish around a Spark ingest job, and the rules that say when a
+unit of work is skipped, for the ingest job and the ingest DAG alike.
 
 The Spark job writes the files and stages the commit (``jobs/ingest.py --stage ID``); then:
 
+- ``loaded`` says whether a unit is in the table already: its commit among the retained
+  snapshots, or its stage published (the marker :mod:`lakeformat.commit.staging` keeps after
+  the snapshot has expired). A loaded unit is never staged or published again.
 - ``clear_leftover`` before a unit is staged again: a pending stage with the same id is what an
   earlier, failed attempt left. If its (commit user, identifier) is committed already (a crash
   after the commit), publishing finishes it without committing again; otherwise it is discarded.
-- ``audit_stage`` runs the quality expectations on the staged rows and records the result beside
-  the stage (commit/stage_log.py, shown on the Lakehouse page); a failed audit discards the
-  stage, so nothing of it becomes visible and no file is left behind.
-- publishing is ``staging.publish``, exactly once per (commit user, identifier).
+- ``plan_units`` (the DAG's first task) lists the units of a run with their job arguments;
+  ``audit_unit`` runs the quality expectations on the staged rows and records the result
+  beside the stage (commit/stage_log.py, shown on the Lakehouse page); a failed audit
+  discards the stage, so nothing of it becomes visible and no file is left behind;
+  ``publish_unit`` commits exactly once per (commit user, identifier). A unit with
+  nothing to do raises ``UnitSkipped``.
 
-No Airflow here: the DAG wraps these in tasks, tests call them directly.
+No Airflow here: the DAG maps ``UnitSkipped`` to a skipped task and other errors to a failed
+one; tests call these directly.
 """
 from __future__ import annotations
 
@@ -19,9 +26,23 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from lakeformat.commit import stage_log, staging
+from lakeformat.errors import LakeformatError
+from lakeformat.pipeline.config import TableSpec, ingest_identity, ingest_units, stage_id_for
 from lakeformat.pipeline.quality import AuditReport, Expectation, audit
 
 log = logging.getLogger(__name__)
+
+
+class UnitSkipped(LakeformatError):
+    """The unit needs no work (it is loaded already); the message says why."""
+
+
+class AuditFailed(LakeformatError):
+    """The staged rows broke a quality rule; the stage was discarded. ``outcome`` has the details."""
+
+    def __init__(self, message: str, outcome: "AuditOutcome"):
+        super().__init__(message)
+        self.outcome = outcome
 
 
 @dataclass(frozen=True)
@@ -45,6 +66,15 @@ def _jsonable(v):
     if isinstance(v, float):
         return None if v != v else v
     return str(v)
+
+
+def loaded(table, stage_id: str, commit_user: str, identifier: int) -> Optional[str]:
+    """Why the unit committed as (``commit_user``, ``identifier``) under ``stage_id`` is loaded
+    already ("snapshot 7", "published as snapshot 7, expired since"), or None if it is not."""
+    done, snap = staging.committed_as(table, stage_id, commit_user, identifier)
+    if not done:
+        return None
+    return f"snapshot {snap.id}" if snap is not None else f"stage {stage_id} was published; its snapshot has expired"
 
 
 def clear_leftover(table, stage_id: str) -> Optional[str]:
@@ -78,3 +108,54 @@ def audit_stage(table, stage_id: str, expectations: Sequence[Expectation], subje
     outcome = AuditOutcome(report, n)
     stage_log.record_audit(table, stage_id, outcome.as_dict())
     return outcome
+
+
+def plan_units(table, spec: TableSpec, logical_date, start=None, end=None) -> list[dict]:
+    """The units a DAG run ingests (its logical date's, or a backfill's range), each with its
+    stage id, commit identity and the job's unit arguments; clears what earlier attempts left
+    staged. ``table`` None: the table does not exist yet (the job creates it)."""
+    out = []
+    for u in ingest_units(spec, logical_date, start, end):
+        sid = stage_id_for(spec, u)
+        if table is not None:
+            done = clear_leftover(table, sid)
+            if done:
+                log.info("%s", done)
+        user, identifier = ingest_identity(spec, u)
+        out.append({"stage_id": sid, "label": u.label, "unit_args": u.job_args(),
+                    "commit": {"user": user, "identifier": str(identifier)}})
+    return out
+
+
+def audit_unit(table, spec: TableSpec, stage_id: str, label: str, commit: dict) -> AuditOutcome:
+    """Audit the unit's stage. ``UnitSkipped`` when the job staged nothing because the unit is
+    loaded; ``AuditFailed`` (stage discarded) when an expectation fails."""
+    if stage_id not in {s.stage_id for s in staging.list_staged(table)}:
+        done = loaded(table, stage_id, commit["user"], int(commit["identifier"]))
+        if done is not None:
+            raise UnitSkipped(f"{label} of {spec.identifier} is already published ({done}): "
+                              "nothing staged, nothing to do")
+        raise LakeformatError(f"the ingest job staged nothing for {label} of {spec.identifier} "
+                              f"(stage {stage_id}); see the log of the stage task")
+    outcome = audit_stage(table, stage_id, spec.quality, f"{spec.identifier} {label}")
+    if not outcome.report.success:
+        raise AuditFailed(f"{outcome.report.summary()}\nStage {stage_id} was discarded "
+                          f"({outcome.discarded_files} files deleted): nothing of {label} was published.", outcome)
+    return outcome
+
+
+def publish_unit(table, spec: TableSpec, stage_id: str, label: str) -> dict:
+    """Commit the audited stage exactly once; ``UnitSkipped`` when that makes no new snapshot
+    (an empty stage, or a unit published before)."""
+    before = table.snapshot_manager.latest_id()
+    snap = staging.publish(table, stage_id)
+    if snap is None:
+        raise UnitSkipped(f"nothing committed for {label} of {spec.identifier}: the stage held no changes, "
+                          "or the unit was published before and that snapshot has expired since")
+    if before is not None and snap.id <= before:
+        raise UnitSkipped(f"{label} of {spec.identifier} was published before as snapshot {snap.id}: "
+                          "not committed again")
+    log.info("published %s of %s as snapshot %d (%s rows)", label, spec.identifier, snap.id,
+             f"{snap.delta_record_count:,}")
+    return {"table": spec.identifier, "unit": label, "stage_id": stage_id, "snapshot_id": snap.id,
+            "rows": snap.delta_record_count}

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from lakeformat.pipeline.local_airflow import airflow_env
+from tests.project import CONFIG, DAGS, PLUGINS
 
 HERE = Path(__file__).resolve().parent
 RUNNER = HERE / "dag_runner.py"
@@ -25,7 +26,8 @@ ROWS_PER_DAY = 2000
 @pytest.fixture(scope="session")
 def migrated_db(tmp_path_factory) -> Path:
     home = tmp_path_factory.mktemp("airflow-template")
-    env = {**os.environ, **airflow_env(str(home), warehouse=str(home / "unused"))}
+    env = {**os.environ, **airflow_env(str(home), dags=str(DAGS), plugins=str(PLUGINS), config=str(CONFIG),
+                                       warehouse=str(home / "unused"))}
     proc = subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=env,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
@@ -38,7 +40,7 @@ def landing(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("landing")
     proc = subprocess.run([sys.executable, "-m", "lakeformat.pipeline.landing", "--landing", str(root),
                            "--start", DAYS[0], "--end", DAYS[-1], "--bad-day", BAD_DAY, "--seed", "7",
-                           "--rows-per-day", str(ROWS_PER_DAY)],
+                           "--rows-per-day", str(ROWS_PER_DAY), "--config", str(CONFIG)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
     return root
@@ -52,7 +54,8 @@ class Airflow:
         self.home, self.warehouse, self.landing = home, warehouse, landing
 
     def _spawn(self, spec: dict, timeout: int) -> list[dict]:
-        spec = {"home": str(self.home), "warehouse": str(self.warehouse),
+        spec = {"home": str(self.home), "warehouse": str(self.warehouse), "dags": str(DAGS),
+                "plugins": str(PLUGINS), "config": str(CONFIG),
                 "landing": str(self.landing) if self.landing else None, **spec}
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "LAKEFORMAT_"))}
         proc = subprocess.run([sys.executable, str(RUNNER), json.dumps(spec)], env=env, capture_output=True,

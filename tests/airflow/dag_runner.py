@@ -44,10 +44,10 @@ def parse_report() -> dict:
     from airflow.dag_processing.dagbag import BundleDagBag
     from airflow.utils.dag_cycle_tester import check_cycle
 
-    from lakeformat.pipeline.local_airflow import DAGS
+    from lakeformat.pipeline.local_airflow import dags_folder
     opened = _spy_on_table_io()
     t0 = time.perf_counter()
-    bag = BundleDagBag(dag_folder=str(DAGS), bundle_path=DAGS)
+    bag = BundleDagBag(dag_folder=str(dags_folder()), bundle_path=dags_folder())
     seconds = time.perf_counter() - t0
     cycles = {}
     dags = {}
@@ -69,8 +69,8 @@ def parse_report() -> dict:
 
 def main(spec: dict) -> None:
     from lakeformat.pipeline.local_airflow import load_dags, prepare, run_dag
-    prepare(spec["home"], warehouse=spec["warehouse"], landing=spec.get("landing"), config=spec.get("config"),
-            log_level=spec.get("log_level", "INFO"))
+    prepare(spec["home"], dags=spec["dags"], plugins=spec["plugins"], config=spec["config"],
+            warehouse=spec["warehouse"], landing=spec.get("landing"), log_level=spec.get("log_level", "INFO"))
     if spec.get("parse"):
         print(MARK + json.dumps(parse_report()), flush=True)
         return

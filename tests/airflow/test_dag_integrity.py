@@ -5,6 +5,7 @@ from __future__ import annotations
 import yaml
 
 from lakeformat.pipeline.config import load_config
+from tests.project import CONFIG
 
 UNREACHABLE = "s3://no-such-bucket-lakeformat/wh"   # no endpoint, no credentials: any IO would fail
 
@@ -13,7 +14,7 @@ def test_every_dag_imports_without_errors_or_cycles(airflow_parse):
     report = airflow_parse.parse()
     assert report["import_errors"] == {}
     assert report["cycles"] == {}
-    names = [t.name for t in load_config().tables]
+    names = [t.name for t in load_config(str(CONFIG)).tables]
     expected = {f"lakeformat_ingest_{n}" for n in names} | {"lakeformat_compaction", "lakeformat_maintenance"}
     assert set(report["dags"]) == expected
     for n in names:
@@ -22,7 +23,7 @@ def test_every_dag_imports_without_errors_or_cycles(airflow_parse):
         assert ingest["params"] == ["end", "start"]
         assert ingest["tasks"] == ["ingest.audit", "ingest.publish", "ingest.stage", "plan"]
         assert ingest["schedule"] == "CronDataIntervalTimetable"
-        table = load_config().table(n)
+        table = load_config(str(CONFIG)).table(n)
         assert ingest["outlets"] == {"ingest.publish": [
             f"lakeformat://lakeformat_default/{table.database}/{table.table}"]}
     compaction = report["dags"]["lakeformat_compaction"]
@@ -44,13 +45,13 @@ def test_parsing_does_no_table_io(airflow_parse):
     airflow_parse.warehouse = UNREACHABLE
     report = airflow_parse.parse()
     assert report["import_errors"] == {}
-    assert len(report["dags"]) == len(load_config().tables) + 2
+    assert len(report["dags"]) == len(load_config(str(CONFIG)).tables) + 2
     assert report["table_io"] == []
 
 
 def test_a_new_table_is_a_config_change(airflow_parse, tmp_path):
     """Adding a table to the config adds its ingest DAG and its compaction and maintenance groups."""
-    with open(load_config().path) as f:
+    with open(load_config(str(CONFIG)).path) as f:
         doc = yaml.safe_load(f)
     clicks = dict(doc["tables"]["user_behavior"], identifier="demo.clicks", schedule="@hourly",
                   landing={"format": "jsonl", "path": "clicks/dt={ds}/hour={hour}"})
@@ -62,4 +63,4 @@ def test_a_new_table_is_a_config_change(airflow_parse, tmp_path):
     assert "lakeformat_ingest_clicks" in report["dags"]
     assert "clicks.compact" in report["dags"]["lakeformat_compaction"]["tasks"]
     assert "clicks.remove_orphan_files" in report["dags"]["lakeformat_maintenance"]["tasks"]
-    assert len(report["dags"]["lakeformat_compaction"]["asset_triggers"]) == len(load_config().tables) + 1
+    assert len(report["dags"]["lakeformat_compaction"]["asset_triggers"]) == len(load_config(str(CONFIG)).tables) + 1

@@ -19,10 +19,11 @@ import pytest
 import lakeformat as lf
 from lakeformat.commit import staging
 from lakeformat.pipeline.config import IngestUnit, asset_uri, ingest_identity, load_config
+from tests.project import CONFIG as CONFIG_PATH
 
 from .conftest import BAD_DAY, DAYS, Airflow, _home
 
-CONFIG = load_config()
+CONFIG = load_config(str(CONFIG_PATH))
 UB, IP = CONFIG.table("user_behavior"), CONFIG.table("item_price")
 RANGE = {"start": DAYS[0], "end": DAYS[1]}
 

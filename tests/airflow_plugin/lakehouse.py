@@ -6,15 +6,9 @@ from pathlib import Path
 import pyarrow as pa
 
 import lakeformat as lf
+from tests.project import minimal_config
 
-CONFIG = """tables:
-  user_behavior:
-    identifier: demo.user_behavior
-  item_price:
-    identifier: demo.item_price
-  not_yet:
-    identifier: demo.not_yet
-"""
+CONFIG = minimal_config("demo.user_behavior", "demo.item_price", "demo.not_yet")
 
 # (table, partition label, bucket) -> sorted runs
 EXPECTED_RUNS = {

@@ -15,7 +15,8 @@ from tests.airflow_plugin.conftest import connection_json
 from tests.s3server import BUCKET, CREDS, s3_endpoint  # noqa: F401 (fixture)
 
 from lakeformat.pipeline.airflow.hooks import LakeformatHook, catalog_settings
-from lakeformat.pipeline.airflow.tables_config import resolve_table
+from lakeformat.pipeline.config import resolve_table
+from tests.project import minimal_config
 
 
 def test_plugin_hook_builds_a_catalog_from_a_json_connection(tmp_path, monkeypatch):
@@ -26,7 +27,7 @@ def test_plugin_hook_builds_a_catalog_from_a_json_connection(tmp_path, monkeypat
     cat.create_database("demo")
     cat.create_table("demo.user_behavior", pa.schema([("user_id", pa.int64())]))
     config = tmp_path / "tables.yaml"
-    config.write_text("tables:\n  user_behavior:\n    identifier: demo.user_behavior\n")
+    config.write_text(minimal_config("demo.user_behavior"))
     t = LakeformatHook().get_table("user_behavior", str(config))      # by config name
     t.write(pa.table({"user_id": [1, 2]}))
     assert LakeformatHook().get_table("demo.user_behavior").read().num_rows == 2
@@ -86,11 +87,11 @@ def test_plugin_catalog_rejects_unknown_options_from_a_connection(tmp_path, monk
 
 def test_plugin_resolve_table_by_config_name(tmp_path):
     config = tmp_path / "tables.yaml"
-    config.write_text("tables:\n  a:\n    identifier: db.a\n")
+    config.write_text(minimal_config("db.a"))
     assert resolve_table("a", str(config)) == "db.a"
     assert resolve_table("other.b", str(config)) == "other.b"
     with pytest.raises(NotFoundError, match="'b' is not in .*configured: a"):
         resolve_table("b", str(config))
     config.write_text("tables:\n  a: {}\n")
-    with pytest.raises(LakeformatError, match="table 'a' has no identifier"):
+    with pytest.raises(LakeformatError, match="tables.a.identifier: must look like 'database.table'"):
         resolve_table("a", str(config))

@@ -17,11 +17,12 @@ import pyarrow.json as pjson
 import lakeformat as lf
 from lakeformat.pipeline import landing
 from lakeformat.maintenance.consumer import ConsumerManager
-from lakeformat.pipeline.tables import create_table, load
+from lakeformat.pipeline.config import load_config
+from lakeformat.pipeline.ingest import create_table
+from tests.project import CONFIG, ROOT
+from tests.project import JOBS as JOB_DIR
 
-ROOT = Path(__file__).resolve().parents[2]
-SPARK_SUBMIT = ROOT / ".venv" / "bin" / "spark-submit"
-CONFIG = ROOT / "config" / "tables.yaml"
+SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
 JOBS = ["ingest", "compact", "expire_snapshots", "expire_partitions", "clean_consumers", "remove_orphans"]
 
 
@@ -30,7 +31,7 @@ def start(job: str, *args: str, warehouse: str) -> subprocess.Popen:
                LAKEFORMAT_CONFIG=str(CONFIG), LAKEFORMAT_WAREHOUSE=warehouse)
     cmd = [str(SPARK_SUBMIT), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
            "--conf", "spark.sql.shuffle.partitions=2", "--driver-java-options", "-Dlog4j.rootLogger=WARN",
-           str(ROOT / "jobs" / f"{job}.py"), *args]
+           str(JOB_DIR / f"{job}.py"), *args]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
 
 
@@ -52,10 +53,10 @@ def landing_rows(path: str, fmt: str) -> pa.Table:
 
 def test_every_job_answers_help():
     for job in JOBS:   # argparse only: plain Python is enough here, spark-submit is tested below
-        out = subprocess.run([sys.executable, str(ROOT / "jobs" / f"{job}.py"), "--help"], capture_output=True,
+        out = subprocess.run([sys.executable, str(JOB_DIR / f"{job}.py"), "--help"], capture_output=True,
                              text=True, timeout=60, cwd=ROOT)
         assert out.returncode == 0 and "--table" in out.stdout and "--warehouse" in out.stdout, out.stderr
-    bad = subprocess.run([sys.executable, str(ROOT / "jobs" / "compact.py"), "--table", "no_such_table",
+    bad = subprocess.run([sys.executable, str(JOB_DIR / "compact.py"), "--table", "no_such_table",
                           "--config", str(CONFIG)], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert bad.returncode == 2 and "table 'no_such_table' is not in" in bad.stderr and "Traceback" not in bad.stderr
 
@@ -70,11 +71,11 @@ def test_ingest_direct_staged_published_and_rerun(tmp_path):
     assert "ingested user_behavior 2024-06-01: snapshot 1 (APPEND" in finish(direct)
     assert "staged" in finish(staged)
 
-    cfg = load(str(CONFIG))
+    cfg = load_config(str(CONFIG))
     cat = lf.Catalog(wh)
     ub, prices = cat.get_table("demo.user_behavior"), cat.get_table("demo.item_price")
     assert prices.latest_snapshot() is None            # staged: nothing visible yet
-    events = landing_rows(cfg.get("user_behavior").landing_dir(land, "2024-06-01"), "jsonl")
+    events = landing_rows(cfg.table("user_behavior").landing_dir(land, "2024-06-01"), "jsonl")
     got = ub.read()
     assert got.num_rows == events.num_rows and set(got.column("dt").to_pylist()) == {"2024-06-01"}
     assert pc.sum(got.column("user_id")).as_py() == pc.sum(events.column("user_id")).as_py()
@@ -87,7 +88,7 @@ def test_ingest_direct_staged_published_and_rerun(tmp_path):
     assert "already ingested" in finish(rerun)
     assert "published stage ingest-item_price-2024-06-01" in finish(publish)
     assert len(ub.snapshots()) == 1
-    updates = landing_rows(cfg.get("item_price").landing_dir(land, "2024-06-01"), "csv")
+    updates = landing_rows(cfg.table("item_price").landing_dir(land, "2024-06-01"), "csv")
     newest = {}
     for r in updates.to_pylist():   # deduplicate on item_id, the newest updated_at wins
         if r["item_id"] not in newest or r["updated_at"] >= newest[r["item_id"]]["updated_at"]:
@@ -99,8 +100,8 @@ def test_ingest_direct_staged_published_and_rerun(tmp_path):
 
 def test_maintenance_jobs(tmp_path):
     wh = str(tmp_path / "wh")
-    cfg = load(str(CONFIG))
-    t = create_table(lf.Catalog(wh), cfg.get("user_behavior"))
+    cfg = load_config(str(CONFIG))
+    t = create_table(lf.Catalog(wh), cfg.table("user_behavior"))
     schema = t.arrow_schema()
     old_day = "2001-01-01"   # partition.expiration-time is 3650 d
     for i, day in enumerate(["2024-06-01"] * 4 + [old_day]):

@@ -7,7 +7,6 @@ import datetime as dt
 import decimal
 import hashlib
 import os
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -22,10 +21,9 @@ from lakeformat.format.manifest import DataFileMeta
 from lakeformat.read.scan import Split
 from lakeformat.format.schema import new_schema
 from lakeformat.spark import filters, options, scan, stream
-from lakeformat.pipeline.ingest import plan
-from lakeformat.pipeline.tables import ConfigError, load
+from lakeformat.pipeline.config import PipelineConfigError, ingest_identity, IngestUnit, load_config
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.project import CONFIG
 SCHEMA = new_schema(pa.schema([("id", pa.int64()), ("name", pa.string()), ("score", pa.float64()),
                                ("day", pa.date32()), ("ts", pa.timestamp("ms"))]))
 ROWS = pa.table({"id": [1, 2, None, 4, 5], "name": ["a", None, "c", "dd", "e"],
@@ -129,25 +127,24 @@ def test_options():
     assert options.parse_timestamp_millis("1700000000000") == 1700000000000
 
 
-def test_ingest_plan_from_the_config():
-    cfg = load(str(ROOT / "config" / "tables.yaml"))
-    ub, prices = cfg.get("user_behavior"), cfg.get("demo.item_price")
-    p = plan(ub, "/land", "2024-06-01", None)
-    assert p.landing_dir == "/land/user_behavior/dt=2024-06-01"
-    assert p.path_columns == (("dt", "2024-06-01"),) and p.overwrite_partition == (("dt", "2024-06-01"),)
-    assert p.commit_user == "lakeformat-ingest-user_behavior"
-    assert p.identifier == plan(ub, "/elsewhere", "2024-06-01", None).identifier != plan(ub, "/land", "2024-06-02", None).identifier
-    assert plan(ub, "/land", "2024-06-01", 5).overwrite_partition is None     # an hour is part of a day
-    assert plan(prices, "/land", "2024-06-01", None).overwrite_partition is None   # not partitioned by day
-    with pytest.raises(ConfigError, match="not in"):
-        cfg.get("nope")
+def test_ingest_units_from_the_config():
+    cfg = load_config(str(CONFIG))
+    ub = cfg.table("user_behavior")
+    assert ub.landing_dir("/land", "2024-06-01") == "/land/user_behavior/dt=2024-06-01"
+    assert ub.path_columns("2024-06-01") == {"dt": "2024-06-01"}
+    user, ident = ingest_identity(ub, IngestUnit("2024-06-01"))
+    assert user == "lakeformat-ingest-user_behavior"
+    assert ident != ingest_identity(ub, IngestUnit("2024-06-02"))[1] != ingest_identity(ub, IngestUnit("2024-06-01", 5))[1]
+    assert cfg.table("demo.item_price").name == "item_price"
+    with pytest.raises(PipelineConfigError, match="not in"):
+        cfg.table("nope")
 
 
 def test_landing_is_deterministic_and_bad_days_break_the_rules(tmp_path):
     def run(d):
         assert landing.main(["--landing", str(d), "--start", "2024-06-01", "--end", "2024-06-02", "--seed", "3",
                              "--rows-per-day", "400", "--bad-day", "2024-06-02",
-                             "--config", str(ROOT / "config" / "tables.yaml")]) == 0
+                             "--config", str(CONFIG)]) == 0
         return {p.relative_to(d).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in d.rglob("*.*")}
     first = run(tmp_path / "a")
     assert first == run(tmp_path / "b") and len(first) == 4

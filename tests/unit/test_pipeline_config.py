@@ -1,18 +1,24 @@
-"""The pipeline config and the DAGs' pure decisions (which units a run ingests, stage ids)."""
+"""The pipeline config: the one loader and its checks, and the DAGs' pure decisions (which units
+a run ingests, stage ids)."""
 import datetime as dt
 
 import pytest
+import yaml
 
 from lakeformat.pipeline.config import (IngestUnit, PipelineConfigError, TableSpec, asset_uri, ingest_units,
                                         load_config, stage_id_for)
+from tests.project import CONFIG
 
-DAILY = TableSpec("events", "db.events", "@daily", "jsonl", "events/dt={ds}")
-HOURLY = TableSpec("clicks", "db.clicks", "@hourly", "jsonl", "clicks/dt={ds}/hour={hour}")
+COLUMNS = (("id", "BIGINT"), ("dt", "STRING"))
+DAILY = TableSpec("events", "db.events", COLUMNS, "events/dt={ds}", schedule="@daily")
+HOURLY = TableSpec("clicks", "db.clicks", COLUMNS, "clicks/dt={ds}/hour={hour}", schedule="@hourly")
 LOGICAL = dt.datetime(2024, 6, 2, 13, tzinfo=dt.timezone.utc)
+MINIMAL = {"tables": {"t": {"identifier": "a.b", "columns": {"id": "BIGINT", "dt": "STRING"},
+                            "landing": {"path": "t/dt={ds}"}}}}
 
 
 def test_project_config_loads():
-    cfg = load_config()
+    cfg = load_config(str(CONFIG))
     names = [t.name for t in cfg.tables]
     assert names == ["user_behavior", "item_price"]
     ub = cfg.table("user_behavior")
@@ -58,15 +64,11 @@ def test_stage_ids_are_stable_and_valid_names():
 
 
 @pytest.mark.parametrize("text, fragment", [
-    ("tables: {}", "'tables' must map"),
-    ("tables: {t: {identifier: nodot, landing: {path: 'x/{ds}'}}}", "'database.table'"),
-    ("tables: {t: {identifier: a.b, landing: {path: 'x'}}}", "must contain {ds}"),
-    ("tables: {t: {identifier: a.b, landing: {path: 'x/{ds}'}, quality: [{oops: 1}]}}", "not an expectation"),
-    ("tables: {t: {identifier: a.b, landing: {path: 'x/{ds}'}}}\npipeline: {maintenance: {dry_run: maybe}}",
-     "bad 'pipeline' setting"),
+    ("tables: {}", "must map table names"),
     ("tables: [", "not valid YAML"),
+    ("- a list", "must be a mapping"),
 ])
-def test_bad_config_names_the_entry(tmp_path, text, fragment):
+def test_unreadable_config_is_explained(tmp_path, text, fragment):
     p = tmp_path / "tables.yaml"
     p.write_text(text)
     with pytest.raises(PipelineConfigError, match=fragment):
@@ -75,19 +77,99 @@ def test_bad_config_names_the_entry(tmp_path, text, fragment):
         load_config(str(tmp_path / "missing.yaml"))
 
 
-def test_ingest_identity_is_the_ingest_jobs():
-    """The DAG recognises a unit the job already committed by the job's own (user, identifier)."""
+def test_the_config_path_comes_from_the_argument_or_the_environment(tmp_path, monkeypatch):
+    monkeypatch.delenv("LAKEFORMAT_CONFIG", raising=False)
+    monkeypatch.chdir(CONFIG.parents[1])   # a config/tables.yaml in the working directory is not read
+    with pytest.raises(PipelineConfigError, match="pass --config or set \\$LAKEFORMAT_CONFIG"):
+        load_config()
+    p = tmp_path / "mine.yaml"
+    p.write_text(yaml.safe_dump(MINIMAL))
+    monkeypatch.setenv("LAKEFORMAT_CONFIG", str(p))
+    assert load_config().path == str(p) and [t.name for t in load_config().tables] == ["t"]
+
+
+def _with(path: str, value) -> dict:
+    """MINIMAL with ``value`` at the dotted ``path`` (None deletes the key)."""
+    doc = yaml.safe_load(yaml.safe_dump(MINIMAL))
+    *parents, last = path.split(".")
+    node = doc
+    for k in parents:
+        node = node.setdefault(k, {})
+    if value is None:
+        node.pop(last, None)
+    else:
+        node[last] = value
+    return doc
+
+
+@pytest.mark.parametrize("path, value, fragment", [
+    # unknown keys, with a suggestion
+    ("tables.t.schedul", "@daily", r"tables.t.schedul: unknown key \(did you mean 'schedule'\?\)"),
+    ("pipeline.compaction.on_publsh", True, r"did you mean 'on_publish'"),
+    ("warehose", "/wh", r"did you mean 'warehouse'"),
+    ("tables.t.landing.fromat", "csv", r"did you mean 'format'"),
+    # types and ranges
+    ("tables.t.identifier", "nodot", "'database.table'"),
+    ("tables.t.columns", None, "tables.t.columns: must be a mapping"),
+    ("tables.t.columns.id", "BIGGINT", "tables.t.*BIGGINT"),
+    ("tables.t.partition_keys", ["nope"], "nope"),
+    ("tables.t.landing.path", "x", "must contain {ds}"),
+    ("tables.t.landing.path", "../x/{ds}", "stay under it"),
+    ("tables.t.landing.path", "x/{ds}/{day}", "not {day}"),
+    ("tables.t.landing.format", "jsonlines", "must be one of jsonl, csv"),
+    ("pipeline.maintenance.dry_run", "maybe", "dry_run: must be true or false"),
+    ("pipeline.maintenance.orphan_older_than", "-1 d", "not a duration"),
+    ("pipeline.maintenance.orphan_older_than", "soon", "not a duration"),
+    ("pipeline.spark_conf", {"spark.x": [1]}, "pipeline.spark_conf.spark.x: must be a string"),
+    # table options against the option registry, as create_table checks them
+    ("tables.t.options", {"buckets": "2"}, r"unknown table option.*did you mean 'bucket'"),
+    ("tables.t.options", {"bucket": "two"}, "option 'bucket'"),
+    ("tables.t.options", {"bucket": "2", "bucket-key": "nope"}, "nope"),
+    # Great Expectations rules, checked without importing it
+    ("tables.t.quality", [{"oops": 1}], "not an expectation"),
+    ("tables.t.quality", [{"expect_column_values_to_not_be_nul": {"column": "id"}}],
+     r"no such expectation \(did you mean 'expect_column_values_to_not_be_null'\?\)"),
+    ("tables.t.quality", [{"expect_column_values_to_be_between": {"column": "id", "min_vale": 0}}],
+     r"unknown argument 'min_vale' \(did you mean 'min_value'\?\)"),
+    ("tables.t.quality", [{"expect_column_values_to_be_in_set": {"column": "id"}}], "missing argument.*value_set"),
+    ("tables.t.quality", [{"expect_column_values_to_not_be_null": {"column": "user"}}], "no column 'user'"),
+    # schedules, and the schedule against the landing granularity
+    ("tables.t.schedule", "@dayly", r"unknown preset '@dayly' \(did you mean '@daily'\?\)"),
+    ("tables.t.schedule", "0 0 * *", "not a cron expression"),
+    ("tables.t.schedule", "@hourly", "does not run once a day.*per day"),
+    ("tables.t.schedule", "@weekly", "does not run once a day"),
+    ("pipeline.compaction.schedule", "every hour", "not a cron expression"),
+])
+def test_config_mistakes_are_errors_at_load_time(tmp_path, path, value, fragment):
+    p = tmp_path / "tables.yaml"
+    p.write_text(yaml.safe_dump(_with(path, value)))
+    with pytest.raises(PipelineConfigError, match=fragment) as e:
+        load_config(str(p))
+    assert str(p) in str(e.value)   # every message names the file
+
+
+def test_hourly_landing_needs_an_hourly_schedule(tmp_path):
+    p = tmp_path / "tables.yaml"
+    doc = _with("tables.t.landing.path", "t/dt={ds}/hour={hour}")
+    for schedule, ok in (("@daily", False), ("30 6 * * *", False), ("@hourly", True), ("15 * * * *", True),
+                         (None, True)):
+        doc["tables"]["t"]["schedule"] = schedule
+        p.write_text(yaml.safe_dump(doc))
+        if ok:
+            assert load_config(str(p)).table("t").schedule == schedule
+        else:
+            with pytest.raises(PipelineConfigError, match="does not run once an hour"):
+                load_config(str(p))
+
+
+def test_ingest_identity_and_stage_id_are_per_unit():
+    """The job and the DAG recognise a loaded unit by the same (user, identifier) and stage id."""
     from lakeformat.pipeline.config import ingest_identity
-    from lakeformat.pipeline.ingest import plan
-    from lakeformat.pipeline.tables import load
-    for spec, unit in ((load_config().table("user_behavior"), IngestUnit("2024-06-01")),
-                       (HOURLY, IngestUnit("2024-06-01", 7))):
-        definition = load().get("user_behavior")
-        if spec is HOURLY:
-            from dataclasses import replace
-            definition = replace(definition, name="clicks", landing_path=HOURLY.landing_path)
-        p = plan(definition, "/landing", unit.date, unit.hour)
-        assert ingest_identity(spec, unit) == (p.commit_user, p.identifier)
+    day = ingest_identity(DAILY, IngestUnit("2024-06-01"))
+    assert day == ingest_identity(DAILY, IngestUnit("2024-06-01"))
+    assert day[0] == "lakeformat-ingest-events"
+    assert len({day[1], ingest_identity(DAILY, IngestUnit("2024-06-02"))[1],
+                ingest_identity(HOURLY, IngestUnit("2024-06-01", 7))[1]}) == 3
 
 
 def test_spark_jobs_get_catalog_options_as_arguments_and_secrets_in_the_environment(tmp_path, monkeypatch):

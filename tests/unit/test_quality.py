@@ -63,3 +63,15 @@ def test_empty_stage_fails_row_count_and_missing_column_is_reported():
     assert [o.success for o in report.outcomes] == [False, False]
     assert "observed 0" in report.summary()
     assert 'could not run: Error: The column "nope"' in report.summary()
+
+
+def test_the_expectation_catalogue_is_the_installed_great_expectations():
+    """The config loader checks rules against gx_catalogue without importing GE: it must say
+    what the pinned great-expectations says (regenerate with python -m lakeformat.pipeline.gx_catalogue)."""
+    import great_expectations as gx
+
+    from lakeformat.pipeline.gx_catalogue import CATALOGUE, COMMON, catalogue_from
+    assert catalogue_from(gx) == CATALOGUE
+    for name, (required, optional) in CATALOGUE.items():
+        fields = getattr(gx.expectations, "".join(p.capitalize() for p in name.split("_"))).__fields__
+        assert set(required) | set(optional) | {c for c in COMMON if c in fields} <= set(fields)

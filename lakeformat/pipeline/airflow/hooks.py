@@ -24,7 +24,7 @@ from airflow.sdk import BaseHook
 
 import lakeformat as lf
 from lakeformat.errors import LakeformatError
-from lakeformat.pipeline.airflow.tables_config import resolve_table
+from lakeformat.pipeline.config import resolve_table
 from lakeformat.secrets import mask_options
 
 _CREDENTIAL_KEYS = {"login": "s3.access-key", "password": "s3.secret-key"}

@@ -24,7 +24,7 @@ from lakeformat.pipeline.airflow.overview import KINDS, TableOverview, overview,
 from lakeformat.pipeline.airflow.page_shell import document, e
 from lakeformat.pipeline.airflow.table_page import render_table_page, table_href
 from lakeformat.pipeline.airflow.table_view import table_detail
-from lakeformat.pipeline.airflow.tables_config import configured_tables
+from lakeformat.pipeline.config import configured_tables
 from lakeformat.secrets import mask
 
 MAX_BUCKET_ROWS = 200

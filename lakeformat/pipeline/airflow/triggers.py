@@ -11,7 +11,7 @@ from airflow.triggers.base import BaseTrigger, TriggerEvent
 import lakeformat as lf
 from lakeformat.errors import LakeformatError
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
-from lakeformat.pipeline.airflow.tables_config import resolve_table
+from lakeformat.pipeline.config import resolve_table
 
 
 def newer_snapshot(table: lf.Table, after_snapshot_id: int,

@@ -1,4 +1,6 @@
-"""What the three lakeformat DAG files share (no DAG here; listed in .airflowignore).
+"""The lakeformat DAGs, built from the pipeline config: ``ingest`` (one per table),
+``compaction`` and ``maintenance``. The files in the project's ``dags/`` folder only call these
+builders, so an installed package is all Airflow needs. This module has what they share.
 
 Parse-time code stays cheap: the config is YAML read once per parse, and nothing here opens the
 warehouse or reads a connection until a task runs. Spark jobs learn the warehouse from the
@@ -11,14 +13,12 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
-from pathlib import Path
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Asset, task
 
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
 from lakeformat.pipeline.config import (
-    PROJECT_ROOT,
     PipelineConfig,
     TableSpec,
     asset_name,
@@ -28,15 +28,6 @@ from lakeformat.pipeline.config import (
 
 START_DATE = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)   # catchup is off: only a lower bound
 DEFAULT_ARGS = {"owner": "lakeformat", "retries": 1, "retry_delay": dt.timedelta(minutes=1)}
-
-
-def jobs_dir() -> Path:
-    """The spark-submit entry points: ``$LAKEFORMAT_JOBS`` or the project's ``jobs/``."""
-    return Path(os.environ.get("LAKEFORMAT_JOBS") or PROJECT_ROOT / "jobs")
-
-
-def job(name: str) -> str:
-    return str(jobs_dir() / f"{name}.py")
 
 
 def job_args(config: PipelineConfig, spec: TableSpec, *more: str) -> list[str]:

@@ -8,6 +8,7 @@ KEY=VALUE`` (``s3.*``, ``lock.*``), ``--master`` (default: what spark-submit was
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import logging
 import os
 import sys
@@ -17,9 +18,9 @@ from typing import Callable, Optional
 
 import lakeformat.spark as lfs
 from lakeformat.errors import LakeformatError
+from lakeformat.pipeline.config import CONFIG_ENV, PipelineConfig, TableSpec, load_config
 from lakeformat.spark.options import TableRef
 from lakeformat.pipeline.config import SECRET_ENV
-from lakeformat.pipeline.tables import PipelineTables, TableDefinition, load
 from lakeformat.table.catalog import Catalog
 
 log = logging.getLogger("lakeformat.jobs")
@@ -30,7 +31,8 @@ def parser(prog: str, description: str) -> argparse.ArgumentParser:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--table", required=True, help="table: a name in the config (user_behavior) or db.table")
     ap.add_argument("--warehouse", help="warehouse path or URI (default: $LAKEFORMAT_WAREHOUSE, then the config's)")
-    ap.add_argument("--config", help="pipeline config (default: $LAKEFORMAT_CONFIG or config/tables.yaml)")
+    ap.add_argument("--config", help="pipeline config (default: $LAKEFORMAT_CONFIG; without either, name the "
+                                     "table as db.table)")
     ap.add_argument("--catalog-option", action="append", default=[], metavar="KEY=VALUE",
                     help="catalog option such as s3.endpoint=http://minio:9000 (repeatable)")
     ap.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
@@ -42,8 +44,8 @@ class JobTable:
     identifier: str
     warehouse: str
     catalog_options: dict
-    definition: Optional[TableDefinition]   # None: the table is not in the config
-    config: Optional[PipelineTables]
+    definition: Optional[TableSpec]   # None: the table is not in the config
+    config: Optional[PipelineConfig]
 
     @property
     def short_name(self) -> str:
@@ -70,15 +72,11 @@ def resolve(args) -> JobTable:
         if not sep or not k:
             raise LakeformatError(f"--catalog-option {kv!r}: expected KEY=VALUE")
         opts[k.strip()] = v.strip()
-    try:
-        cfg = load(args.config)
-    except LakeformatError:
-        if args.config:
-            raise
-        cfg = None   # no config around: tables must be named db.table
+    # the whole config is checked before any work; no config at all: tables are named db.table
+    cfg = load_config(args.config) if args.config or os.environ.get(CONFIG_ENV) else None
     definition = cfg.find(args.table) if cfg else None
     if definition is None and "." not in args.table:
-        where = f"in {cfg.path}" if cfg else "(no config file found)"
+        where = f"in {cfg.path}" if cfg else f"known: no --config or ${CONFIG_ENV} given"
         raise LakeformatError(f"table {args.table!r} is not {where}; name it as db.table")
     warehouse = args.warehouse or os.environ.get("LAKEFORMAT_WAREHOUSE") or (cfg.warehouse if cfg else None)
     if not warehouse:
@@ -125,3 +123,12 @@ def run(main: Callable[[list], int], argv: Optional[list] = None) -> None:
         log.error("%s", e)
         code = 2
     sys.exit(code)
+
+
+def job_file(name: str) -> str:
+    """The file spark-submit runs for job ``name`` (``ingest``, ``compact``...): the job's module
+    in the installed package, so DAGs need no checkout."""
+    spec = importlib.util.find_spec(f"lakeformat.pipeline.jobs.{name}")
+    if spec is None or not spec.origin:
+        raise LakeformatError(f"no job {name!r} in lakeformat.pipeline.jobs")
+    return spec.origin

@@ -1,0 +1,138 @@
+"""Ingest: landing files -> Spark -> staged commit -> Great Expectations audit -> publish.
+
+One DAG per table of the pipeline config (``lakeformat_ingest_<table>``): each table has its
+own schedule (hourly or daily), and a table's bad day must not hold up, fail or re-run another
+table's ingest. Adding a table to the config adds its DAG.
+
+Each run ingests one or more units (a day, or an hour for tables whose landing path has
+``{hour}``), as a mapped task group, one group instance per unit:
+
+    plan ─► ingest[unit]: stage (spark-submit jobs/ingest.py --stage) ─► audit ─► publish ─► Asset
+
+- scheduled runs ingest the unit of their logical date (the start of the data interval:
+  ``CronDataIntervalTimetable``, so the 06-02 00:00 run of a daily table ingests 06-01);
+- a manual run with params ``start`` (and ``end``, inclusive) backfills every unit of that
+  range, each in its own group instance, so one bad day fails its own audit while the good days
+  publish; the run then fails and names the bad day.
+- re-runs never duplicate rows: the stage id of a unit is stable (``ingest-<table>-<unit>``),
+  leftovers of failed attempts are cleared first, and publish commits exactly once per
+  (commit user, identifier) with the identifier ``identifier_for("ingest", table, date[, hour])``
+  that the Spark job stamps on the stage. A loaded unit (its commit retained, or its stage
+  published, however long ago: ``wap.loaded``, the same rule ``jobs/ingest.py`` follows) is not
+  even staged again: the job says so, and audit and publish are skipped.
+- a failed audit discards the staged files and fails the run with the audit's summary (which
+  expectations failed, how many rows, sample values), also kept as the audit task's XCom.
+- publishing updates the table's Asset ``lakeformat://<connection>/<db>/<table>``, which
+  triggers the compaction DAG.
+"""
+from __future__ import annotations
+
+import logging
+import os
+
+from airflow.sdk import DAG, CronDataIntervalTimetable, Param, get_current_context, task, task_group
+from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
+
+from lakeformat.errors import LakeformatError
+from lakeformat.pipeline import wap
+from lakeformat.pipeline.airflow.dags import (DEFAULT_ARGS, START_DATE, LakeformatSparkSubmitOperator, job_args,
+                                              spark_conf, table_asset)
+from lakeformat.pipeline.airflow.hooks import LakeformatHook
+from lakeformat.pipeline.config import PipelineConfig, TableSpec
+from lakeformat.pipeline.jobs import job_file
+
+log = logging.getLogger("lakeformat.dags.ingest")
+
+
+def _timetable(spec: TableSpec):
+    return CronDataIntervalTimetable(spec.schedule, timezone="UTC") if spec.schedule else None
+
+
+def _as_task_outcome(step, *args):
+    """Run a step of :mod:`lakeformat.pipeline.wap`: a unit with nothing to do is a skipped task,
+    a lakeformat error (a failed audit, a stage gone missing) a failed one, without retries."""
+    try:
+        return step(*args)
+    except wap.UnitSkipped as e:
+        raise AirflowSkipException(str(e)) from None
+    except wap.AuditFailed as e:
+        get_current_context()["ti"].xcom_push(key="audit", value=e.outcome.as_dict())   # for the UI and reports
+        raise AirflowFailException(str(e)) from None
+    except LakeformatError as e:
+        raise AirflowFailException(str(e)) from None
+
+
+def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
+    asset = table_asset(spec, config)
+    conn = config.connection
+
+    def table():
+        return LakeformatHook(conn).get_catalog().get_table(spec.identifier)
+
+    with DAG(
+        dag_id=f"lakeformat_ingest_{spec.name}",
+        description=f"Write-audit-publish of {spec.identifier} from {spec.landing_path}",
+        doc_md=__doc__,
+        schedule=_timetable(spec),
+        start_date=START_DATE,
+        catchup=False,
+        max_active_runs=1,   # two runs of the same unit must not stage at the same time
+        default_args=DEFAULT_ARGS,
+        tags=["lakeformat", "ingest", spec.identifier],
+        params={
+            "start": Param(None, type=["null", "string"], format="date",
+                           description="Backfill from this day (YYYY-MM-DD); empty: the run's logical date"),
+            "end": Param(None, type=["null", "string"], format="date",
+                         description="Backfill up to this day, inclusive (default: start)"),
+        },
+    ) as dag:
+
+        @task(retries=0)
+        def plan(params=None, logical_date=None) -> list[dict]:
+            """The units to ingest, each with its stage id, commit identity and job arguments;
+            clears what earlier attempts at these units left staged."""
+            catalog = LakeformatHook(conn).get_catalog()
+            existing = catalog.get_table(spec.identifier) if catalog.table_exists(spec.identifier) else None
+            units = _as_task_outcome(wap.plan_units, existing, spec, logical_date, params.get("start"),
+                                     params.get("end"))
+            log.info("%s: %d unit(s) to ingest: %s", spec.identifier, len(units),
+                     ", ".join(u["label"] for u in units))
+            landing = ["--landing", os.path.abspath(config.landing)]
+            return [{"stage_id": u["stage_id"], "label": u["label"], "commit": u["commit"],
+                     "args": job_args(config, spec, *u["unit_args"], "--stage", u["stage_id"], *landing)}
+                    for u in units]
+
+        @task_group(group_id="ingest")
+        def ingest(stage_id: str, label: str, commit: dict, args: list):
+            stage = LakeformatSparkSubmitOperator(
+                task_id="stage", application=job_file("ingest"), conn_id=config.spark_connection,
+                lakeformat_conn_id=conn, application_args=args, conf=spark_conf(config),
+                name=f"lakeformat-ingest-{spec.name}", verbose=False)
+
+            @task(retries=0, multiple_outputs=False, map_index_template="{{ unit_label }}")
+            def audit(stage_id: str, label: str, commit: dict) -> dict:
+                """Great Expectations on the staged rows; a failure discards the stage."""
+                get_current_context()["unit_label"] = label
+                outcome = _as_task_outcome(wap.audit_unit, table(), spec, stage_id, label, commit)
+                log.info("%s", outcome.report.summary())
+                return outcome.as_dict()
+
+            @task(outlets=[asset], multiple_outputs=False, map_index_template="{{ unit_label }}")
+            def publish(stage_id: str, label: str, outlet_events=None) -> dict:
+                """Commit the audited stage exactly once; tell the Asset's consumers, but only
+                when a snapshot was made."""
+                get_current_context()["unit_label"] = label
+                result = _as_task_outcome(wap.publish_unit, table(), spec, stage_id, label)
+                outlet_events[asset].extra = result
+                return result
+
+            stage >> audit(stage_id, label, commit) >> publish(stage_id, label)
+
+        ingest.expand_kwargs(plan())
+    return dag
+
+
+def build_ingest_dags(config: PipelineConfig) -> dict[str, DAG]:
+    """One ingest DAG per configured table, by DAG id."""
+    dags = [build_ingest_dag(spec, config) for spec in config.tables]
+    return {d.dag_id: d for d in dags}

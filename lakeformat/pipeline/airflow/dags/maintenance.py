@@ -1,0 +1,72 @@
+"""Daily maintenance of every configured table, one task group per table:
+
+    exists ─► clean_consumers ─► expire_partitions ─► expire_snapshots ─► remove_orphan_files
+
+The steps run in the Airflow task with the plugin's operators (lakeformat/pipeline/airflow), not
+with Spark: they read and delete metadata and whole files, work a Spark application would only
+add start-up time to. The order matters: consumers that stopped reading are dropped first, since
+a consumer keeps every snapshot from its next one; dropping expired partitions makes an
+OVERWRITE snapshot; expiring snapshots then deletes the files no retained snapshot, tag or
+consumer needs; orphan cleaning comes last and removes what failed writers left behind (files
+older than ``orphan_older_than``, so commits in flight are safe; staged commits are kept).
+
+``exists`` skips a table the ingest has not created yet. Partition expiration runs only for
+partitioned tables with ``partition.expiration-time`` in the config. Params: ``dry_run`` (every
+step only reports what it would do) and ``orphan_older_than``; their defaults come from
+``pipeline.maintenance`` in the config.
+"""
+from __future__ import annotations
+
+from airflow.sdk import DAG, CronTriggerTimetable, Param, TaskGroup
+
+from lakeformat.format.options import to_option_string
+from lakeformat.pipeline.airflow.dags import DEFAULT_ARGS, START_DATE, table_exists_task
+from lakeformat.pipeline.airflow.operators import (LakeformatCleanConsumersOperator,
+                                                   LakeformatExpirePartitionsOperator,
+                                                   LakeformatExpireSnapshotsOperator,
+                                                   LakeformatRemoveOrphanFilesOperator)
+from lakeformat.pipeline.config import PipelineConfig, TableSpec
+DRY_RUN = "{{ params.dry_run }}"
+
+
+def _partition_expiry(spec: TableSpec) -> bool:
+    return bool(spec.partition_keys) and "partition.expiration-time" in spec.options
+
+
+def build_maintenance_dag(config: PipelineConfig) -> DAG:
+    m = config.maintenance
+    older = to_option_string("orphan_older_than", m.orphan_older_than)
+    with DAG(
+        dag_id="lakeformat_maintenance",
+        description="Clean consumers, expire partitions and snapshots, remove orphan files",
+        doc_md=__doc__,
+        schedule=CronTriggerTimetable(m.schedule, timezone="UTC") if m.schedule else None,
+        start_date=START_DATE,
+        catchup=False,
+        max_active_runs=1,
+        default_args=DEFAULT_ARGS,
+        tags=["lakeformat", "maintenance"],
+        params={"dry_run": Param(m.dry_run, type="boolean",
+                                 description="Only report what each step would delete"),
+                "orphan_older_than": Param(older, type="string",
+                                           description="Files younger than this are never orphans (e.g. '1 d', '6 h')")},
+    ) as dag:
+        for spec in config.tables:
+            common = {"table": spec.identifier, "conn_id": config.connection, "config": config.path}
+            with TaskGroup(group_id=spec.name, tooltip=f"maintain {spec.identifier}"):
+                steps = [
+                    table_exists_task(spec, config),
+                    LakeformatCleanConsumersOperator(task_id="clean_consumers", dry_run=DRY_RUN, **common),
+                ]
+                if _partition_expiry(spec):
+                    steps.append(LakeformatExpirePartitionsOperator(task_id="expire_partitions", dry_run=DRY_RUN,
+                                                                    **common))
+                steps += [
+                    LakeformatExpireSnapshotsOperator(task_id="expire_snapshots", dry_run=DRY_RUN, **common),
+                    LakeformatRemoveOrphanFilesOperator(task_id="remove_orphan_files", dry_run=DRY_RUN,
+                                                        older_than="{{ params.orphan_older_than }}", **common),
+                ]
+                for a, b in zip(steps, steps[1:]):
+                    a >> b
+    return dag
+
