@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -405,27 +406,26 @@ def ingest_identity(spec: TableSpec, unit: IngestUnit) -> tuple[str, int]:
     return f"lakeformat-ingest-{spec.name}", identifier_for(*parts)
 
 
-# catalog options that are secrets: they reach Spark as AWS_* environment variables of the driver
-# and the executors (read through the default AWS credential chain), never as job arguments
+# the catalog options of a Spark job (JSON): credentials included, so never on its command line
+CATALOG_OPTIONS_ENV = "LAKEFORMAT_CATALOG_OPTIONS"
+# S3 credentials a job also takes from the standard AWS_* variables of its environment
 SECRET_ENV = {"s3.access-key": "AWS_ACCESS_KEY_ID", "s3.secret-key": "AWS_SECRET_ACCESS_KEY",
               "s3.session-token": "AWS_SESSION_TOKEN"}
 
 
 def submit_settings(warehouse: str, options: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
     """(job arguments, environment) that give a Spark job a connection's catalog: the warehouse
-    (absolute when local: spark-submit may run in another directory) and the non-secret
-    options as arguments, the secrets as environment variables."""
+    (absolute when local: spark-submit may run in another directory) as an argument, the
+    catalog options, credentials among them, in ``$LAKEFORMAT_CATALOG_OPTIONS``. Arguments are
+    visible to every user of the machine (``ps``) and end up in task logs; the environment of a
+    process is readable by its owner only. The job hands the options to the executors inside
+    the data source (Spark's task serialization), not through ``spark.executorEnv`` settings,
+    which would be arguments again."""
     scheme = urlparse(warehouse).scheme
     if scheme in ("", "file"):
         warehouse = os.path.abspath(warehouse.removeprefix("file://"))
-    args = ["--warehouse", warehouse]
-    env = {}
-    for k, v in sorted(options.items()):
-        if k in SECRET_ENV:
-            env[SECRET_ENV[k]] = v
-        else:
-            args.append(f"--catalog-option={k}={v}")
-    return args, env
+    env = {CATALOG_OPTIONS_ENV: json.dumps(dict(sorted(options.items())))} if options else {}
+    return ["--warehouse", warehouse], env
 
 
 def asset_uri(spec: TableSpec, connection: str = "lakeformat_default") -> str:

@@ -5,6 +5,7 @@ import datetime as dt
 import pytest
 import yaml
 
+from lakeformat.errors import LakeformatError
 from lakeformat.pipeline.config import (IngestUnit, PipelineConfigError, TableSpec, asset_uri, ingest_units,
                                         load_config, stage_id_for)
 from tests.project import CONFIG
@@ -172,14 +173,47 @@ def test_ingest_identity_and_stage_id_are_per_unit():
                 ingest_identity(HOURLY, IngestUnit("2024-06-01", 7))[1]}) == 3
 
 
-def test_spark_jobs_get_catalog_options_as_arguments_and_secrets_in_the_environment(tmp_path, monkeypatch):
+def test_spark_jobs_get_their_catalog_options_in_the_environment_never_as_arguments(tmp_path, monkeypatch):
+    """Arguments of spark-submit are visible in ps and the task log: the warehouse only."""
+    import json
+
     from lakeformat.pipeline.config import submit_settings
-    args, env = submit_settings("s3://lake/wh", {"s3.endpoint": "http://minio:9000", "s3.access-key": "AK",
-                                                 "s3.secret-key": "SK", "s3.path-style-access": "true"})
-    assert args == ["--warehouse", "s3://lake/wh", "--catalog-option=s3.endpoint=http://minio:9000",
-                    "--catalog-option=s3.path-style-access=true"]
-    assert env == {"AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK"}
-    assert not any("SK" in a or "AK" in a for a in args)
+    options = {"s3.endpoint": "http://minio:9000", "s3.access-key": "AK", "s3.secret-key": "SECRETKEY",
+               "lock.uri": "postgresql://lake:PGPASSWORD@db/locks"}
+    args, env = submit_settings("s3://lake/wh", options)
+    assert args == ["--warehouse", "s3://lake/wh"]
+    assert json.loads(env["LAKEFORMAT_CATALOG_OPTIONS"]) == options
     monkeypatch.chdir(tmp_path)
     assert submit_settings("warehouse", {}) == (["--warehouse", str(tmp_path / "warehouse")], {})
     assert submit_settings("file:///data/wh", {})[0] == ["--warehouse", "/data/wh"]
+
+
+def test_jobs_take_credentials_from_the_environment_and_refuse_them_as_arguments(monkeypatch, caplog):
+    import json
+    import logging
+
+    from lakeformat.pipeline.jobs import parser, resolve, run
+    ap = parser("job", "")
+    monkeypatch.delenv("LAKEFORMAT_CONFIG", raising=False)
+    monkeypatch.setenv("LAKEFORMAT_CATALOG_OPTIONS", json.dumps({"s3.secret-key": "SECRETKEY1",
+                                                                 "lock.uri": "postgresql://u:PGPASSWORD1@db/x"}))
+    jt = resolve(ap.parse_args(["--table", "db.t", "--warehouse", "/wh", "--catalog-option", "s3.region=eu"]))
+    assert jt.catalog_options == {"s3.secret-key": "SECRETKEY1", "lock.uri": "postgresql://u:PGPASSWORD1@db/x",
+                                  "s3.region": "eu"}
+    for bad in ("s3.secret-key=SECRETKEY2", "lock.uri=postgresql://u:PGPASSWORD2@db/x"):
+        with pytest.raises(LakeformatError, match="credential on the command line") as e:
+            resolve(ap.parse_args(["--table", "db.t", "--warehouse", "/wh", "--catalog-option", bad]))
+        assert "SECRETKEY2" not in str(e.value) and "PGPASSWORD2" not in str(e.value)
+    monkeypatch.setenv("LAKEFORMAT_CATALOG_OPTIONS", "[1]")
+    with pytest.raises(LakeformatError, match="must be a JSON object"):
+        resolve(ap.parse_args(["--table", "db.t", "--warehouse", "/wh"]))
+
+    def leaky(argv):   # a job that logs what it was given: the credential is masked
+        logging.getLogger("lakeformat.jobs").info("options: %s", jt.catalog_options)
+        return 0
+    for h in list(logging.getLogger().handlers):   # run() adds its masking filter to them
+        monkeypatch.setattr(h, "filters", list(h.filters))
+    with caplog.at_level(logging.INFO), pytest.raises(SystemExit):
+        run(leaky, [])
+    assert "options: {'s3.secret-key': '***'" in caplog.text
+    assert "SECRETKEY1" not in caplog.text and "PGPASSWORD1" not in caplog.text

@@ -2,13 +2,17 @@
 
 Common arguments: ``--table`` (a name in the pipeline config or ``db.table``), ``--warehouse``
 (default ``$LAKEFORMAT_WAREHOUSE``, then the config's), ``--config``, ``--catalog-option
-KEY=VALUE`` (``s3.*``, ``lock.*``), ``--master`` (default: what spark-submit was given, else
-``local[*]``). Jobs log in plain words and exit non-zero with a one-line reason on bad input.
+KEY=VALUE`` (``s3.endpoint``, ``lock.enabled``...), ``--master`` (default: what spark-submit was
+given, else ``local[*]``). Credentials (``s3.secret-key``, a ``lock.uri`` with a password) are
+refused on the command line, which every user of the machine sees: they come in
+``$LAKEFORMAT_CATALOG_OPTIONS``, a JSON object (the DAGs set it). Jobs log in plain words, with
+credentials masked, and exit non-zero with a one-line reason on bad input.
 """
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import logging
 import os
 import sys
@@ -18,9 +22,10 @@ from typing import Callable, Optional
 
 import lakeformat.spark as lfs
 from lakeformat.errors import LakeformatError
-from lakeformat.pipeline.config import CONFIG_ENV, PipelineConfig, TableSpec, load_config
+from lakeformat.pipeline.config import (CATALOG_OPTIONS_ENV, CONFIG_ENV, SECRET_ENV, PipelineConfig, TableSpec,
+                                        load_config)
+from lakeformat.secrets import MaskingFilter, is_secret_key, mask, register_options
 from lakeformat.spark.options import TableRef
-from lakeformat.pipeline.config import SECRET_ENV
 from lakeformat.table.catalog import Catalog
 
 log = logging.getLogger("lakeformat.jobs")
@@ -64,14 +69,18 @@ class JobTable:
 
 def resolve(args) -> JobTable:
     """The table the arguments name. A name not in the config must be ``db.table``."""
-    # credentials come as the AWS_* variables submit_settings sets (never as arguments); in the
-    # options they reach the executors inside the tasks, whatever the nodes' environment
-    opts = {k: os.environ[v] for k, v in SECRET_ENV.items() if os.environ.get(v)}
+    opts = catalog_options_from_env()
     for kv in args.catalog_option:
         k, sep, v = kv.partition("=")
         if not sep or not k:
-            raise LakeformatError(f"--catalog-option {kv!r}: expected KEY=VALUE")
-        opts[k.strip()] = v.strip()
+            raise LakeformatError(f"--catalog-option {mask(kv)!r}: expected KEY=VALUE")
+        k, v = k.strip(), v.strip()
+        if is_secret_key(k) or mask(v) != v:
+            raise LakeformatError(f"--catalog-option {k}: a credential on the command line is visible to every "
+                                  f"user of the machine and in logs; pass it in ${CATALOG_OPTIONS_ENV} "
+                                  "(a JSON object of catalog options) instead")
+        opts[k] = v
+    register_options(opts)   # masked wherever a message or log line repeats one
     # the whole config is checked before any work; no config at all: tables are named db.table
     cfg = load_config(args.config) if args.config or os.environ.get(CONFIG_ENV) else None
     definition = cfg.find(args.table) if cfg else None
@@ -82,6 +91,23 @@ def resolve(args) -> JobTable:
     if not warehouse:
         raise LakeformatError("no warehouse: give --warehouse or set $LAKEFORMAT_WAREHOUSE")
     return JobTable(definition.identifier if definition else args.table, warehouse, opts, definition, cfg)
+
+
+def catalog_options_from_env() -> dict[str, str]:
+    """The catalog options of the job's environment: S3 credentials in the standard ``AWS_*``
+    variables, then ``$LAKEFORMAT_CATALOG_OPTIONS`` (a JSON object) over them. In the options
+    they reach the executors inside the tasks, whatever the nodes' environment."""
+    from_aws = {k: os.environ[v] for k, v in SECRET_ENV.items() if os.environ.get(v)}
+    raw = os.environ.get(CATALOG_OPTIONS_ENV)
+    if not raw:
+        return from_aws
+    try:
+        opts = json.loads(raw)
+    except ValueError:
+        opts = None
+    if not isinstance(opts, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in opts.items()):
+        raise LakeformatError(f"${CATALOG_OPTIONS_ENV} must be a JSON object of string options")
+    return {**from_aws, **opts}
 
 
 def spark_session(app: str, master: Optional[str]):
@@ -115,6 +141,8 @@ def run(main: Callable[[list], int], argv: Optional[list] = None) -> None:
     """Run a job's ``main``: logging set up, errors of the user's making as one line, exit code."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
                         stream=sys.stderr)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(MaskingFilter())
     for noisy in ("py4j", "pyspark"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:

@@ -42,11 +42,11 @@ def table_asset(spec: TableSpec, config: PipelineConfig) -> Asset:
 
 
 class LakeformatSparkSubmitOperator(SparkSubmitOperator):
-    """The provider's SparkSubmitOperator, for the jobs in ``jobs/``: when it runs it adds the
-    warehouse and catalog options of the lakeformat connection ``lakeformat_conn_id`` to the
-    job's arguments, and the credentials to the environment of the driver and, through
-    ``spark.executorEnv``, the executors. Empty arguments (an optional flag a template left
-    out, such as ``{{ '--full' if params.full else '' }}``) are dropped."""
+    """The provider's SparkSubmitOperator, for lakeformat's jobs: when it runs it adds the
+    warehouse of the lakeformat connection ``lakeformat_conn_id`` to the job's arguments and the
+    connection's catalog options, credentials included, to the environment of spark-submit
+    (never to its command line: see ``submit_settings``). Empty arguments (an optional flag a
+    template left out, such as ``{{ '--full' if params.full else '' }}``) are dropped."""
 
     def __init__(self, *, lakeformat_conn_id: str = "lakeformat_default", **kwargs):
         super().__init__(**kwargs)
@@ -56,9 +56,8 @@ class LakeformatSparkSubmitOperator(SparkSubmitOperator):
         settings = LakeformatHook(self.lakeformat_conn_id).settings()
         args, env = submit_settings(settings.warehouse, dict(settings.options))
         self.application_args = [a for a in (self.application_args or []) if a != ""] + args
-        if env:
+        if env:   # the spark-submit process's environment: the driver inherits it (client mode)
             self.env_vars = {**(self.env_vars or {}), **env}
-            self.conf = {**(self.conf or {}), **{f"spark.executorEnv.{k}": v for k, v in env.items()}}
         self.log.info("Submitting %s for %s", self.application, settings.describe())
         return super().execute(context)
 
