@@ -1,15 +1,20 @@
-"""The ingest job's logic on the test session (no spark-submit): idempotent per day, a
-replacement instead of duplicates once its commit has been expired, bad landing data refused
+"""The ingest job's logic on the test session (no spark-submit): idempotent per day, also after
+its commit has been expired and whether the job or the DAG loaded it, bad landing data refused
 with nothing left behind."""
 from __future__ import annotations
 
 import os
+import tempfile
+from collections import Counter
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 import lakeformat as lf
 from lakeformat.pipeline import landing
-from lakeformat.pipeline import ingest
+from lakeformat.pipeline import ingest, wap
+from lakeformat.pipeline.config import load_config
 from lakeformat.pipeline.jobs import parser, resolve
 
 from tests.project import CONFIG
@@ -57,3 +62,53 @@ def test_bad_landing_data_fails_clearly_and_leaves_nothing(spark, tmp_path):
     with pytest.raises(lf.NotFoundError, match="no landing folder"):
         ingest.ingest(lambda: spark, jt, "2024-06-05", None, str(land), None)
     assert t.latest_snapshot() is None and parquet_files(t.path) == set()
+
+
+DAYS = ("2024-06-01", "2024-06-02")
+STEPS = st.lists(st.one_of(st.tuples(st.sampled_from(["job", "dag"]), st.sampled_from(DAYS)),
+                           st.just(("expire", None))), min_size=1, max_size=5)
+
+
+@pytest.fixture(scope="module")
+def two_days(tmp_path_factory) -> str:
+    land = str(tmp_path_factory.mktemp("landing"))
+    landing.main(["--landing", land, "--start", DAYS[0], "--end", DAYS[-1], "--rows-per-day", "60",
+                  "--config", str(CONFIG), "--table", "user_behavior"])
+    return land
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=STEPS)
+@example(steps=[("job", DAYS[0]), ("job", DAYS[1]), ("expire", None), ("dag", DAYS[0]), ("dag", DAYS[1]),
+                ("expire", None), ("job", DAYS[0])])   # the README's job, expiration, then the DAG (issue 14 #5)
+def test_any_mix_of_job_and_dag_runs_with_expiration_loads_each_day_once(spark, two_days, tmp_path, steps):
+    """jobs/ingest.py and the ingest DAG's tasks (plan, stage, audit, publish), re-run in any
+    order with snapshot expiration between: each loaded day holds exactly its landing rows."""
+    wh = tempfile.mkdtemp(dir=tmp_path)
+    jt = job_table(wh)
+    spec = load_config(str(CONFIG)).table("user_behavior")
+    cat = lf.Catalog(wh)
+
+    def dag_run(day: str) -> None:   # what the DAG's tasks do, in order, minus Airflow
+        existing = cat.get_table(spec.identifier) if cat.table_exists(spec.identifier) else None
+        for u in wap.plan_units(existing, spec, None, day, day):
+            ingest.ingest(lambda: spark, jt, day, None, two_days, u["stage_id"])
+            table = cat.get_table(spec.identifier)
+            try:
+                wap.audit_unit(table, spec, u["stage_id"], u["label"], u["commit"])
+                wap.publish_unit(table, spec, u["stage_id"], u["label"])
+            except wap.UnitSkipped:
+                pass
+
+    loaded = set()
+    for what, day in steps:
+        if what == "job":
+            ingest.ingest(lambda: spark, jt, day, None, two_days, None)
+        elif what == "dag":
+            dag_run(day)
+        elif cat.table_exists(spec.identifier):
+            cat.get_table(spec.identifier).expire_snapshots(retain_min=1, retain_max=1)
+        loaded |= {day} if day else set()
+        if cat.table_exists(spec.identifier):
+            got = Counter(cat.get_table(spec.identifier).read(columns=["dt"]).column("dt").to_pylist())
+            assert got == {d: 60 for d in loaded}, (steps, got)
