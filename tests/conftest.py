@@ -54,6 +54,18 @@ def events(n: int, dt: str = "2024-01-01", start: int = 0) -> pa.Table:
                      "price": [i * 1.5 for i in ids], "dt": [dt] * n}, schema=EVENTS)
 
 
+def id_rows(schema: pa.Schema, ids, **columns) -> pa.Table:
+    """Test rows of ``schema``, one per id in its ``id`` column. Every other column named in
+    ``columns`` holds that constant, or a text with ``{i}`` made for each id (``v="v{i}"``);
+    columns not named are null."""
+    ids = list(ids)
+    data = {"id": ids}
+    for name, value in columns.items():
+        data[name] = ([value.format(i=i) for i in ids] if isinstance(value, str) and "{i}" in value
+                      else [value] * len(ids))
+    return pa.table({f.name: data.get(f.name, [None] * len(ids)) for f in schema}, schema=schema)
+
+
 def run_cli(capsys, *argv) -> tuple:
     """The CLI in this process: (exit code, stdout, stderr); usage errors exit through
     argparse's SystemExit, whose code is returned like any other."""

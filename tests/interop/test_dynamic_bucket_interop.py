@@ -1,16 +1,17 @@
 """Dynamic bucket mode across writers: pypaimon and lakeformat write into the same table in turn
 and agree, through Paimon's HASH index, on where each key lives (no key in two buckets)."""
+from functools import partial
+
 import pyarrow as pa
 
 from tests.interop.helpers import Oracle, assert_same_rows, check_readers
+from tests.conftest import id_rows
 
 SCHEMA = pa.schema([pa.field("dt", pa.string(), False), pa.field("id", pa.int64(), False), ("v", pa.string())])
 KEYS = ["dt", "id"]
 
 
-def rows(ids, dt="a", tag="v"):
-    ids = list(ids)
-    return pa.table({"dt": [dt] * len(ids), "id": ids, "v": [f"{tag}{i}" for i in ids]}, schema=SCHEMA)
+rows = partial(id_rows, SCHEMA, dt="a", v="v{i}")
 
 
 def test_lakeformat_and_pypaimon_share_a_dynamic_bucket_table(catalog, tmp_path):
@@ -22,10 +23,10 @@ def test_lakeformat_and_pypaimon_share_a_dynamic_bucket_table(catalog, tmp_path)
 
     options = {"dynamic-bucket.target-row-num": "50"}
     t = catalog.create_table("db.lf", SCHEMA, partition_keys=["dt"], primary_keys=KEYS, options=options)
-    t.write(apply(pa.concat_tables([rows(range(120)), rows(range(20), "b")])))
-    oracle.write(wh, "db.lf", apply(rows(range(0, 200, 4), tag="py")))     # updates and new keys
+    t.write(apply(pa.concat_tables([rows(range(120)), rows(range(20), dt="b")])))
+    oracle.write(wh, "db.lf", apply(rows(range(0, 200, 4), v="py{i}")))     # updates and new keys
     oracle.run().check_all()
-    t.write(apply(rows(range(100, 260, 3), tag="lf2")))
+    t.write(apply(rows(range(100, 260, 3), v="lf2{i}")))
     expected = pa.Table.from_pylist(list(model.values()), schema=SCHEMA)
     assert_same_rows(t.read(), expected, KEYS, "lakeformat")
     i = oracle.read(wh, "db.lf")
@@ -40,7 +41,7 @@ def test_lakeformat_and_pypaimon_share_a_dynamic_bucket_table(catalog, tmp_path)
     oracle.write(wh, "db.py", rows(range(80)))
     oracle.run().check_all()
     theirs = catalog.get_table("db.py")
-    theirs.write(rows(range(60, 130), tag="lf"))
+    theirs.write(rows(range(60, 130), v="lf{i}"))
     got = {r["id"]: r["v"] for r in theirs.read().to_pylist()}
     assert got == {i: ("lf" if i >= 60 else "v") + str(i) for i in range(130)}
     b = oracle.buckets(wh, "db.py")

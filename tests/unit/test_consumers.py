@@ -4,19 +4,20 @@ import json
 import os
 import threading
 import time
+from functools import partial
 
 import pyarrow as pa
 import pytest
 
 import lakeformat as lf
 from lakeformat.maintenance import consumer as C
+from tests.conftest import id_rows
 
 SCHEMA = pa.schema([("id", pa.int64())])
 PK = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
 
 
-def rows(ids):
-    return pa.table({"id": list(ids)}, schema=SCHEMA)
+rows = partial(id_rows, SCHEMA)
 
 
 def ids(t: pa.Table) -> list:

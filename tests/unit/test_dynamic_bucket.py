@@ -1,5 +1,7 @@
 """Dynamic bucket mode (``bucket = -1`` on a primary-key table): Paimon's HASH index files say
 where each key lives; new keys fill buckets up to ``dynamic-bucket.target-row-num``."""
+from functools import partial
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -8,13 +10,12 @@ import lakeformat as lf
 from lakeformat.format import hash_index as H
 from lakeformat.format.index_manifest import HASH
 from lakeformat.io.index_files import IndexFiles
+from tests.conftest import id_rows
 
 SCHEMA = pa.schema([pa.field("dt", pa.string(), False), pa.field("id", pa.int64(), False), ("v", pa.string())])
 
 
-def rows(ids, dt="a", tag="v"):
-    ids = list(ids)
-    return pa.table({"dt": [dt] * len(ids), "id": ids, "v": [f"{tag}{i}" for i in ids]}, schema=SCHEMA)
+rows = partial(id_rows, SCHEMA, dt="a", v="v{i}")
 
 
 def test_hash_index_bytes_are_big_endian_int32s():
@@ -38,8 +39,8 @@ def test_new_keys_fill_buckets_in_order_known_keys_stay():
 def test_dynamic_bucket_table_round_trip(catalog):
     t = catalog.create_table("db.d", SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"],
                              options={"dynamic-bucket.target-row-num": "100"})
-    t.write(pa.concat_tables([rows(range(250)), rows(range(30), "b")]))
-    t.write(rows(range(200, 320), tag="new"))
+    t.write(pa.concat_tables([rows(range(250)), rows(range(30), dt="b")]))
+    t.write(rows(range(200, 320), v="new{i}"))
     t.delete(rows([5]))
     got = {(r["dt"], r["id"]): r["v"] for r in t.read().to_pylist()}
     assert len(got) == 319 + 30 and got[("a", 210)] == "new210" and ("a", 5) not in got
@@ -53,7 +54,7 @@ def test_dynamic_bucket_table_round_trip(catalog):
               if e.file.index_type == HASH}
     assert counts == {("a", 0): 100, ("a", 1): 100, ("a", 2): 100, ("a", 3): 20, ("b", 0): 30}
     # an overwrite replaces a partition's hash indexes with the new data's
-    t.write(rows(range(10), tag="over"), overwrite=True)
+    t.write(rows(range(10), v="over{i}"), overwrite=True)
     entries = IndexFiles(t.io, t.path).read_manifest(t.latest_snapshot().index_manifest)
     assert sorted((t.partition_values(e.partition)[0], e.bucket, e.file.row_count) for e in entries) == \
         [("a", 0, 10), ("b", 0, 30)]

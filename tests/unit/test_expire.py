@@ -5,6 +5,7 @@ import logging
 import os
 import re
 from pathlib import Path
+from functools import partial
 
 import pyarrow as pa
 import pytest
@@ -18,6 +19,7 @@ from lakeformat.maintenance.expire import (INTENT_PREFIX, ExpirePlan, overlappin
 from lakeformat.format.manifest import ADD, DELETE, DataFileMeta, ManifestEntry
 from lakeformat.io.manifests import ManifestFile, ManifestList
 from lakeformat.maintenance.tag import TagManager
+from tests.conftest import id_rows
 from tests.s3server import s3_endpoint  # noqa: F401 (fixture)
 
 SCHEMA = pa.schema([("id", pa.int64()), ("p", pa.string())])
@@ -114,8 +116,7 @@ def test_released_files_skip_files_moved_up_a_level():
 
 # ---------------------------------------------------------------- helpers over real tables
 
-def rows(ids, p="a"):
-    return pa.table({"id": list(ids), "p": [p] * len(ids)}, schema=SCHEMA)
+rows = partial(id_rows, SCHEMA, p="a")
 
 
 def ids_of(t: pa.Table) -> list:
@@ -129,9 +130,9 @@ def build_append(catalog, n=24, **options):
                              options={"manifest.merge-min-count": "3", **options})
     for i in range(n):
         if i % 5 == 4:
-            t.write(rows([1000 + i], "a"), overwrite={"p": "a"})
+            t.write(rows([1000 + i], p="a"), overwrite={"p": "a"})
         else:
-            t.write(rows([i], "ab"[i % 2]))
+            t.write(rows([i], p="ab"[i % 2]))
     return t
 
 

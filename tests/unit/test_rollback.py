@@ -1,6 +1,7 @@
 """Rollback to a snapshot or tag: what goes, what must stay, and a kill at every step."""
 import os
 import shutil
+from functools import partial
 
 import pyarrow as pa
 import pytest
@@ -10,6 +11,7 @@ from lakeformat.io.fileio import FileIO
 from lakeformat.maintenance.references import FileRefs, changelog_refs, snapshot_refs, union
 from lakeformat.maintenance.rollback import files_to_delete, plan_rollback
 from lakeformat.table.table import Table
+from tests.conftest import id_rows
 from tests.s3server import BUCKET, CREDS, s3_endpoint  # noqa: F401 (fixture)
 
 SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string())])
@@ -17,8 +19,7 @@ PK = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
 METADATA_DIRS = {"snapshot", "schema", "tag", "consumer", "changelog"}
 
 
-def rows(ids, d="a"):
-    return pa.table({"id": list(ids), "dt": [d] * len(ids)}, schema=SCHEMA)
+rows = partial(id_rows, SCHEMA, dt="a")
 
 
 def ids(t: pa.Table) -> list:
@@ -64,10 +65,10 @@ def table(catalog):
     """Snapshots: 1 [0] · 2 [0,1] · 3 [0,1,2] · 4 overwrite [10] · 5 [10,11] (partitions a, b)."""
     t = catalog.create_table("db.t", SCHEMA, partition_keys=["dt"])
     t.write(rows([0]))
-    t.write(rows([1], "b"))
+    t.write(rows([1], dt="b"))
     t.write(rows([2]))
     t.write(rows([10]), overwrite={})
-    t.write(rows([11], "b"))
+    t.write(rows([11], dt="b"))
     return t
 
 
@@ -247,7 +248,7 @@ def test_dry_run_reports_and_changes_nothing(table):
 
 
 def test_partition_directories_only_newer_snapshots_made_are_removed(table):
-    table.write(rows([40], "c"))
+    table.write(rows([40], dt="c"))
     part = os.path.join(table.path, "dt=c")
     assert os.path.isdir(part)
     calls = []
@@ -279,7 +280,7 @@ def test_rollback_and_tags_on_s3(s3_endpoint):
     cat.create_database("db")
     t = cat.create_table("db.t", SCHEMA, partition_keys=["dt"])
     for i, d in enumerate("abc"):
-        t.write(rows([i], d))
+        t.write(rows([i], dt=d))
     t.create_tag("one", 1)
     t.create_tag("three", 3)
     t.consumers.record("c", 4)

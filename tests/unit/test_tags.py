@@ -2,6 +2,7 @@
 import datetime as dt
 import json
 import os
+from functools import partial
 
 import pyarrow as pa
 import pytest
@@ -9,12 +10,12 @@ import pytest
 import lakeformat as lf
 from lakeformat.maintenance.references import snapshot_refs
 from lakeformat.maintenance.tag import Tag, json_to_local_datetime, local_datetime_to_json
+from tests.conftest import id_rows
 
 SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string())])
 
 
-def rows(ids, d="2024-01-01"):
-    return pa.table({"id": list(ids), "dt": [d] * len(ids)}, schema=SCHEMA)
+rows = partial(id_rows, SCHEMA, dt="2024-01-01")
 
 
 def ids(t: pa.Table) -> list:
@@ -120,7 +121,7 @@ def test_names_paimon_auto_tags_use_are_fine(table):
 
 def test_time_travel_by_tag(table):
     table.create_tag("two", 2)
-    table.write(rows([7], "2024-01-02"))
+    table.write(rows([7], dt="2024-01-02"))
     assert ids(table.read(tag="two")) == [0, 1]
     assert ids(table.read(columns=["id"], filter=lf.col("id") == 1, tag="two")) == [1]
     assert sum(b.num_rows for b in table.to_batches(tag="two")) == 2
