@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Optional
 
 from lakeformat.errors import LakeformatError
+from lakeformat.pipeline import landing
 from lakeformat.pipeline.local_airflow import airflow_env
 from lakeformat.pipeline.postgres import LocalPostgres, free_port
 
@@ -124,7 +125,6 @@ def _airflow(env: dict, *args: str, timeout: int = 900) -> None:
 
 def generate_landing(s: Settings) -> list[str]:
     """Demo landing files for ``landing_days`` of every configured table, unless there already."""
-    from lakeformat.pipeline import landing
     first, last = s.landing_days
     if Path(s.landing).exists() and any(Path(s.landing).rglob(f"*{first}*")):
         return []

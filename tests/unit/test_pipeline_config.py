@@ -1,13 +1,14 @@
 """The pipeline config: the one loader and its checks, and the DAGs' pure decisions (which units
 a run ingests, stage ids)."""
 import datetime as dt
+import json
 
 import pytest
 import yaml
 
 from lakeformat.errors import LakeformatError
-from lakeformat.pipeline.config import (IngestUnit, PipelineConfigError, TableSpec, asset_uri, ingest_units,
-                                        load_config, stage_id_for)
+from lakeformat.pipeline.config import (IngestUnit, PipelineConfigError, TableSpec, asset_uri, ingest_identity,
+                                        ingest_units, load_config, stage_id_for, submit_settings)
 from tests.project import CONFIG
 
 COLUMNS = (("id", "BIGINT"), ("dt", "STRING"))
@@ -165,7 +166,6 @@ def test_hourly_landing_needs_an_hourly_schedule(tmp_path):
 
 def test_ingest_identity_and_stage_id_are_per_unit():
     """The job and the DAG recognise a loaded unit by the same (user, identifier) and stage id."""
-    from lakeformat.pipeline.config import ingest_identity
     day = ingest_identity(DAILY, IngestUnit("2024-06-01"))
     assert day == ingest_identity(DAILY, IngestUnit("2024-06-01"))
     assert day[0] == "lakeformat-ingest-events"
@@ -175,9 +175,6 @@ def test_ingest_identity_and_stage_id_are_per_unit():
 
 def test_spark_jobs_get_their_catalog_options_in_the_environment_never_as_arguments(tmp_path, monkeypatch):
     """Arguments of spark-submit are visible in ps and the task log: the warehouse only."""
-    import json
-
-    from lakeformat.pipeline.config import submit_settings
     options = {"s3.endpoint": "http://minio:9000", "s3.access-key": "AK", "s3.secret-key": "SECRETKEY",
                "lock.uri": "postgresql://lake:PGPASSWORD@db/locks"}
     args, env = submit_settings("s3://lake/wh", options)
