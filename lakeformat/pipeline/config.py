@@ -448,7 +448,9 @@ def resolve_table(table: str, path: Optional[str] = None) -> str:
 
 
 def configured_tables(path: Optional[str] = None) -> dict[str, str]:
-    """Config name -> identifier in config order; {} when no config is given at all."""
-    if not (path or os.environ.get(CONFIG_ENV)):
+    """Config name -> identifier in config order; {} when no config is given at all or the
+    file given does not exist (the Lakehouse page then lists the catalog's tables)."""
+    path = path or os.environ.get(CONFIG_ENV)
+    if not path or not os.path.exists(path):
         return {}
     return {t.name: t.identifier for t in load_config(path).tables}

@@ -24,6 +24,7 @@ from lakeformat.pipeline.airflow.table_view import (
 from lakeformat.pipeline.quality import parse_expectations
 from lakeformat.pipeline.wap import audit_stage
 from tests.conftest import events
+from tests.project import minimal_config
 
 HOSTILE = '<img src=x onerror=alert(1)>"&\''
 
@@ -157,7 +158,7 @@ def test_hostile_names_and_values_are_escaped(client, lake):
 
 def test_unknown_and_not_created_tables(tmp_path, lake):
     config = tmp_path / "tables.yaml"
-    config.write_text("tables:\n  later:\n    identifier: db.later\n")
+    config.write_text(minimal_config("db.later"))   # a valid config: the page loads it as the jobs do
     c = TestClient(create_app(lambda: lake, str(config), airflow_auth=False))
     r = c.get("/table/nope")
     assert r.status_code == 404 and "no table &#x27;nope&#x27;" in r.text
