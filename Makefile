@@ -5,8 +5,21 @@ ORACLE := .venv-oracle
 PY := $(VENV)/bin/python
 WAREHOUSE ?= $(or $(LAKEFORMAT_WAREHOUSE),./warehouse)
 PYFILES ?= dist/lakeformat.zip
+# The installer: uv, pinned, put into the venv with pip. The venvs are installed from lock files
+# that pin the whole resolved set (requirements.lock, oracle-requirements.lock): `make lock`
+# writes them after a dependency change in pyproject.toml or oracle-requirements.txt, and setup
+# refuses a lock that was not written from the current dependencies.
+UV_VERSION := 0.13.9
+UV := $(VENV)/bin/uv
+LOCK := requirements.lock
+ORACLE_LOCK := oracle-requirements.lock
+EXTRAS := --extra dev --extra spark --extra pipeline
+# a digest of what the locks are written from (the dependency lists, not the rest of the files)
+DEPS_DIGEST = $(shell $(PYTHON) -c 'import hashlib, json, tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
+  print(hashlib.sha256(json.dumps([p["dependencies"], p["optional-dependencies"], p["requires-python"]], sort_keys=True).encode()).hexdigest()[:16])')
+ORACLE_DIGEST = $(shell sha256sum oracle-requirements.txt | cut -c1-16)
 
-.PHONY: setup test demo airflow bench java postgres chromium compose-cli clean pyfiles
+.PHONY: setup test demo airflow bench java postgres chromium compose-cli clean pyfiles lock check-lock
 
 setup: java postgres chromium compose-cli $(VENV)/.installed $(ORACLE)/.installed
 
@@ -34,16 +47,37 @@ compose-cli:
 	  echo "docker compose not found: installing docker-compose"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-compose; }
 
-$(VENV)/.installed: pyproject.toml
+$(UV):
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip==25.3
-	$(PY) -m pip install -q -e '.[dev,spark,pipeline]'
+	$(PY) -m pip install -q --disable-pip-version-check uv==$(UV_VERSION)
+
+check-lock:
+	@grep -qx '# dependencies: $(DEPS_DIGEST)' $(LOCK) || { echo "error: $(LOCK) was not written from \
+	the dependencies in pyproject.toml (changed since?): run 'make lock' and commit both files" >&2; exit 1; }
+	@grep -qx '# dependencies: $(ORACLE_DIGEST)' $(ORACLE_LOCK) || { echo "error: $(ORACLE_LOCK) was not \
+	written from oracle-requirements.txt (changed since?): run 'make lock' and commit both files" >&2; exit 1; }
+
+# Re-resolves only what changed: the pins already in a lock are kept where they still fit.
+lock: $(UV)
+	$(UV) pip compile -q pyproject.toml $(EXTRAS) --universal --python-version 3.11 -o $(LOCK)
+	sed -i '1i # dependencies: $(DEPS_DIGEST)' $(LOCK)
+	$(UV) pip compile -q oracle-requirements.txt --universal --python-version 3.11 -o $(ORACLE_LOCK)
+	sed -i '1i # dependencies: $(ORACLE_DIGEST)' $(ORACLE_LOCK)
+
+# --offline first: with every pinned package in uv's cache this takes seconds (online, uv
+# revalidates the index and rebuilds sdist-only packages such as pyspark); else from the index.
+$(VENV)/.installed: $(LOCK) pyproject.toml | $(UV)
+	@$(MAKE) -s check-lock
+	$(UV) pip install -q --python $(PY) --offline -r $(LOCK) 2>/dev/null || $(UV) pip install -q --python $(PY) -r $(LOCK)
+	$(UV) pip install -q --python $(PY) --offline --no-deps -e . 2>/dev/null || $(UV) pip install -q --python $(PY) --no-deps -e .
 	$(PY) -m pip check
 	@touch $@
 
-$(ORACLE)/.installed: oracle-requirements.txt
-	@test -x $(ORACLE)/bin/python || $(PYTHON) -m venv $(ORACLE)
-	$(ORACLE)/bin/pip install -q -r oracle-requirements.txt
+$(ORACLE)/.installed: $(ORACLE_LOCK) oracle-requirements.txt | $(UV)
+	@$(MAKE) -s check-lock
+	@test -x $(ORACLE)/bin/python || $(UV) venv -q --python $(PYTHON) $(ORACLE)
+	$(UV) pip install -q --python $(ORACLE)/bin/python --offline -r $(ORACLE_LOCK) 2>/dev/null \
+	  || $(UV) pip install -q --python $(ORACLE)/bin/python -r $(ORACLE_LOCK)
 	@touch $@
 
 test: setup
