@@ -21,7 +21,7 @@ import lakeformat as lf
 from lakeformat.format.human import human_size
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
 from lakeformat.pipeline.airflow.overview import KINDS, TableOverview, overview, table_list
-from lakeformat.pipeline.airflow.page_shell import document, e
+from lakeformat.pipeline.airflow.page_shell import document, e, two_column_table
 from lakeformat.pipeline.airflow.table_page import render_table_page, table_href
 from lakeformat.pipeline.airflow.table_view import table_detail
 from lakeformat.pipeline.config import configured_tables
@@ -222,13 +222,6 @@ def _buckets(t: TableOverview) -> str:
             f'<th>records</th><th>size</th></tr></thead><tbody>{rows}</tbody></table>{more}')
 
 
-def _small_table(title: str, head: tuple[str, str], rows: list[tuple], empty: str, cls: str) -> str:
-    if not rows:
-        return f'<h3>{title}</h3><p class="muted">{empty}</p>'
-    body = "".join(f'<tr class="{cls}"><td>{_e(a)}</td><td class="num">{_e(b)}</td></tr>' for a, b in rows)
-    return f'<h3>{title}</h3><table><thead><tr><th>{head[0]}</th><th>{head[1]}</th></tr></thead><tbody>{body}</tbody></table>'
-
-
 def _recent(t: TableOverview) -> str:
     rows = "".join(f'<tr><td class="num">{s.id}</td><td><span class="pill" style="background:'
                    f'{_KIND_COLORS.get(s.kind, "#888")}">{_e(s.kind)}</span></td><td class="t">{_e(s.time)}</td>'
@@ -255,9 +248,9 @@ def render_table(t: TableOverview) -> str:
              f'{len(t.buckets)} buckets, at most <b>{t.max_sorted_runs}</b> sorted runs</p>')
     return (head + facts + '<div class="grid"><div>'
             f'<h3>Snapshots by kind</h3>{_kinds(t)}{_recent(t)}'
-            + _small_table("Consumers", ("consumer", "next snapshot"), list(t.consumers.items()),
+            + two_column_table("Consumers", ("consumer", "next snapshot"), list(t.consumers.items()),
                            "no consumers", "consumer")
-            + _small_table("Tags", ("tag", "snapshot"), [(g.name, g.snapshot_id) for g in t.tags],
+            + two_column_table("Tags", ("tag", "snapshot"), [(g.name, g.snapshot_id) for g in t.tags],
                            "no tags", "tag")
             + f'</div><div><h3>Sorted runs per bucket</h3>{_buckets(t)}</div></div></section>')
 

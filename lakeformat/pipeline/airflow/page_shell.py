@@ -34,6 +34,14 @@ padding:4px 6px}svg.history text{font-size:11px;fill:#6b778c}.runbar.due{backgro
 """
 
 
+def two_column_table(title: str, head: tuple[str, str], rows: list[tuple], empty: str, cls: str) -> str:
+    """A titled name/value table (consumers, tags), or ``empty`` when there are no rows."""
+    if not rows:
+        return f'<h3>{title}</h3><p class="muted">{empty}</p>'
+    body = "".join(f'<tr class="{cls}"><td>{e(a)}</td><td class="num">{e(b)}</td></tr>' for a, b in rows)
+    return f'<h3>{title}</h3><table><thead><tr><th>{head[0]}</th><th>{head[1]}</th></tr></thead><tbody>{body}</tbody></table>'
+
+
 def document(title: str, header: str, body: str) -> str:
     """A whole page: ``header`` and ``body`` are HTML already escaped by the caller."""
     return (f'<!doctype html><html><head><meta charset="utf-8"><title>{e(title)}</title>'

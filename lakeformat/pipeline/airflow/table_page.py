@@ -7,7 +7,7 @@ from urllib.parse import quote
 
 from lakeformat.format.human import human_size
 from lakeformat.pipeline.airflow.history_chart import history_svg
-from lakeformat.pipeline.airflow.page_shell import document, e
+from lakeformat.pipeline.airflow.page_shell import document, e, two_column_table
 from lakeformat.pipeline.airflow.table_view import TableDetail
 
 MAX_ROWS = 200
@@ -85,13 +85,6 @@ def _buckets(d: TableDetail) -> str:
             f'<th>files</th><th>records</th><th>size</th></tr></thead><tbody>{rows}</tbody></table></div>{more}')
 
 
-def _pairs(title: str, head: tuple[str, str], rows: list[tuple], empty: str, cls: str) -> str:
-    if not rows:
-        return f'<h3>{title}</h3><p class="muted">{empty}</p>'
-    body = "".join(f'<tr class="{cls}"><td>{e(a)}</td><td class="num">{e(b)}</td></tr>' for a, b in rows)
-    return f'<h3>{title}</h3><table><thead><tr><th>{head[0]}</th><th>{head[1]}</th></tr></thead><tbody>{body}</tbody></table>'
-
-
 def _time(t) -> str:
     return t.astimezone().strftime("%Y-%m-%d %H:%M:%S") if t else ""
 
@@ -143,8 +136,8 @@ def render_table_page(warehouse: str, d: TableDetail) -> str:
             f'<section class="card">{_preview(d)}</section>'
             f'<section class="card">{_history(d)}</section>'
             f'<section class="card"><div class="grid"><div>{_partitions(d)}'
-            + _pairs("Consumers", ("consumer", "next snapshot"), list(d.consumers.items()), "no consumers", "consumer")
-            + _pairs("Tags", ("tag", "snapshot"), [(t.name, t.snapshot_id) for t in d.tags], "no tags", "tag")
+            + two_column_table("Consumers", ("consumer", "next snapshot"), list(d.consumers.items()), "no consumers", "consumer")
+            + two_column_table("Tags", ("tag", "snapshot"), [(t.name, t.snapshot_id) for t in d.tags], "no tags", "tag")
             + f'</div><div>{_buckets(d)}</div></div></section>'
             f'<section class="card">{_stages(d)}</section>')
     return document(f"{d.identifier} · Lakehouse", header, body)
