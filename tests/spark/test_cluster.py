@@ -90,7 +90,8 @@ def test_ingest_compact_expire_on_a_standalone_cluster(tmp_path, s3_endpoint):  
         assert "expired snapshots 1..3" in expired, expired
         apps = cluster.state()["completedapps"]
         logs = cluster.logs()
-    # compaction: one task per bucket, on both workers' executors
+    # compaction: the buckets packed into as many tasks as the cluster runs at once (two one-core
+    # workers), so tasks ran on both workers' executors
     compaction = next(a["id"] for a in apps if a["name"] == "lakeformat-compact-user_behavior")
     tasks = {p.parent.name: p.read_text().count("Executor: Running task")
              for p in (tmp_path / "cluster" / "worker" / compaction).glob("*/stderr")}
@@ -99,7 +100,7 @@ def test_ingest_compact_expire_on_a_standalone_cluster(tmp_path, s3_endpoint):  
     assert sorted(a["name"] for a in apps) == ["lakeformat-compact-user_behavior",
                                                "lakeformat-ingest-user_behavior-2024-06-01"], apps
     assert all(a["state"] == "FINISHED" for a in apps), apps
-    assert sorted(tasks) == ["0", "1"] and all(tasks.values()) and sum(tasks.values()) >= 4, tasks
+    assert sorted(tasks) == ["0", "1"] and all(tasks.values()) and sum(tasks.values()) >= 2, tasks
     assert secret not in logs and not any(secret in o for o in outputs)
 
     t = lf.Catalog(wh, **options).get_table("demo.user_behavior")
