@@ -2,6 +2,8 @@
 a run ingests, stage ids)."""
 import datetime as dt
 import json
+import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -214,3 +216,17 @@ def test_jobs_take_credentials_from_the_environment_and_refuse_them_as_arguments
         run(leaky, [])
     assert "options: {'s3.secret-key': '***'" in caplog.text
     assert "SECRETKEY1" not in caplog.text and "PGPASSWORD1" not in caplog.text
+
+
+def test_the_readmes_add_a_table_example_is_a_valid_entry(tmp_path):
+    """README 'Add a table to the pipeline': its YAML, added under ``tables:`` of the shipped
+    config, loads, and makes an hourly table whose hour comes from the landing path."""
+    root = Path(__file__).resolve().parents[2]
+    section = (root / "README.md").read_text().split("## Add a table to the pipeline", 1)[1].split("\n## ", 1)[0]
+    snippet = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    shipped = (root / "config" / "tables.yaml").read_text()
+    cfg = tmp_path / "tables.yaml"
+    cfg.write_text(shipped.replace("tables:\n", "tables:\n" + snippet, 1))
+    clicks = next(t for t in load_config(str(cfg)).tables if t.name == "clicks")
+    assert clicks.identifier == "demo.clicks" and clicks.hourly and clicks.schedule == "@hourly"
+    assert clicks.path_columns("2024-06-01", 7) == {"dt": "2024-06-01", "hour": "07"}
