@@ -24,19 +24,10 @@ import lakeformat.spark as lfs
 from lakeformat.commit import staging
 from lakeformat.errors import LakeformatError, NotFoundError
 from lakeformat.pipeline.config import IngestUnit, TableSpec, ingest_identity, stage_id_for
-from lakeformat.pipeline.wap import clear_leftover, loaded
+from lakeformat.pipeline.wap import clear_leftover, create_table, loaded
 from lakeformat.spark.types import spark_type
 
 log = logging.getLogger("lakeformat.jobs.ingest")
-
-
-def create_table(catalog, spec: TableSpec):
-    """The table, created from its config entry when missing."""
-    if catalog.table_exists(spec.identifier):
-        return catalog.get_table(spec.identifier)
-    catalog.create_database(spec.database, ignore_if_exists=True)
-    return catalog.create_table(spec.identifier, spec.arrow_schema(), list(spec.partition_keys),
-                                list(spec.primary_keys), dict(spec.options), ignore_if_exists=True)
 
 
 def read_landing(spark, d: TableSpec, unit: IngestUnit, landing_root: str, table):

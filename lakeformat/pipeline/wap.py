@@ -9,7 +9,9 @@ The Spark job writes the files and stages the commit (``jobs/ingest.py --stage I
 - ``clear_leftover`` before a unit is staged again: a pending stage with the same id is what an
   earlier, failed attempt left. If its (commit user, identifier) is committed already (a crash
   after the commit), publishing finishes it without committing again; otherwise it is discarded.
-- ``plan_units`` (the DAG's first task) lists the units of a run with their job arguments;
+- ``plan_units`` (the DAG's first task) lists the units of a run with their job arguments,
+  before any Spark work: a unit whose landing folder is not there, or that another active run
+  is loading (:mod:`.unit_claim`), is left out with the reason;
   ``audit_unit`` runs the quality expectations on the staged rows and records the result
   beside the stage (commit/stage_log.py, shown on the Lakehouse page); a failed audit
   discards the stage, so nothing of it becomes visible and no file is left behind;
@@ -22,12 +24,14 @@ one; tests call these directly.
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from lakeformat.commit import stage_log, staging
 from lakeformat.errors import LakeformatError
-from lakeformat.pipeline.config import TableSpec, ingest_identity, ingest_units, stage_id_for
+from lakeformat.pipeline import unit_claim
+from lakeformat.pipeline.config import IngestUnit, TableSpec, ingest_identity, ingest_units, stage_id_for
 from lakeformat.pipeline.quality import AuditReport, Expectation, audit
 
 log = logging.getLogger(__name__)
@@ -110,26 +114,69 @@ def audit_stage(table, stage_id: str, expectations: Sequence[Expectation], subje
     return outcome
 
 
-def plan_units(table, spec: TableSpec, logical_date, start=None, end=None) -> list[dict]:
-    """The units a DAG run ingests (its logical date's, or a backfill's range), each with its
-    stage id, commit identity and the job's unit arguments; clears what earlier attempts left
-    staged. ``table`` None: the table does not exist yet (the job creates it)."""
-    out = []
+def create_table(catalog, spec: TableSpec):
+    """The table, created from its config entry when missing."""
+    if catalog.table_exists(spec.identifier):
+        return catalog.get_table(spec.identifier)
+    catalog.create_database(spec.database, ignore_if_exists=True)
+    return catalog.create_table(spec.identifier, spec.arrow_schema(), list(spec.partition_keys),
+                                list(spec.primary_keys), dict(spec.options), ignore_if_exists=True)
+
+
+def landing_missing(spec: TableSpec, unit: IngestUnit, landing_root: str) -> Optional[str]:
+    """Why ``unit`` cannot be ingested yet (its landing folder is not there), or None. Folders
+    on an object store (``s3://...``) are not checked here: the job finds out."""
+    folder = spec.landing_dir(landing_root, unit.date, unit.hour)
+    if "://" in folder and not folder.startswith("file://"):
+        return None
+    if os.path.isdir(folder.removeprefix("file://")):
+        return None
+    return f"{unit.label} of {spec.identifier}: no landing folder {folder} (yet): not ingested by this run"
+
+
+def plan_units(catalog, spec: TableSpec, logical_date, start=None, end=None, *, landing_root: str,
+               owner: str, active: Callable[[str], bool]) -> tuple[list[dict], list[str]]:
+    """(units, skipped): the units a DAG run ingests (its logical date's, or a backfill's
+    range), each with its stage id, commit identity and the job's unit arguments, and why the
+    others are not ingested: no landing folder, or another active run holds the unit
+    (:mod:`.unit_claim`). Checked before any Spark work. Claims the units for ``owner`` and
+    clears what earlier, ended attempts left staged; creates the table when a unit is ingested."""
+    out, skipped, table = [], [], None
     for u in ingest_units(spec, logical_date, start, end):
+        missing = landing_missing(spec, u, landing_root)
+        if missing:
+            skipped.append(missing)
+            continue
+        if table is None:
+            table = create_table(catalog, spec)
         sid = stage_id_for(spec, u)
-        if table is not None:
-            done = clear_leftover(table, sid)
-            if done:
-                log.info("%s", done)
+        taken = unit_claim.claim(table, sid, owner, active)
+        if taken:
+            skipped.append(f"{u.label} of {spec.identifier}: {taken}")
+            continue
+        done = clear_leftover(table, sid)
+        if done:
+            log.info("%s", done)
         user, identifier = ingest_identity(spec, u)
         out.append({"stage_id": sid, "label": u.label, "unit_args": u.job_args(),
                     "commit": {"user": user, "identifier": str(identifier)}})
-    return out
+    return out, skipped
 
 
-def audit_unit(table, spec: TableSpec, stage_id: str, label: str, commit: dict) -> AuditOutcome:
+def audit_unit(table, spec: TableSpec, stage_id: str, label: str, commit: dict,
+               owner: Optional[str] = None) -> AuditOutcome:
     """Audit the unit's stage. ``UnitSkipped`` when the job staged nothing because the unit is
-    loaded; ``AuditFailed`` (stage discarded) when an expectation fails."""
+    loaded; ``AuditFailed`` (stage discarded) when an expectation fails. Either ends ``owner``'s
+    claim on the unit."""
+    try:
+        return _audit_unit(table, spec, stage_id, label, commit)
+    except (UnitSkipped, AuditFailed):
+        if owner:
+            unit_claim.release(table, stage_id, owner)
+        raise
+
+
+def _audit_unit(table, spec: TableSpec, stage_id: str, label: str, commit: dict) -> AuditOutcome:
     if stage_id not in {s.stage_id for s in staging.list_staged(table)}:
         done = loaded(table, stage_id, commit["user"], int(commit["identifier"]))
         if done is not None:
@@ -144,9 +191,17 @@ def audit_unit(table, spec: TableSpec, stage_id: str, label: str, commit: dict) 
     return outcome
 
 
-def publish_unit(table, spec: TableSpec, stage_id: str, label: str) -> dict:
+def publish_unit(table, spec: TableSpec, stage_id: str, label: str, owner: Optional[str] = None) -> dict:
     """Commit the audited stage exactly once; ``UnitSkipped`` when that makes no new snapshot
-    (an empty stage, or a unit published before)."""
+    (an empty stage, or a unit published before). Ends ``owner``'s claim on the unit."""
+    try:
+        return _publish_unit(table, spec, stage_id, label)
+    finally:
+        if owner:
+            unit_claim.release(table, stage_id, owner)
+
+
+def _publish_unit(table, spec: TableSpec, stage_id: str, label: str) -> dict:
     before = table.snapshot_manager.latest_id()
     snap = staging.publish(table, stage_id)
     if snap is None:

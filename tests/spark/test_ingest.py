@@ -90,13 +90,15 @@ def test_any_mix_of_job_and_dag_runs_with_expiration_loads_each_day_once(spark, 
     cat = lf.Catalog(wh)
 
     def dag_run(day: str) -> None:   # what the DAG's tasks do, in order, minus Airflow
-        existing = cat.get_table(spec.identifier) if cat.table_exists(spec.identifier) else None
-        for u in wap.plan_units(existing, spec, None, day, day):
+        units, skipped = wap.plan_units(cat, spec, None, day, day, landing_root=two_days, owner="run",
+                                        active=lambda _: False)
+        assert skipped == []
+        for u in units:
             ingest.ingest(lambda: spark, jt, day, None, two_days, u["stage_id"])
             table = cat.get_table(spec.identifier)
             try:
-                wap.audit_unit(table, spec, u["stage_id"], u["label"], u["commit"])
-                wap.publish_unit(table, spec, u["stage_id"], u["label"])
+                wap.audit_unit(table, spec, u["stage_id"], u["label"], u["commit"], "run")
+                wap.publish_unit(table, spec, u["stage_id"], u["label"], "run")
             except wap.UnitSkipped:
                 pass
 

@@ -32,6 +32,7 @@ import os
 
 from airflow.sdk import DAG, CronDataIntervalTimetable, Param, get_current_context, task, task_group
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
+from airflow.sdk.execution_time.task_runner import RuntimeTaskInstance
 
 from lakeformat.errors import LakeformatError
 from lakeformat.pipeline import wap
@@ -48,11 +49,27 @@ def _timetable(spec: TableSpec):
     return CronDataIntervalTimetable(spec.schedule, timezone="UTC") if spec.schedule else None
 
 
-def _as_task_outcome(step, *args):
+def run_owner(dag_run) -> str:
+    """Who claims a unit (:mod:`lakeformat.pipeline.unit_claim`): the DAG run."""
+    return f"{dag_run.dag_id}/{dag_run.run_id}"
+
+
+def run_active(owner: str) -> bool:
+    """Whether the DAG run ``owner`` (``run_owner``) is still queued or running, asked of Airflow."""
+    dag_id, _, run_id = owner.partition("/")
+    try:
+        state = RuntimeTaskInstance.get_dagrun_state(dag_id, run_id)
+    except Exception as e:   # noqa: BLE001 - a run Airflow does not know (deleted) has ended
+        log.info("state of run %s unknown (%s): taken as ended", owner, e)
+        return False
+    return str(getattr(state, "value", state)) in ("queued", "running")
+
+
+def _as_task_outcome(step, *args, **kwargs):
     """Run a step of :mod:`lakeformat.pipeline.wap`: a unit with nothing to do is a skipped task,
     a lakeformat error (a failed audit, a stage gone missing) a failed one, without retries."""
     try:
-        return step(*args)
+        return step(*args, **kwargs)
     except wap.UnitSkipped as e:
         raise AirflowSkipException(str(e)) from None
     except wap.AuditFailed as e:
@@ -88,13 +105,21 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
     ) as dag:
 
         @task(retries=0)
-        def plan(params=None, logical_date=None) -> list[dict]:
+        def plan(params=None, logical_date=None, dag_run=None) -> list[dict]:
             """The units to ingest, each with its stage id, commit identity and job arguments;
-            clears what earlier attempts at these units left staged."""
-            catalog = LakeformatHook(conn).get_catalog()
-            existing = catalog.get_table(spec.identifier) if catalog.table_exists(spec.identifier) else None
-            units = _as_task_outcome(wap.plan_units, existing, spec, logical_date, params.get("start"),
-                                     params.get("end"))
+            units without landing data, or that another run is loading, are left out with the
+            reason (no Spark work for them); clears what ended attempts left staged."""
+            when = logical_date or dag_run.run_after   # a manual run without a logical date: its time
+            if logical_date is None and not params.get("start"):
+                log.info("the run has no logical date and no 'start': ingesting the unit of its "
+                         "run_after, %s", when)
+            units, skipped = _as_task_outcome(
+                wap.plan_units, LakeformatHook(conn).get_catalog(), spec, when, params.get("start"),
+                params.get("end"), landing_root=config.landing, owner=run_owner(dag_run), active=run_active)
+            for reason in skipped:
+                log.warning("skipped %s", reason)
+            if not units:
+                raise AirflowSkipException("nothing to ingest: " + "; ".join(skipped))
             log.info("%s: %d unit(s) to ingest: %s", spec.identifier, len(units),
                      ", ".join(u["label"] for u in units))
             landing = ["--landing", os.path.abspath(config.landing)]
@@ -110,19 +135,20 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
                 name=f"lakeformat-ingest-{spec.name}", verbose=False)
 
             @task(retries=0, multiple_outputs=False, map_index_template="{{ unit_label }}")
-            def audit(stage_id: str, label: str, commit: dict) -> dict:
+            def audit(stage_id: str, label: str, commit: dict, dag_run=None) -> dict:
                 """Great Expectations on the staged rows; a failure discards the stage."""
                 get_current_context()["unit_label"] = label
-                outcome = _as_task_outcome(wap.audit_unit, table(), spec, stage_id, label, commit)
+                outcome = _as_task_outcome(wap.audit_unit, table(), spec, stage_id, label, commit,
+                                           run_owner(dag_run))
                 log.info("%s", outcome.report.summary())
                 return outcome.as_dict()
 
             @task(outlets=[asset], multiple_outputs=False, map_index_template="{{ unit_label }}")
-            def publish(stage_id: str, label: str, outlet_events=None) -> dict:
+            def publish(stage_id: str, label: str, outlet_events=None, dag_run=None) -> dict:
                 """Commit the audited stage exactly once; tell the Asset's consumers, but only
                 when a snapshot was made."""
                 get_current_context()["unit_label"] = label
-                result = _as_task_outcome(wap.publish_unit, table(), spec, stage_id, label)
+                result = _as_task_outcome(wap.publish_unit, table(), spec, stage_id, label, run_owner(dag_run))
                 outlet_events[asset].extra = result
                 return result
 
