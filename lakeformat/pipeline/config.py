@@ -139,6 +139,12 @@ class MaintenanceSettings:
 
 
 @dataclass(frozen=True)
+class DagSettings:
+    paused_at_creation: Optional[bool] = None   # None: Airflow's [core] dags_are_paused_at_creation
+    start_date: dt.date = dt.date(2024, 1, 1)    # catchup is off: the earliest day a backfill can run
+
+
+@dataclass(frozen=True)
 class PipelineConfig:
     path: str
     warehouse: str
@@ -149,6 +155,7 @@ class PipelineConfig:
     spark_conf: Mapping[str, str] = field(default_factory=dict)
     compaction: CompactionSettings = CompactionSettings()
     maintenance: MaintenanceSettings = MaintenanceSettings()
+    dags: DagSettings = DagSettings()
 
     def table(self, name: str) -> TableSpec:
         found = self.find(name)
@@ -191,7 +198,9 @@ def load_config(path: Optional[str] = None) -> PipelineConfig:
     if dup := sorted({i for i in idents if idents.count(i) > 1}):
         raise r.error("tables", f"two entries name the same table {dup[0]!r}")
     pipe = r.mapping(top.get("pipeline") or {}, "pipeline",
-                     {"connection", "spark_connection", "spark_conf", "compaction", "maintenance"})
+                     {"connection", "spark_connection", "spark_conf", "compaction", "maintenance", "dags"})
+    dags = r.mapping(pipe.get("dags") or {}, "pipeline.dags", {"paused_at_creation", "start_date"})
+    paused = dags.get("paused_at_creation")
     comp = r.mapping(pipe.get("compaction") or {}, "pipeline.compaction", {"schedule", "on_publish", "full"})
     maint = r.mapping(pipe.get("maintenance") or {}, "pipeline.maintenance",
                       {"schedule", "dry_run", "orphan_older_than"})
@@ -212,7 +221,10 @@ def load_config(path: Optional[str] = None) -> PipelineConfig:
         maintenance=MaintenanceSettings(
             schedule=r.schedule(maint.get("schedule", MaintenanceSettings.schedule), "pipeline.maintenance.schedule"),
             dry_run=r.bool(maint.get("dry_run", False), "pipeline.maintenance.dry_run"),
-            orphan_older_than=older))
+            orphan_older_than=older),
+        dags=DagSettings(
+            paused_at_creation=None if paused is None else r.bool(paused, "pipeline.dags.paused_at_creation"),
+            start_date=r.date(dags.get("start_date", DagSettings.start_date), "pipeline.dags.start_date")))
 
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_\-]*$")
@@ -309,6 +321,16 @@ class _Reader:
         if isinstance(v, bool):
             return v
         raise self.error(at, f"must be true or false, got {v!r}")
+
+    def date(self, v: Any, at: str) -> dt.date:
+        if isinstance(v, dt.datetime):
+            raise self.error(at, f"must be a day like 2024-01-01, not a time ({v})")
+        if isinstance(v, dt.date):   # YAML reads an unquoted 2024-01-01 as a date
+            return v
+        try:
+            return dt.date.fromisoformat(str(v).strip())
+        except ValueError:
+            raise self.error(at, f"must be a day like 2024-01-01, got {_kind(v)}") from None
 
     def duration(self, v: Any, at: str) -> dt.timedelta:
         try:

@@ -102,6 +102,7 @@ class RunResult:
     tasks: dict = field(default_factory=dict)
     xcom: dict = field(default_factory=dict)        # "task_id[map]:key" -> value
     asset_events: tuple = ()                        # (asset uri, extra)
+    labels: dict = field(default_factory=dict)      # "task_id[map]" -> its label in the grid (map_index_template)
 
     @property
     def ok(self) -> bool:
@@ -151,13 +152,14 @@ def run_dag(dag_id: str, logical_date: Optional[dt.datetime] = None, conf: Optio
                                            TaskInstance.run_id == dr.run_id).all()
         tasks = {_label(ti.task_id, ti.map_index): str(ti.state.value if hasattr(ti.state, "value") else ti.state)
                  for ti in tis}
+        labels = {_label(ti.task_id, ti.map_index): ti.rendered_map_index for ti in tis if ti.rendered_map_index}
         xs = s.query(XComModel).filter(XComModel.dag_id == dag.dag_id, XComModel.run_id == dr.run_id).all()
         xcom = {f"{_label(x.task_id, x.map_index)}:{x.key}": _value(x.value) for x in xs}
         events = s.query(AssetEvent, AssetModel).join(AssetModel, AssetEvent.asset_id == AssetModel.id).filter(
             AssetEvent.source_dag_id == dag.dag_id, AssetEvent.source_run_id == dr.run_id).all()
         assets = tuple((a.uri, dict(e.extra or {})) for e, a in events)
     state = str(dr.state.value if hasattr(dr.state, "value") else dr.state)
-    return RunResult(dag.dag_id, dr.run_id, state, tasks, xcom, assets)
+    return RunResult(dag.dag_id, dr.run_id, state, tasks, xcom, assets, labels)
 
 
 def _value(v: Any) -> Any:

@@ -60,6 +60,7 @@ def parse_report() -> dict:
             "tasks": sorted(t.task_id for t in d.tasks),
             "catchup": d.catchup, "params": sorted(d.params.keys()),
             "schedule": type(d.timetable).__name__, "max_active_runs": d.max_active_runs,
+            "paused_at_creation": d.is_paused_upon_creation, "start_date": d.start_date.isoformat(),
             "outlets": {t.task_id: [getattr(o, "uri", str(o)) for o in t.outlets] for t in d.tasks if t.outlets},
             "asset_triggers": _asset_uris(getattr(d.timetable, "asset_condition", None)),
         }
@@ -81,7 +82,7 @@ def main(spec: dict) -> None:
         t0 = time.perf_counter()
         r = run_dag(run["dag_id"], when, run.get("conf"))
         print(MARK + json.dumps({"dag_id": r.dag_id, "state": r.state, "tasks": r.tasks, "xcom": r.xcom,
-                                 "asset_events": r.asset_events, "seconds": time.perf_counter() - t0},
+                                 "asset_events": r.asset_events, "labels": r.labels, "seconds": time.perf_counter() - t0},
                                 default=str), flush=True)
 
 

@@ -64,3 +64,18 @@ def test_a_new_table_is_a_config_change(airflow_parse, tmp_path):
     assert "clicks.compact" in report["dags"]["lakeformat_compaction"]["tasks"]
     assert "clicks.remove_orphan_files" in report["dags"]["lakeformat_maintenance"]["tasks"]
     assert len(report["dags"]["lakeformat_compaction"]["asset_triggers"]) == len(load_config(str(CONFIG)).tables) + 1
+
+
+def test_pause_state_and_start_date_come_from_the_config(airflow_parse, tmp_path):
+    default = airflow_parse.parse()["dags"]
+    assert {d["paused_at_creation"] for d in default.values()} == {None}   # Airflow's own setting decides
+    assert {d["start_date"] for d in default.values()} == {"2024-01-01T00:00:00+00:00"}
+    with open(load_config(str(CONFIG)).path) as f:
+        doc = yaml.safe_load(f)
+    doc.setdefault("pipeline", {})["dags"] = {"paused_at_creation": False, "start_date": "2024-06-01"}
+    cfg = tmp_path / "tables.yaml"
+    cfg.write_text(yaml.safe_dump(doc))
+    report = airflow_parse.parse(config=str(cfg))
+    assert report["import_errors"] == {}
+    assert {d["paused_at_creation"] for d in report["dags"].values()} == {False}
+    assert {d["start_date"] for d in report["dags"].values()} == {"2024-06-01T00:00:00+00:00"}

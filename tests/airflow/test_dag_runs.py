@@ -72,6 +72,8 @@ def test_backfill_publishes_every_day_and_updates_the_asset(ingested):
         assert run["state"] == "success", run["tasks"]
         assert run["tasks"] == {"plan": "success", **{f"ingest.{t}[{i}]": "success" for t in
                                                       ("stage", "audit", "publish") for i in range(2)}}
+        # the grid labels each mapped task with its day, not 0/1
+        assert run["labels"] == {f"ingest.{t}[{i}]": DAYS[i] for t in ("stage", "audit", "publish") for i in range(2)}
         events = run["asset_events"]
         assert [uri for uri, _ in events] == [asset_uri(spec)] * 2
         assert sorted(extra["unit"] for _, extra in events) == DAYS[:2]

@@ -106,6 +106,18 @@ def _with(path: str, value) -> dict:
     return doc
 
 
+@pytest.mark.parametrize("dags, paused, start", [
+    (None, None, dt.date(2024, 1, 1)),   # today's behaviour: Airflow's own pause setting decides
+    ({"paused_at_creation": False, "start_date": dt.date(2024, 6, 1)}, False, dt.date(2024, 6, 1)),
+    ({"paused_at_creation": True, "start_date": "2023-12-31"}, True, dt.date(2023, 12, 31)),
+])
+def test_dag_pause_state_and_start_date(tmp_path, dags, paused, start):
+    p = tmp_path / "tables.yaml"
+    p.write_text(yaml.safe_dump(_with("pipeline.dags", dags)))
+    cfg = load_config(str(p))
+    assert (cfg.dags.paused_at_creation, cfg.dags.start_date) == (paused, start)
+
+
 @pytest.mark.parametrize("path, value, fragment", [
     # unknown keys, with a suggestion
     ("tables.t.schedul", "@daily", r"tables.t.schedul: unknown key \(did you mean 'schedule'\?\)"),
@@ -143,6 +155,11 @@ def _with(path: str, value) -> dict:
     ("tables.t.schedule", "@hourly", "does not run once a day.*per day"),
     ("tables.t.schedule", "@weekly", "does not run once a day"),
     ("pipeline.compaction.schedule", "every hour", "not a cron expression"),
+    # the DAGs' pause state and start date
+    ("pipeline.dags.paused_at_creation", "no", "pipeline.dags.paused_at_creation: must be true or false"),
+    ("pipeline.dags.start_date", "June 1st", "pipeline.dags.start_date: must be a day like 2024-01-01"),
+    ("pipeline.dags.start_date", dt.datetime(2024, 6, 1, 12), "must be a day like 2024-01-01, not a time"),
+    ("pipeline.dags.paused_at_creaton", True, r"did you mean 'paused_at_creation'"),
 ])
 def test_config_mistakes_are_errors_at_load_time(tmp_path, path, value, fragment):
     p = tmp_path / "tables.yaml"

@@ -26,8 +26,14 @@ from lakeformat.pipeline.config import (
     submit_settings,
 )
 
-START_DATE = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)   # catchup is off: only a lower bound
 DEFAULT_ARGS = {"owner": "lakeformat", "retries": 1, "retry_delay": dt.timedelta(minutes=1)}
+
+
+def start_date(config: PipelineConfig) -> dt.datetime:
+    """The DAGs' start date (``pipeline.dags.start_date``, midnight UTC): catchup is off, so it
+    is only the earliest day a backfill can run."""
+    d = config.dags.start_date
+    return dt.datetime(d.year, d.month, d.day, tzinfo=dt.timezone.utc)
 
 
 def job_args(config: PipelineConfig, spec: TableSpec, *more: str) -> list[str]:
@@ -48,9 +54,10 @@ class LakeformatSparkSubmitOperator(SparkSubmitOperator):
     (never to its command line: see ``submit_settings``). Empty arguments (an optional flag a
     template left out, such as ``{{ '--full' if params.full else '' }}``) are dropped."""
 
-    def __init__(self, *, lakeformat_conn_id: str = "lakeformat_default", **kwargs):
+    def __init__(self, *, lakeformat_conn_id: str = "lakeformat_default", unit_label: str = "", **kwargs):
         super().__init__(**kwargs)
         self.lakeformat_conn_id = lakeformat_conn_id
+        self.unit_label = unit_label   # the day (or hour) a mapped ingest stage loads: its map_index_template
 
     def execute(self, context):
         settings = LakeformatHook(self.lakeformat_conn_id).settings()

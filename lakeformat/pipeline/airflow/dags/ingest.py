@@ -36,8 +36,8 @@ from airflow.sdk.execution_time.task_runner import RuntimeTaskInstance
 
 from lakeformat.errors import LakeformatError
 from lakeformat.pipeline import wap
-from lakeformat.pipeline.airflow.dags import (DEFAULT_ARGS, START_DATE, LakeformatSparkSubmitOperator, job_args,
-                                              spark_conf, table_asset)
+from lakeformat.pipeline.airflow.dags import (DEFAULT_ARGS, LakeformatSparkSubmitOperator, job_args,
+                                              spark_conf, start_date, table_asset)
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
 from lakeformat.pipeline.config import PipelineConfig, TableSpec
 from lakeformat.pipeline.jobs import job_file
@@ -91,7 +91,8 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
         description=f"Write-audit-publish of {spec.identifier} from {spec.landing_path}",
         doc_md=__doc__,
         schedule=_timetable(spec),
-        start_date=START_DATE,
+        start_date=start_date(config),
+        is_paused_upon_creation=config.dags.paused_at_creation,
         catchup=False,
         max_active_runs=1,   # two runs of the same unit must not stage at the same time
         default_args=DEFAULT_ARGS,
@@ -132,7 +133,8 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
             stage = LakeformatSparkSubmitOperator(
                 task_id="stage", application=job_file("ingest"), conn_id=config.spark_connection,
                 lakeformat_conn_id=conn, application_args=args, conf=spark_conf(config),
-                name=f"lakeformat-ingest-{spec.name}", verbose=False)
+                name=f"lakeformat-ingest-{spec.name}", verbose=False,
+                unit_label=label, map_index_template="{{ task.unit_label }}")   # the grid shows the day
 
             @task(retries=0, multiple_outputs=False, map_index_template="{{ unit_label }}")
             def audit(stage_id: str, label: str, commit: dict, dag_run=None) -> dict:
