@@ -54,6 +54,8 @@ class LakeformatSparkSubmitOperator(SparkSubmitOperator):
     (never to its command line: see ``submit_settings``). Empty arguments (an optional flag a
     template left out, such as ``{{ '--full' if params.full else '' }}``) are dropped."""
 
+    template_fields = (*SparkSubmitOperator.template_fields, "unit_label")   # a mapped group's argument too
+
     def __init__(self, *, lakeformat_conn_id: str = "lakeformat_default", unit_label: str = "", **kwargs):
         super().__init__(**kwargs)
         self.lakeformat_conn_id = lakeformat_conn_id
