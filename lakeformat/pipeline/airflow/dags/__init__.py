@@ -36,6 +36,14 @@ def start_date(config: PipelineConfig) -> dt.datetime:
     return dt.datetime(d.year, d.month, d.day, tzinfo=dt.timezone.utc)
 
 
+def shared_dag_args(config: PipelineConfig) -> dict:
+    """What every lakeformat DAG shares: start date and pause state from the config, no catchup,
+    one active run at a time (two runs of one ingest unit must not stage at once; compaction and
+    maintenance runs must not race each other)."""
+    return dict(start_date=start_date(config), is_paused_upon_creation=config.dags.paused_at_creation,
+                catchup=False, max_active_runs=1, default_args=DEFAULT_ARGS)
+
+
 def job_args(config: PipelineConfig, spec: TableSpec, *more: str) -> list[str]:
     """Arguments every job takes (the warehouse is added at submit time)."""
     return ["--table", spec.name, "--config", os.path.abspath(config.path), *more]

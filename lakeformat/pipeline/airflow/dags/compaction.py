@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from airflow.sdk import DAG, AssetAny, AssetOrTimeSchedule, CronTriggerTimetable, Param, TaskGroup
 
-from lakeformat.pipeline.airflow.dags import (DEFAULT_ARGS, LakeformatSparkSubmitOperator, job_args,
-                                              spark_conf, start_date, table_asset, table_exists_task)
+from lakeformat.pipeline.airflow.dags import (LakeformatSparkSubmitOperator, job_args, shared_dag_args,
+                                              spark_conf, table_asset, table_exists_task)
 from lakeformat.pipeline.airflow.operators import LakeformatExpireSnapshotsOperator
 from lakeformat.pipeline.config import PipelineConfig
 from lakeformat.pipeline.jobs import job_file
@@ -39,11 +39,7 @@ def build_compaction_dag(config: PipelineConfig) -> DAG:
         description="Compact every configured table, then expire its snapshots",
         doc_md=__doc__,
         schedule=_schedule(config),
-        start_date=start_date(config),
-        is_paused_upon_creation=config.dags.paused_at_creation,
-        catchup=False,
-        max_active_runs=1,
-        default_args=DEFAULT_ARGS,
+        **shared_dag_args(config),
         tags=["lakeformat", "compaction"],
         params={"full": Param(config.compaction.full, type="boolean",
                               description="Full compaction: rewrite every bucket into one sorted run")},

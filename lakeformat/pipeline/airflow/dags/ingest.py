@@ -36,8 +36,8 @@ from airflow.sdk.execution_time.task_runner import RuntimeTaskInstance
 
 from lakeformat.errors import LakeformatError
 from lakeformat.pipeline import wap
-from lakeformat.pipeline.airflow.dags import (DEFAULT_ARGS, LakeformatSparkSubmitOperator, job_args,
-                                              spark_conf, start_date, table_asset)
+from lakeformat.pipeline.airflow.dags import (LakeformatSparkSubmitOperator, job_args, shared_dag_args,
+                                              spark_conf, table_asset)
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
 from lakeformat.pipeline.config import PipelineConfig, TableSpec
 from lakeformat.pipeline.jobs import job_file
@@ -91,11 +91,7 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
         description=f"Write-audit-publish of {spec.identifier} from {spec.landing_path}",
         doc_md=__doc__,
         schedule=_timetable(spec),
-        start_date=start_date(config),
-        is_paused_upon_creation=config.dags.paused_at_creation,
-        catchup=False,
-        max_active_runs=1,   # two runs of the same unit must not stage at the same time
-        default_args=DEFAULT_ARGS,
+        **shared_dag_args(config),
         tags=["lakeformat", "ingest", spec.identifier],
         params={
             "start": Param(None, type=["null", "string"], format="date",

@@ -20,7 +20,7 @@ from __future__ import annotations
 from airflow.sdk import DAG, CronTriggerTimetable, Param, TaskGroup
 
 from lakeformat.format.options import to_option_string
-from lakeformat.pipeline.airflow.dags import DEFAULT_ARGS, start_date, table_exists_task
+from lakeformat.pipeline.airflow.dags import shared_dag_args, table_exists_task
 from lakeformat.pipeline.airflow.operators import (LakeformatCleanConsumersOperator,
                                                    LakeformatExpirePartitionsOperator,
                                                    LakeformatExpireSnapshotsOperator,
@@ -41,11 +41,7 @@ def build_maintenance_dag(config: PipelineConfig) -> DAG:
         description="Clean consumers, expire partitions and snapshots, remove orphan files",
         doc_md=__doc__,
         schedule=CronTriggerTimetable(m.schedule, timezone="UTC") if m.schedule else None,
-        start_date=start_date(config),
-        is_paused_upon_creation=config.dags.paused_at_creation,
-        catchup=False,
-        max_active_runs=1,
-        default_args=DEFAULT_ARGS,
+        **shared_dag_args(config),
         tags=["lakeformat", "maintenance"],
         params={"dry_run": Param(m.dry_run, type="boolean",
                                  description="Only report what each step would delete"),
