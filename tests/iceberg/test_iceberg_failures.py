@@ -9,6 +9,7 @@ import random
 import signal
 import time
 
+import pytest
 
 import lakeformat as lf
 from lakeformat.cli.main import main as cli
@@ -82,6 +83,7 @@ def worker(warehouse: str, ack_path: str, start: int) -> None:
         i += 1
 
 
+@pytest.mark.slow   # 25 processes killed mid-publish: about two minutes
 def test_killed_publishes_never_show_half_a_version_and_are_repaired(catalog, tmp_path):
     t = catalog.create_table("db.t", EVENTS, partition_keys=["dt"],
                              options={**ON, "metadata.iceberg.compaction.min.file-num": "3",
