@@ -168,7 +168,7 @@ def _drop_deleted(spark, table, group: NativeFiles, df: DataFrame) -> DataFrame:
     for meta in group.deletion_files:
         for name, deleted in index_files.read_deletion_vectors(meta).items():
             if name in names and len(deleted):
-                files.append(pa.array([name] * len(deleted), pa.string()))
+                files.append(pa.repeat(pa.scalar(name, pa.string()), len(deleted)))
                 positions.append(pa.array(deleted, pa.int64()))
     if not files:
         return df
