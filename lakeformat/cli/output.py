@@ -35,6 +35,8 @@ def plain(v: Any) -> Any:
         return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
     if isinstance(v, (dt.date, dt.datetime, dt.time)):
         return v.isoformat()
+    if isinstance(v, dt.timedelta):   # a tag's time_retained: the JSON text it always had
+        return str(v)
     if isinstance(v, Decimal):
         return str(v)
     if isinstance(v, bytes):

@@ -213,7 +213,7 @@ def cmd_clear_consumers(cat, args) -> None:
 def cmd_create_tag(cat, args) -> None:
     t = _table(cat, args)
     tag = t.create_tag(args.tag, snapshot_id=args.snapshot, time_retained=args.time_retained)
-    kept = f", kept for {tag.time_retained}" if tag.time_retained else ""
+    kept = f", kept for {human_duration(tag.time_retained)}" if tag.time_retained else ""
     _report(args, f"created tag {tag.name} on snapshot {tag.snapshot.id} of {t.name}{kept}",
             {"table": t.name, "tag": tag.name, "snapshot": tag.snapshot.id,
              "time_retained": str(tag.time_retained) if tag.time_retained else None})

@@ -6,7 +6,8 @@ empty for an unpartitioned table); times are local wall-clock timestamps in mill
 Java's LocalDateTime shows them. Everything is read from metadata (snapshots, manifests, schema,
 tag and consumer files): no data file is opened. ``buckets`` adds ``sorted_runs``, the count a
 reader merges and a compaction bounds (level-0 files plus non-empty levels for a primary-key
-bucket; files for an append bucket).
+bucket; files for an append bucket). A tag's ``time_retained`` is a duration (Arrow's), not
+text: each front end prints it its own way (the CLI as ``2 d``).
 """
 from __future__ import annotations
 
@@ -240,11 +241,11 @@ def tags(table, snapshot_id: Optional[int] = None) -> pa.Table:
     rows = [{"tag_name": t.name, "snapshot_id": t.snapshot.id, "schema_id": t.snapshot.schema_id,
              "commit_time": local_time(t.snapshot.time_millis), "record_count": t.snapshot.total_record_count,
              "create_time": t.create_time,
-             "time_retained": None if t.time_retained is None else str(t.time_retained)}
+             "time_retained": t.time_retained}
             for t in TagManager(table).list()]
     return pa.Table.from_pylist(rows, schema=pa.schema([
         ("tag_name", pa.string()), ("snapshot_id", pa.int64()), ("schema_id", pa.int64()),
-        ("commit_time", TS), ("record_count", pa.int64()), ("create_time", TS), ("time_retained", pa.string())]))
+        ("commit_time", TS), ("record_count", pa.int64()), ("create_time", TS), ("time_retained", pa.duration("ms"))]))
 
 
 SYSTEM_TABLES: dict[str, Callable[..., pa.Table]] = {

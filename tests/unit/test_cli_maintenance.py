@@ -183,7 +183,13 @@ def test_create_list_delete_tags(wh, capsys):
     assert code == 0 and "created tag first on snapshot 1 of db.t" in out
     made = run_json(capsys, wh, "create-tag", "db.t", "kept", "--time-retained", "2 d")
     assert made["snapshot"] == 6 and made["time_retained"] == "2 days, 0:00:00"
-    assert [t["tag_name"] for t in run_json(capsys, wh, "tags", "db.t")] == ["first", "kept"]
+    listed = run_json(capsys, wh, "tags", "db.t")
+    assert [(t["tag_name"], t["time_retained"]) for t in listed] == [("first", None), ("kept", "2 days, 0:00:00")]
+    code, out, _ = run(capsys, "--warehouse", wh, "create-tag", "db.t", "hourly", "--time-retained", "90 min")
+    assert code == 0 and out.rstrip().endswith("kept for 1 h 30 min")
+    code, out, _ = run(capsys, "--warehouse", wh, "tags", "db.t")   # readable: durations as people read them
+    assert code == 0 and "2 d" in out and "1 h 30 min" in out and "days," not in out and "1:30:00" not in out
+    run(capsys, "--warehouse", wh, "delete-tag", "db.t", "hourly")
     code, _, err = run(capsys, "--warehouse", wh, "create-tag", "db.t", "first")
     assert code == 1 and "exists" in err
     code, _, err = run(capsys, "--warehouse", wh, "create-tag", "db.t", "../x")
