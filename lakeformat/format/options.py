@@ -505,13 +505,17 @@ def validate(raw: Mapping[str, Any], *, allow_unknown: bool = False,
     return out
 
 
+_EXTERNAL_PATHS = "data-file.external-paths"   # Paimon's; lakeformat reads what Paimon Java writes there
+
+
 def check_iceberg(opts: Options) -> None:
-    """Paimon publishes deletion vectors as Iceberg v3 position deletes; lakeformat does not, and
-    an Iceberg reader would return deleted rows, so the combination is refused."""
-    if opts.get(ICEBERG_STORAGE) != "disabled" and opts.get(DELETION_VECTORS):
+    """What lakeformat cannot publish as Iceberg metadata readers read right. Deletion vectors
+    become position delete files naming each data file by its place in the table's directory,
+    so they are refused with data files stored elsewhere."""
+    if opts.get(ICEBERG_STORAGE) != "disabled" and opts.get(DELETION_VECTORS) and opts.raw.get(_EXTERNAL_PATHS):
         raise OptionError(f"option {ICEBERG_STORAGE.key!r} ({opts.get(ICEBERG_STORAGE)}) with "
-                          f"{DELETION_VECTORS.key!r} = true is not supported: lakeformat does not publish deletion "
-                          "vectors to Iceberg, whose readers would return deleted rows; disable one of them")
+                          f"{DELETION_VECTORS.key!r} = true and {_EXTERNAL_PATHS!r} is not supported: "
+                          "lakeformat publishes deletion vectors only for data files in the table's directory")
     formats = {opts.get(FILE_FORMAT), *(opts.get(FILE_FORMAT_PER_LEVEL) or {}).values()}
     if opts.get(ICEBERG_STORAGE) != "disabled" and formats != {"parquet"}:
         raise OptionError(f"option {ICEBERG_STORAGE.key!r} needs Parquet data files: lakeformat's ORC and Avro "

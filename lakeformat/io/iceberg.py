@@ -1,5 +1,6 @@
 """Iceberg metadata files of a table on storage: ``metadata/vN.metadata.json``,
-``version-hint.text``, manifest lists (``snap-N-<uuid>.avro``) and manifests (``<uuid>-m0.avro``).
+``version-hint.text``, manifest lists (``snap-N-<uuid>.avro``), manifests (``<uuid>-m0.avro``)
+and the position delete files of deletion vectors (``<uuid>-<index file>.parquet``).
 
 Where they live follows Paimon: ``table-location`` puts ``metadata/`` in the table's directory;
 ``hadoop-catalog`` (``catalog-location``) puts it under ``<warehouse>/iceberg/<db>/<table>/``, so
@@ -12,14 +13,51 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 from urllib.parse import urlparse
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from lakeformat.errors import LakeformatError
 from lakeformat.io.fileio import FileIO, join
 
 HINT = "version-hint.text"
 _VERSION = re.compile(r"^v(\d+)\.metadata\.json$")
+# Iceberg's reserved field ids of a position delete file's columns
+_POSITION_DELETES = pa.schema([
+    pa.field("file_path", pa.string(), False, {b"PARQUET:field_id": b"2147483546"}),
+    pa.field("pos", pa.int64(), False, {b"PARQUET:field_id": b"2147483545"})])
+_DELETES_SUFFIX = ".parquet"
+_UUID_LENGTH = 36
+
+
+def position_deletes(vectors: Mapping[str, np.ndarray]) -> bytes:
+    """A Parquet position delete file of deletion ``vectors`` (data file path -> sorted deleted
+    positions), its rows ordered by path and position as Iceberg's spec asks."""
+    paths = sorted(vectors)
+    counts = np.fromiter((len(vectors[p]) for p in paths), dtype=np.int64, count=len(paths))
+    file_path = pa.DictionaryArray.from_arrays(pa.array(np.repeat(np.arange(len(paths), dtype=np.int32), counts)),
+                                               pa.array(paths, pa.string())).cast(pa.string())
+    pos = pa.array(np.concatenate([np.asarray(vectors[p], dtype=np.int64) for p in paths])
+                   if paths else np.empty(0, dtype=np.int64))
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.table([file_path, pos], schema=_POSITION_DELETES), sink)
+    return sink.getvalue().to_pybytes()
+
+
+def position_deletes_name(index_file: str, unique: str) -> str:
+    """The name of the position delete file of a Paimon deletion-vector ``index_file``."""
+    return f"{unique}-{index_file}{_DELETES_SUFFIX}"
+
+
+def index_file_of(path: str) -> Optional[str]:
+    """The Paimon index file a position delete file (by :func:`position_deletes_name`) was made of."""
+    name = posixpath.basename(path)
+    if not name.endswith(_DELETES_SUFFIX) or len(name) <= _UUID_LENGTH + 1 + len(_DELETES_SUFFIX):
+        return None
+    return name[_UUID_LENGTH + 1:-len(_DELETES_SUFFIX)]
 
 
 def absolute(io: FileIO, path: str) -> str:

@@ -4,7 +4,9 @@ After each commit the publisher brings the Iceberg metadata up to the latest Pai
 one Iceberg snapshot per Paimon snapshot (same id, same commit time, same schema id), each
 adding one manifest for the files its Paimon snapshot added and reusing every other manifest;
 only manifests holding a removed file are rewritten, and small manifests are merged once there
-are enough of them. Then it creates ``vN.metadata.json`` (only if absent: a reader never sees
+are enough of them. A primary-key table with deletion vectors shows every file above level 0,
+as Paimon's readers read it, and each deletion-vector index file becomes an Iceberg position
+delete file (Parquet) listed in one delete manifest, rewritten when the vectors change. Then it creates ``vN.metadata.json`` (only if absent: a reader never sees
 half a version) and moves ``version-hint.text`` to it, and deletes what nothing needs any more:
 earlier versions (``metadata.iceberg.delete-after-commit.enabled``,
 ``metadata.iceberg.previous-versions-max``) and the manifest lists and manifests of Iceberg
@@ -44,10 +46,20 @@ from lakeformat.format.iceberg.schema import (
     partition_fields,
 )
 from lakeformat.format.iceberg.values import column_metrics, physical
-from lakeformat.format.manifest import ManifestEntry
+from lakeformat.format.index_manifest import DELETION_VECTORS, IndexManifestEntry
+from lakeformat.format.manifest import ADD, ManifestEntry
 from lakeformat.format.snapshot import COMPACT, Snapshot
 from lakeformat.io.data_file import file_path
-from lakeformat.io.iceberg import IcebergFiles, absolute, metadata_dir
+from lakeformat.io.fileio import join
+from lakeformat.io.iceberg import (
+    IcebergFiles,
+    absolute,
+    index_file_of,
+    metadata_dir,
+    position_deletes,
+    position_deletes_name,
+)
+from lakeformat.io.index_files import IndexFiles
 from lakeformat.maintenance.tag import TAG_PREFIX, TagManager
 from lakeformat.read.scan import FileScan
 
@@ -77,7 +89,8 @@ class _Known:
 
 
 _KNOWN: dict[str, _Known] = {}
-_MANIFEST_METADATA: dict[tuple, dict[str, str]] = {}   # (metadata dir, schema id) -> Avro header of its manifests
+_MANIFEST_METADATA: dict[tuple, dict[str, str]] = {}   # (metadata dir, schema id, content) -> Avro header of its manifests
+_INDEX_MANIFEST = "paimon.index-manifest"   # summary key: the Paimon index manifest the deletes were made of
 _ENTRIES: OrderedDict[str, list[dict]] = OrderedDict()   # manifests this process wrote (immutable), newest last
 _ENTRIES_KEPT = 512
 
@@ -139,7 +152,8 @@ class IcebergPublisher:
         self.min_merge, self.max_merge = o.get(O.ICEBERG_COMPACT_MIN_FILE_NUM), o.get(O.ICEBERG_COMPACT_MAX_FILE_NUM)
         self.target_size = o.get(O.MANIFEST_TARGET_FILE_SIZE)
         schema = table.schema
-        self.visible = P.exported(bool(schema.primary_keys), o.num_levels() - 1)
+        self.deletion_vectors = bool(schema.primary_keys) and o.get(O.DELETION_VECTORS)
+        self.visible = P.exported(bool(schema.primary_keys), o.num_levels() - 1, self.deletion_vectors)
         self.partition = [M.PartitionField(f["name"], f["field-id"], schema.field(f["name"]).type)
                           for f in partition_fields(schema)]
         self.partition_key = tuple(self.partition)
@@ -323,20 +337,22 @@ class IcebergPublisher:
             if delta is None:
                 delta = FileScan(self.table).delta_entries(snap)
             added, removed = P.file_changes(delta, self.visible)
-        records = list(base)
+        records = [r for r in base if r["content"] == M.DATA]
         if removed:
             records = self._remove(records, removed, added, sid, written)
         new_entries = [M.entry(M.ADDED, sid, sid, sid, self._data_file(e)) for e in added.values()]
         if new_entries:
             records.append(self._write_manifest(new_entries, sid, written))
         records = self._merge_small(records, sid, written)
+        prev = meta.current.summary if meta.current is not None else {}
+        deletes = self._deletes(snap, [r for r in base if r["content"] == M.POSITION_DELETES], prev, written)
+        records += deletes
         name = f"snap-{sid}-{uuid.uuid4()}.avro"
         parent = meta.current.snapshot_id if meta.current is not None else None
         path = self.files.write(name, M.write_manifest_list([_encoded(r) for r in records], sid, parent, sid,
                                                             self.codec))
         written.append(path)
-        prev = meta.current.summary if meta.current is not None else {}
-        summary = self._summary(prev, added.values(), removed.values(), snap)
+        summary = self._summary(prev, added.values(), removed.values(), snap, deletes)
         return records, IcebergSnapshot(sid, parent, snap.time_millis, path, snap.schema_id, summary)
 
     def _remove(self, records: list[dict], removed: dict, added: dict, sid: int,
@@ -384,13 +400,43 @@ class IcebergPublisher:
             out.append(self._write_manifest(merged, sid, written))
         return out
 
-    def _write_manifest(self, entries: list[dict], sid: int, written: list[str]) -> dict:
-        data = M.write_manifest(self.partition_key, entries, self._manifest_metadata(), self.codec)
+    def _write_manifest(self, entries: list[dict], sid: int, written: list[str], content: int = M.DATA) -> dict:
+        data = M.write_manifest(self.partition_key, entries, self._manifest_metadata(content), self.codec)
         path = self.files.write(f"{uuid.uuid4()}-m0.avro", data)
         written.append(path)
         _remember(path, entries)
         seqs = [e["sequence_number"] for e in entries if e["sequence_number"] is not None]
-        return M.manifest_file(path, len(data), sid, sid, min(seqs, default=sid), entries, self.partition)
+        return M.manifest_file(path, len(data), sid, sid, min(seqs, default=sid), entries, self.partition, content)
+
+    # -- deletion vectors ----------------------------------------------------------------------
+    def _deletes(self, snap: Snapshot, base: list[dict], prev_summary: dict, written: list[str]) -> list[dict]:
+        """The delete manifest of ``snap``: the previous one while the snapshot names the same
+        index manifest, else one listing a position delete file per deletion-vector index file,
+        each written once (a file of an index file already published is listed again)."""
+        if not self.deletion_vectors:
+            return []
+        if prev_summary.get(_INDEX_MANIFEST) == (snap.index_manifest or ""):
+            return base
+        vectors = [e for e in IndexFiles(self.table.io, self.table.path).read_manifest(snap.index_manifest)
+                   if e.kind == ADD and e.file.index_type == DELETION_VECTORS and e.file.dv_ranges]
+        if not vectors:
+            return []
+        published = {index_file_of(e["data_file"]["file_path"]): e["data_file"]
+                     for r in base for e in self._manifest(r["manifest_path"]) if e["status"] != M.DELETED}
+        entries = [M.entry(M.ADDED, snap.id, snap.id, snap.id,
+                           published.get(e.file.file_name) or self._position_deletes(e, written)) for e in vectors]
+        return [self._write_manifest(entries, snap.id, written, M.POSITION_DELETES)]
+
+    def _position_deletes(self, e: IndexManifestEntry, written: list[str]) -> dict:
+        """Write the position delete file of one deletion-vector index file."""
+        d = self._bucket_dir(e.partition, e.bucket)
+        vectors = {join(d, name): positions for name, positions in
+                   IndexFiles(self.table.io, self.table.path).read_deletion_vectors(e.file).items()}
+        data = position_deletes(vectors)
+        path = self.files.write(position_deletes_name(e.file.file_name, str(uuid.uuid4())), data)
+        written.append(path)
+        return M.position_deletes_file(path, self.table.partition_values(e.partition), self.partition,
+                                       sum(len(p) for p in vectors.values()), len(data), list(vectors))
 
     def _data_file(self, e: ManifestEntry) -> dict:
         f = e.file
@@ -400,12 +446,15 @@ class IcebergPublisher:
                            f.row_count, f.file_size, nulls, lower, upper)
 
     def _path(self, e: ManifestEntry) -> str:
-        d = self._dirs.get((e.partition, e.bucket))
-        if d is None:
-            d = self._dirs[(e.partition, e.bucket)] = absolute(self.table.io, self.table.bucket_dir_of(e.partition, e.bucket))
-        return file_path(self.table, d, e.file)
+        return file_path(self.table, self._bucket_dir(e.partition, e.bucket), e.file)
 
-    def _summary(self, prev: dict, added, removed, snap: Snapshot) -> dict:
+    def _bucket_dir(self, partition: bytes, bucket: int) -> str:
+        d = self._dirs.get((partition, bucket))
+        if d is None:
+            d = self._dirs[(partition, bucket)] = absolute(self.table.io, self.table.bucket_dir_of(partition, bucket))
+        return d
+
+    def _summary(self, prev: dict, added, removed, snap: Snapshot, deletes: list[dict]) -> dict:
         added, removed = list(added), list(removed)
 
         def total(key: str, delta: int) -> str:
@@ -420,15 +469,17 @@ class IcebergPublisher:
                 "total-records": total("total-records", add_rows - del_rows),
                 "total-data-files": total("total-data-files", len(added) - len(removed)),
                 "total-files-size": total("total-files-size", add_size - del_size),
-                "total-delete-files": "0", "total-position-deletes": "0", "total-equality-deletes": "0",
-                "paimon.commit-kind": snap.commit_kind}
+                "total-delete-files": str(sum(r["added_files_count"] for r in deletes)),
+                "total-position-deletes": str(sum(r["added_rows_count"] for r in deletes)),
+                "total-equality-deletes": "0", "paimon.commit-kind": snap.commit_kind,
+                **({_INDEX_MANIFEST: snap.index_manifest or ""} if self.deletion_vectors else {})}
 
     # -- schemas -------------------------------------------------------------------------------
-    def _manifest_metadata(self) -> dict[str, str]:
-        key = (self.files.dir, self.table.schema.id)
+    def _manifest_metadata(self, content: int) -> dict[str, str]:
+        key = (self.files.dir, self.table.schema.id, content)
         if key not in _MANIFEST_METADATA:
             _MANIFEST_METADATA[key] = M.manifest_metadata(self._iceberg_schema(self.table.schema.id),
-                                                          partition_fields(self.table.schema))
+                                                          partition_fields(self.table.schema), content)
         return _MANIFEST_METADATA[key]
 
     def _iceberg_schema(self, schema_id: int) -> dict:
@@ -465,20 +516,47 @@ class IcebergPublisher:
                 self.files.delete(self.files.version_path(v))
                 deleted.append(self.files.version_path(v))
         if expired:
+            first = meta.snapshots[0].snapshot_id if meta.snapshots else None
+            oldest = manifests.get(first) if first is not None else []
+            if oldest is None:
+                oldest = self._read_list(meta.snapshots[0].manifest_list)
             kept = {r["manifest_path"] for s in meta.snapshots for r in manifests.get(s.snapshot_id, ())}
-            if meta.snapshots and meta.snapshots[0].snapshot_id not in manifests:
-                kept |= {r["manifest_path"] for r in self._read_list(meta.snapshots[0].manifest_list)}
+            kept |= {r["manifest_path"] for r in oldest}
+            # a manifest or delete file left out of one snapshot never comes back: what the
+            # oldest kept snapshot does not list, no kept snapshot does
+            kept_deletes = None
             for s in expired:
                 try:
                     records = manifests.get(s.snapshot_id) or self._read_list(s.manifest_list)
                 except CorruptFileError:
                     records = []   # deleted by an earlier, interrupted cleanup
-                gone = [r["manifest_path"] for r in records if r["manifest_path"] not in kept] + [s.manifest_list]
+                gone_records = [r for r in records if r["manifest_path"] not in kept]
+                gone = []
+                for r in gone_records:
+                    if r["content"] == M.POSITION_DELETES:
+                        if kept_deletes is None:
+                            kept_deletes = set(self._delete_files(r2 for r2 in oldest))
+                        gone += [f for f in self._delete_files([r]) if f not in kept_deletes]
+                gone += [r["manifest_path"] for r in gone_records] + [s.manifest_list]
                 for path in gone:
                     self.files.delete(path)
                 deleted += gone
                 kept |= {r["manifest_path"] for r in records}   # shared with later expired ones: gone already
+                if kept_deletes is not None:
+                    kept_deletes |= set(gone)
         return deleted
+
+    def _delete_files(self, records) -> list[str]:
+        """Paths of the position delete files the delete manifests among ``records`` list."""
+        out = []
+        for r in records:
+            if r["content"] != M.POSITION_DELETES:
+                continue
+            try:
+                out += [e["data_file"]["file_path"] for e in self._manifest(r["manifest_path"])]
+            except FileNotFoundError:
+                continue   # deleted by an earlier, interrupted cleanup
+        return out
 
 
 def publish_after_change(table, deltas: Optional[dict[int, list[ManifestEntry]]] = None,
@@ -508,9 +586,11 @@ def iceberg_sync(table, rebuild: bool = False) -> PublishResult:
 
 def reachable_metadata(table) -> tuple[str, set[str]]:
     """(Iceberg metadata directory, names of the files in it that a present version reaches):
-    the versions themselves, the hint, their manifest lists and manifests. For orphan removal."""
+    the versions themselves, the hint, their manifest lists, manifests and position delete files.
+    For orphan removal."""
     files = iceberg_files(table)
     names = {"version-hint.text"}
+    deletes_read: set[str] = set()
     for v in files.versions():
         names.add(f"v{v}.metadata.json")
         try:
@@ -524,4 +604,12 @@ def reachable_metadata(table) -> tuple[str, set[str]]:
             except FileNotFoundError:
                 continue
             names |= {r["manifest_path"].rsplit("/", 1)[-1] for r in records}
+            for r in records:
+                if r["content"] == M.POSITION_DELETES and r["manifest_path"] not in deletes_read:
+                    deletes_read.add(r["manifest_path"])
+                    try:
+                        entries = M.read_records(files.read(r["manifest_path"]))
+                    except FileNotFoundError:
+                        continue
+                    names |= {e["data_file"]["file_path"].rsplit("/", 1)[-1] for e in entries}
     return files.dir, names

@@ -98,9 +98,6 @@ def test_types_iceberg_readers_cannot_read_are_refused(catalog):
     t = catalog.create_table("db.t2", pa.schema([("id", pa.int64())]), options=ON)
     with pytest.raises(SchemaError, match="'ts'"):
         t.alter(lf.AddColumn("ts", pa.timestamp("s")))   # TIMESTAMP(0): not in Paimon's Iceberg mapping
-    with pytest.raises(OptionError, match="deletion-vectors.enabled"):
-        catalog.create_table("db.t3", pa.schema([("id", pa.int64())]),
-                             options={**ON, "deletion-vectors.enabled": "true"})
     with pytest.raises(OptionError, match="hive-catalog.*not supported by lakeformat"):
         catalog.create_table("db.t4", pa.schema([("id", pa.int64())]), options={"metadata.iceberg.storage": "hive-catalog"})
     with pytest.raises(OptionError, match="format-version"):

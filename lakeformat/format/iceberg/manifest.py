@@ -27,6 +27,7 @@ from lakeformat.format.binary_row import java_big_integer_bytes
 from lakeformat.format.iceberg.values import decimal_bytes, fixed_decimal, physical, to_bytes
 
 EXISTING, ADDED, DELETED = 0, 1, 2
+DATA, POSITION_DELETES = 0, 1   # content of a data_file, and of a manifest (data or deletes)
 FORMAT_VERSION = 2
 CODECS = {"snappy": "snappy", "deflate": "deflate", "gzip": "deflate", "zstd": "zstandard",
           "zstandard": "zstandard", "none": "null", "null": "null", "uncompressed": "null"}
@@ -136,6 +137,18 @@ def data_file(path: str, partition_values: Sequence[Any], partition: Sequence[Pa
             "value_counts": None, "null_value_counts": _map(null_counts), "nan_value_counts": None,
             "lower_bounds": _map(lower), "upper_bounds": _map(upper), "key_metadata": None,
             "split_offsets": None, "equality_ids": None, "sort_order_id": None}
+
+
+FILE_PATH_ID = 2147483546   # Iceberg's reserved field id of a position delete's file_path
+
+
+def position_deletes_file(path: str, partition_values: Sequence[Any], partition: Sequence[PartitionField],
+                          record_count: int, file_size: int, data_files: Sequence[str]) -> dict:
+    """A ``data_file`` record of a Parquet position delete file (``file_path``, ``pos`` rows)
+    about ``data_files``; the bounds of their paths let readers skip it for other files."""
+    bounds = ({FILE_PATH_ID: min(data_files).encode()}, {FILE_PATH_ID: max(data_files).encode()}) if data_files else ({}, {})
+    return {**data_file(path, partition_values, partition, record_count, file_size, {}, *bounds),
+            "content": POSITION_DELETES}
 
 
 def entry(status: int, snapshot_id: int, sequence_number: int, file_sequence_number: int, data: dict) -> dict:
@@ -304,10 +317,10 @@ def read_records(data: bytes) -> list[dict]:
     return list(fastavro.reader(io.BytesIO(data)))
 
 
-def manifest_metadata(iceberg_schema: dict, spec_fields: list[dict]) -> dict[str, str]:
+def manifest_metadata(iceberg_schema: dict, spec_fields: list[dict], content: int = DATA) -> dict[str, str]:
     return {"schema": json.dumps(iceberg_schema), "schema-id": str(iceberg_schema["schema-id"]),
             "partition-spec": json.dumps(spec_fields), "partition-spec-id": "0",
-            "format-version": str(FORMAT_VERSION), "content": "data"}
+            "format-version": str(FORMAT_VERSION), "content": "deletes" if content == POSITION_DELETES else "data"}
 
 
 def write_manifest_list(encoded: Sequence[bytes], snapshot_id: int, parent_id: Optional[int],
@@ -347,15 +360,16 @@ def partition_summaries(records: Sequence[dict], partition: Sequence[PartitionFi
 
 
 def manifest_file(path: str, length: int, snapshot_id: int, sequence_number: int, min_sequence_number: int,
-                  entries: Sequence[dict], partition: Sequence[PartitionField]) -> dict:
-    """The manifest list record of a manifest holding ``entries``."""
+                  entries: Sequence[dict], partition: Sequence[PartitionField], content: int = DATA) -> dict:
+    """The manifest list record of a manifest holding ``entries`` (data files, or position delete
+    files with ``content`` POSITION_DELETES)."""
     summaries = partition_summaries([e["data_file"] for e in entries], partition)
     counts = {ADDED: [0, 0], EXISTING: [0, 0], DELETED: [0, 0]}
     for e in entries:
         c = counts[e["status"]]
         c[0] += 1
         c[1] += e["data_file"]["record_count"]
-    return {"manifest_path": path, "manifest_length": length, "partition_spec_id": 0, "content": 0,
+    return {"manifest_path": path, "manifest_length": length, "partition_spec_id": 0, "content": content,
             "sequence_number": sequence_number, "min_sequence_number": min_sequence_number,
             "added_snapshot_id": snapshot_id, "added_files_count": counts[ADDED][0],
             "existing_files_count": counts[EXISTING][0], "deleted_files_count": counts[DELETED][0],

@@ -2,7 +2,8 @@
 
 - Which files Iceberg sees: every file of an append table; of a primary-key table only the
   files at the highest level of the LSM tree, which full compaction writes (Iceberg readers
-  cannot merge sorted runs), exactly as Paimon exports them without deletion vectors.
+  cannot merge sorted runs), exactly as Paimon exports them without deletion vectors; with
+  deletion vectors every file above level 0, its vector published as position deletes.
 - What a Paimon snapshot changes in that view: its delta's added and removed files, a file a
   compaction only moved up a level counting once.
 - Which manifests a removal touches (their partition summaries may hold the partition), when
@@ -21,10 +22,14 @@ from lakeformat.format.manifest import ADD, DataFileMeta, ManifestEntry
 from lakeformat.format.types import AtomicType
 
 
-def exported(primary_key: bool, max_level: int) -> Callable[[DataFileMeta], bool]:
-    """Whether a data file is part of the Iceberg view."""
+def exported(primary_key: bool, max_level: int, deletion_vectors: bool = False) -> Callable[[DataFileMeta], bool]:
+    """Whether a data file is part of the Iceberg view: of a primary-key table the files at the
+    highest level, or with deletion vectors every file above level 0 (what Paimon's own readers
+    read then; the vectors become position deletes)."""
     if not primary_key:
         return lambda f: True
+    if deletion_vectors:
+        return lambda f: f.level > 0
     return lambda f: f.level == max_level
 
 

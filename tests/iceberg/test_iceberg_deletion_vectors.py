@@ -1,0 +1,86 @@
+"""A primary-key table with deletion vectors: Iceberg readers see every file above level 0 with
+each vector as a position delete file, so PyIceberg and DuckDB return exactly lakeformat's rows
+at every retained snapshot, between full compactions too."""
+import datetime as dt
+import os
+
+import pyarrow as pa
+import pytest
+
+from lakeformat.errors import OptionError
+from lakeformat.maintenance.iceberg import iceberg_files
+from lakeformat.maintenance.orphans import remove_orphan_files
+from tests.iceberg.readers import assert_same_everywhere, duckdb_rows, lakeformat_rows, pyiceberg_rows
+
+SCHEMA = pa.schema([pa.field("id", pa.int64(), False), ("name", pa.string()), pa.field("dt", pa.string(), False)])
+DV = {"metadata.iceberg.storage": "table-location", "deletion-vectors.enabled": "true", "bucket": "2"}
+
+
+def rows(ids, name, dt="d1"):
+    return pa.table({"id": ids, "name": [f"{name}{i}" for i in ids], "dt": [dt] * len(ids)}, schema=SCHEMA)
+
+
+def delete_files(t) -> list[str]:
+    return sorted(n for n in os.listdir(iceberg_files(t).dir) if n.endswith(".parquet"))
+
+
+@pytest.mark.parametrize("bitmap64", ["false", "true"])
+def test_updates_and_deletes_are_seen_through_position_deletes(catalog, bitmap64):
+    t = catalog.create_table("db.pk", SCHEMA, partition_keys=["dt"], primary_keys=["id", "dt"],
+                             options={**DV, "deletion-vectors.bitmap64": bitmap64})
+    t.write(rows(range(0, 40), "a"))
+    t.write(rows(range(0, 10), "b", "d2"))
+    t.compact(full=True)
+    t.write(rows(range(5, 15), "c"))              # updates of rows in the compacted files
+    t.delete(pa.table({"id": [20, 21], "dt": ["d1", "d1"]}))
+    t.compact()                                   # lookup compaction: deletion vectors on the old files
+    index = t.latest_snapshot().index_manifest
+    assert index, "the compaction wrote deletion vectors"
+    assert delete_files(t), "their position delete files are published"
+    latest = pyiceberg_rows(t)
+    assert latest == lakeformat_rows(t) == duckdb_rows(t)
+    assert {"id": 5, "name": "c5", "dt": "d1"} in latest and {"id": 5, "name": "a5", "dt": "d1"} not in latest
+    assert not any(r["id"] in (20, 21) and r["dt"] == "d1" for r in latest)
+    t.write(rows(range(30, 35), "e"))
+    t.compact()
+    assert_same_everywhere(t)
+
+
+def test_full_compaction_and_expiration_remove_old_delete_files(catalog):
+    t = catalog.create_table("db.pk", SCHEMA, partition_keys=["dt"], primary_keys=["id", "dt"], options={
+        **DV, "snapshot.num-retained.min": "1", "snapshot.num-retained.max": "3"})
+    t.write(rows(range(0, 30), "a"))
+    t.compact(full=True)
+    for i in range(3):
+        t.write(rows(range(i * 5, i * 5 + 5), f"u{i}"))
+        t.compact()
+        assert_same_everywhere(t)
+    t.compact(full=True)                          # rewrites every vector away
+    assert_same_everywhere(t)
+    for i in range(3):                            # plain writes: the compacted view expires the rest
+        t.write(rows([100 + i], "x", "d2"))
+    assert_same_everywhere(t)
+    assert delete_files(t) == []                  # no retained snapshot names a delete file any more
+    remove_orphan_files(t, older_than=dt.timedelta(0))       # and orphan removal deletes nothing a version needs
+    assert_same_everywhere(t)
+
+
+def test_orphan_removal_keeps_published_delete_files(catalog):
+    t = catalog.create_table("db.pk", SCHEMA, primary_keys=["id", "dt"], options=DV)
+    t.write(rows(range(0, 20), "a"))
+    t.compact(full=True)
+    t.write(rows(range(0, 5), "b"))
+    t.compact()
+    before = delete_files(t)
+    assert before
+    leftover = os.path.join(iceberg_files(t).dir, "00000000-0000-0000-0000-000000000000-index-x-0.parquet")
+    open(leftover, "wb").write(b"left by a killed publish")
+    remove_orphan_files(t, older_than=dt.timedelta(0))
+    assert delete_files(t) == before
+    assert pyiceberg_rows(t) == lakeformat_rows(t) == duckdb_rows(t)
+
+
+def test_deletion_vectors_with_data_files_elsewhere_are_refused(catalog, tmp_path):
+    with pytest.raises(OptionError, match="deletion-vectors.enabled.*data-file.external-paths"):
+        catalog.create_table("db.pk", SCHEMA, primary_keys=["id", "dt"],
+                             options={**DV, "data-file.external-paths": f"file://{tmp_path}/ext"})
