@@ -68,6 +68,10 @@ class FileIO:
     def open_input(self, path: str):
         return self.fs.open_input_file(self._p(path))
 
+    def is_dir(self, path: str) -> bool:
+        """Whether ``path`` is a directory (on an object store: a prefix some object lies under)."""
+        return self.fs.get_file_info(self._p(path)).type == pafs.FileType.Directory
+
     def file_size(self, path: str) -> int:
         return self.fs.get_file_info(self._p(path)).size
 

@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Optional
 
 from lakeformat.errors import LakeformatError
-from lakeformat.pipeline import landing
+from lakeformat.pipeline import landing, landing_files
+from lakeformat.pipeline.config import absolute_location
 from lakeformat.pipeline.local_airflow import airflow_env
 from lakeformat.pipeline.postgres import LocalPostgres, free_port
 
@@ -124,8 +125,12 @@ def _airflow(env: dict, *args: str, timeout: int = 900) -> None:
 
 
 def generate_landing(s: Settings) -> list[str]:
-    """Demo landing files for ``landing_days`` of every configured table, unless there already."""
+    """Demo landing files for ``landing_days`` of every configured table, unless there already.
+    A landing root on an object store is left alone: it is filled by its own one-shot (compose's
+    ``demo-landing`` service) with the store's credentials, which this launcher does not hold."""
     first, last = s.landing_days
+    if landing_files.is_remote(s.landing):
+        return []
     if Path(s.landing).exists() and any(Path(s.landing).rglob(f"*{first}*")):
         return []
     landing.main(["--landing", s.landing, "--start", first, "--end", last, "--config", s.config,
@@ -264,7 +269,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--rows-per-day", type=int, default=100_000)
     a = ap.parse_args(argv)
     s = Settings(state=Path(a.state).resolve(), warehouse=os.path.abspath(a.warehouse),
-                 landing=os.path.abspath(a.landing), config=os.path.abspath(a.config),
+                 landing=absolute_location(a.landing), config=os.path.abspath(a.config),
                  dags=os.path.abspath(a.dags), plugins=os.path.abspath(a.plugins), host=a.host, port=a.port,
                  spark_master=a.spark_master, landing_days=tuple(a.landing_days), rows_per_day=a.rows_per_day)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):

@@ -28,7 +28,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 from urllib.parse import urlparse
 
 import pyarrow as pa
@@ -39,6 +39,7 @@ from lakeformat.format import options as O
 from lakeformat.format import types as T
 from lakeformat.format.schema import new_schema
 from lakeformat.pipeline.quality import Expectation, check_expectations, parse_expectations
+from lakeformat.secrets import is_secret_key, mask
 
 CONFIG_ENV = "LAKEFORMAT_CONFIG"
 MAX_BACKFILL_UNITS = 1000   # a typo in a date range should not start years of Spark jobs
@@ -435,6 +436,47 @@ SECRET_ENV = {"s3.access-key": "AWS_ACCESS_KEY_ID", "s3.secret-key": "AWS_SECRET
               "s3.session-token": "AWS_SESSION_TOKEN"}
 
 
+def catalog_options_from_env() -> dict[str, str]:
+    """The catalog options of a process's environment: S3 credentials in the standard ``AWS_*``
+    variables, then ``$LAKEFORMAT_CATALOG_OPTIONS`` (a JSON object) over them. A Spark job hands
+    them to the executors inside the tasks, whatever the nodes' environment."""
+    from_aws = {k: os.environ[v] for k, v in SECRET_ENV.items() if os.environ.get(v)}
+    raw = os.environ.get(CATALOG_OPTIONS_ENV)
+    if not raw:
+        return from_aws
+    try:
+        opts = json.loads(raw)
+    except ValueError:
+        opts = None
+    if not isinstance(opts, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in opts.items()):
+        raise LakeformatError(f"${CATALOG_OPTIONS_ENV} must be a JSON object of string options")
+    return {**from_aws, **opts}
+
+
+def option_args(pairs: Sequence[str], flag: str) -> dict[str, str]:
+    """``KEY=VALUE`` command-line options; a credential among them is refused: arguments are
+    visible to every user of the machine and end up in logs."""
+    out = {}
+    for kv in pairs:
+        k, sep, v = kv.partition("=")
+        if not sep or not k:
+            raise LakeformatError(f"{flag} {mask(kv)!r}: expected KEY=VALUE")
+        k, v = k.strip(), v.strip()
+        if is_secret_key(k) or mask(v) != v:
+            raise LakeformatError(f"{flag} {k}: a credential on the command line is visible to every "
+                                  f"user of the machine and in logs; pass it in ${CATALOG_OPTIONS_ENV} "
+                                  "(a JSON object of catalog options) or the AWS_* variables instead")
+        out[k] = v
+    return out
+
+
+def absolute_location(location: str) -> str:
+    """A local path made absolute (a job may run in another directory); a URI as it is."""
+    if urlparse(location).scheme in ("", "file"):
+        return os.path.abspath(location.removeprefix("file://"))
+    return location
+
+
 def submit_settings(warehouse: str, options: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
     """(job arguments, environment) that give a Spark job a connection's catalog: the warehouse
     (absolute when local: spark-submit may run in another directory) as an argument, the
@@ -443,9 +485,7 @@ def submit_settings(warehouse: str, options: Mapping[str, str]) -> tuple[list[st
     process is readable by its owner only. The job hands the options to the executors inside
     the data source (Spark's task serialization), not through ``spark.executorEnv`` settings,
     which would be arguments again."""
-    scheme = urlparse(warehouse).scheme
-    if scheme in ("", "file"):
-        warehouse = os.path.abspath(warehouse.removeprefix("file://"))
+    warehouse = absolute_location(warehouse)
     env = {CATALOG_OPTIONS_ENV: json.dumps(dict(sorted(options.items())))} if options else {}
     return ["--warehouse", warehouse], env
 

@@ -1,7 +1,8 @@
 """The ingest job: landing files of one logical date (or hour) into their table.
 
-Reads the configured landing folder (JSON lines or CSV) with the table's columns as the schema
-(malformed records fail the job, naming the file), fills the columns the folder names
+Reads the configured landing folder (JSON lines or CSV; a local folder or one on an object store,
+see :mod:`.landing_files`) with the table's columns as the schema (malformed records fail the
+job, naming the file), fills the columns the folder names
 (``dt={ds}``), casts to the table's types and writes through the data source. A unit of work is
 (table, date[, hour]); it is always written as the unit's stage (``stage_id_for``) with the
 unit's commit identity (``ingest_identity``), the same the ingest DAG uses, so a job and a DAG
@@ -17,21 +18,24 @@ run agree on what is loaded:
 from __future__ import annotations
 
 import logging
-import os
-from typing import Optional
+from typing import Mapping, Optional
 
 import lakeformat.spark as lfs
 from lakeformat.commit import staging
 from lakeformat.errors import LakeformatError, NotFoundError
+from lakeformat.pipeline import landing_files
 from lakeformat.pipeline.config import IngestUnit, TableSpec, ingest_identity, stage_id_for
 from lakeformat.pipeline.wap import clear_leftover, create_table, loaded
-from lakeformat.spark.types import spark_type
+from lakeformat.spark.types import spark_arrow_schema, spark_type
 
 log = logging.getLogger("lakeformat.jobs.ingest")
 
 
-def read_landing(spark, d: TableSpec, unit: IngestUnit, landing_root: str, table):
-    """The landing rows as a DataFrame of the table's columns (types cast at write time)."""
+def read_landing(spark, d: TableSpec, unit: IngestUnit, landing_root: str, table,
+                 options: Optional[Mapping[str, str]] = None):
+    """The landing rows as a DataFrame of the table's columns (types cast at write time): a
+    local folder through Spark's own reader, one on an object store (``s3://``, reached with
+    the warehouse's storage ``options``) through :func:`remote_landing`."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructField, StructType
 
@@ -39,15 +43,37 @@ def read_landing(spark, d: TableSpec, unit: IngestUnit, landing_root: str, table
     given = d.path_columns(unit.date, unit.hour)
     file_fields = [StructField(f.name, spark_type(f.type), True) for f in table.schema.fields if f.name not in given]
     schema = StructType(file_fields)
-    if not os.path.isdir(folder) and "://" not in folder:
+    if landing_files.is_remote(folder):
+        df = remote_landing(spark, landing_files.list_files(folder, options), d.landing_format, schema, options)
+    elif not landing_files.folder_present(folder):
         raise NotFoundError(f"no landing folder {folder} for {d.name}")
-    if d.landing_format == "jsonl":
+    elif d.landing_format == "jsonl":
         df = spark.read.schema(schema).option("mode", "FAILFAST").json(folder)
     else:
         df = spark.read.schema(schema).option("header", True).option("mode", "FAILFAST").csv(folder)
     for k, v in given.items():
         df = df.withColumn(k, F.lit(v))
     return df.select(*table.schema.names)
+
+
+def remote_landing(spark, files: list[str], fmt: str, schema, options: Optional[Mapping[str, str]]):
+    """A DataFrame of ``schema`` from landing ``files`` on an object store: the driver lists,
+    each executor task parses its share of the files with pyarrow (``landing_files.read_file``).
+    The storage options travel inside the task, like the data source's."""
+    arrow = spark_arrow_schema(schema)
+    if not files:
+        return spark.createDataFrame([], schema)
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    opts = dict(options or {})
+
+    def parse(batches):
+        for b in batches:
+            for i in b.column(0).to_pylist():   # file numbers: one loop step per file
+                t = landing_files.read_file(files[i], fmt, arrow, opts, zone)
+                yield from t.to_batches()
+
+    tasks = min(len(files), spark.sparkContext.defaultParallelism)
+    return spark.range(len(files), numPartitions=tasks).mapInArrow(parse, schema)
 
 
 def ingest(spark_factory, jt, date: str, hour: Optional[int], landing_root: str,
@@ -71,7 +97,7 @@ def ingest(spark_factory, jt, date: str, hour: Optional[int], landing_root: str,
     left = clear_leftover(table, sid)
     if left:
         log.info("%s", left)
-    df = read_landing(spark_factory(), d, unit, landing_root, table)
+    df = read_landing(spark_factory(), d, unit, landing_root, table, jt.catalog_options)
     lfs.write(df, jt.identifier, warehouse=jt.warehouse, mode="append",
               options={"commit-user": user, "commit-identifier": str(identifier), "stage-id": sid},
               **jt.catalog_options)

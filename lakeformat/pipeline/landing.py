@@ -2,22 +2,26 @@
 
     python -m lakeformat.pipeline.landing --landing ./landing --start 2024-06-01 --end 2024-06-03 \\
         [--seed 0] [--rows-per-day 100000] [--bad-day 2024-06-02] [--config config/tables.yaml]
+    python -m lakeformat.pipeline.landing --landing s3://lakehouse/landing \\
+        --option s3.endpoint=http://127.0.0.1:9000 --start 2024-06-01     # keys in AWS_* variables
 
 Writes, for every day (and hour, for tables whose landing path has ``{hour}``), the configured
 format at the configured path: ``user_behavior`` events (the demo data set: timestamps inside the
 day, plus about 0.5 % late events from the day before) and ``item_price`` updates (several per
 item and day, as CSV). The same seed gives the same bytes. ``--bad-day`` adds rows that break the
 tables' quality rules on that day: negative prices and an unknown behavior. Columns the landing
-path gives (``dt={ds}``) are not repeated inside the files.
+path gives (``dt={ds}``) are not repeated inside the files. The landing root may be on an object
+store (``s3://bucket/prefix``): its storage options are the warehouse's, from the environment
+(``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``, ``$LAKEFORMAT_CATALOG_OPTIONS``) and
+``--option`` (no credentials on the command line).
 """
 from __future__ import annotations
 
 import argparse
 import datetime as dt
 import json
-import os
 import sys
-from typing import Optional
+from typing import Mapping, Optional
 
 import numpy as np
 import pyarrow as pa
@@ -26,7 +30,10 @@ import pyarrow.csv as pcsv
 
 from lakeformat.pipeline.demo_data import user_behavior
 from lakeformat.errors import LakeformatError
-from lakeformat.pipeline.config import TableSpec, load_config
+from lakeformat.io.fileio import join
+from lakeformat.pipeline.config import TableSpec, catalog_options_from_env, load_config, option_args
+from lakeformat.pipeline.landing_files import landing_io
+from lakeformat.secrets import mask, register_options
 
 LATE_FRACTION = 0.005
 BAD_ROWS = 25
@@ -87,28 +94,31 @@ def _ts_text(col: pa.ChunkedArray) -> pa.ChunkedArray:
     return pc.strftime(col, format="%Y-%m-%d %H:%M:%S").cast(pa.string())
 
 
-def write_jsonl(t: pa.Table, path: str) -> None:
+def jsonl_bytes(t: pa.Table) -> bytes:
     cols = {n: (_ts_text(t.column(n)) if pa.types.is_timestamp(t.schema.field(n).type) else t.column(n)).to_pylist()
             for n in t.column_names}
-    with open(path, "w") as f:
-        for i in range(t.num_rows):
-            f.write(json.dumps({n: v[i] for n, v in cols.items()}) + "\n")
+    return "".join(json.dumps({n: v[i] for n, v in cols.items()}) + "\n" for i in range(t.num_rows)).encode()
 
 
-def write_csv(t: pa.Table, path: str) -> None:
+def csv_bytes(t: pa.Table) -> bytes:
     arrays = [_ts_text(t.column(n)) if pa.types.is_timestamp(t.schema.field(n).type) else t.column(n)
               for n in t.column_names]
-    pcsv.write_csv(pa.Table.from_arrays(arrays, names=t.column_names), path)
+    out = pa.BufferOutputStream()
+    pcsv.write_csv(pa.Table.from_arrays(arrays, names=t.column_names), out)
+    return out.getvalue().to_pybytes()
 
 
 GENERATORS = {"user_behavior": (user_behavior_rows, 1.0), "item_price": (item_price_rows, 0.05)}
 
 
-def generate(d: TableSpec, landing: str, day: dt.date, rows: int, seed: int, bad: bool) -> list[str]:
-    """Write one day of ``d``'s landing files; returns their paths."""
+def generate(d: TableSpec, landing: str, day: dt.date, rows: int, seed: int, bad: bool,
+             options: Optional[Mapping[str, str]] = None) -> list[str]:
+    """Write one day of ``d``'s landing files under ``landing`` (a path or a URI, reached with
+    the storage ``options``); returns their paths."""
     make, share = GENERATORS[d.name]
     hours = range(24) if "{hour}" in d.landing_path else [None]
     data = make(day, max(1, int(rows * share)), seed, bad)
+    fio = landing_io(landing, options)
     written = []
     for hour in hours:
         part = data
@@ -117,10 +127,9 @@ def generate(d: TableSpec, landing: str, day: dt.date, rows: int, seed: int, bad
             part = data.filter(pc.equal(hours_of, hour))
         drop = [c for c in d.path_columns(day.isoformat(), hour) if c in part.column_names]
         part = part.drop_columns(drop)
-        out = d.landing_dir(landing, day.isoformat(), hour)
-        os.makedirs(out, exist_ok=True)
-        path = os.path.join(out, f"part-0.{'jsonl' if d.landing_format == 'jsonl' else 'csv'}")
-        (write_jsonl if d.landing_format == "jsonl" else write_csv)(part, path)
+        path = join(d.landing_dir(landing, day.isoformat(), hour),
+                    f"part-0.{'jsonl' if d.landing_format == 'jsonl' else 'csv'}")
+        fio.write_bytes(path, (jsonl_bytes if d.landing_format == "jsonl" else csv_bytes)(part))
         written.append(path)
     return written
 
@@ -136,6 +145,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--bad-day", type=dt.date.fromisoformat, help="a day whose rows break the quality rules")
     ap.add_argument("--config", help="pipeline config (default: $LAKEFORMAT_CONFIG)")
     ap.add_argument("--table", action="append", help="only these tables (default: every one the generator knows)")
+    ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                    help="storage option of an s3:// landing root, such as s3.endpoint=http://127.0.0.1:9000 "
+                         "(repeatable; credentials only from the environment)")
     a = ap.parse_args(argv)
     end = a.end or a.start
     if end < a.start:
@@ -143,6 +155,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     if a.rows_per_day < 1:
         ap.error("--rows-per-day must be at least 1")
     try:
+        options = {**catalog_options_from_env(), **option_args(a.option, "--option")}
+        register_options(options)   # masked in any message that repeats one
         cfg = load_config(a.config)
         tables = [cfg.table(n) for n in a.table] if a.table else [t for t in cfg.tables if t.name in GENERATORS]
     except LakeformatError as e:
@@ -154,10 +168,14 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 2
     landing = a.landing or cfg.landing
     day, files = a.start, 0
-    while day <= end:
-        for d in tables:
-            files += len(generate(d, landing, day, a.rows_per_day, a.seed, day == a.bad_day))
-        day += dt.timedelta(days=1)
+    try:
+        while day <= end:
+            for d in tables:
+                files += len(generate(d, landing, day, a.rows_per_day, a.seed, day == a.bad_day, options))
+            day += dt.timedelta(days=1)
+    except (LakeformatError, OSError) as e:   # an unreachable store, refused credentials
+        print(f"error: writing landing files under {landing}: {mask(e)}", file=sys.stderr)
+        return 2
     print(f"wrote {files} landing file(s) for {', '.join(t.name for t in tables)} under {landing} "
           f"({a.start} .. {end}, seed {a.seed})")
     return 0

@@ -24,13 +24,12 @@ one; tests call these directly.
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 from lakeformat.commit import stage_log, staging
 from lakeformat.errors import LakeformatError
-from lakeformat.pipeline import unit_claim
+from lakeformat.pipeline import landing_files, unit_claim
 from lakeformat.pipeline.config import IngestUnit, TableSpec, ingest_identity, ingest_units, stage_id_for
 from lakeformat.pipeline.quality import AuditReport, Expectation, audit
 
@@ -123,13 +122,13 @@ def create_table(catalog, spec: TableSpec):
                                 list(spec.primary_keys), dict(spec.options), ignore_if_exists=True)
 
 
-def landing_missing(spec: TableSpec, unit: IngestUnit, landing_root: str) -> Optional[str]:
-    """Why ``unit`` cannot be ingested yet (its landing folder is not there), or None. Folders
-    on an object store (``s3://...``) are not checked here: the job finds out."""
+def landing_missing(spec: TableSpec, unit: IngestUnit, landing_root: str,
+                    options: Optional[Mapping[str, str]] = None) -> Optional[str]:
+    """Why ``unit`` cannot be ingested yet (its landing folder is not there), or None. The root
+    is a path or a URI (``s3://bucket/prefix``); ``options``: the warehouse's storage options
+    (``s3.endpoint``, credentials), which an object-store landing root shares."""
     folder = spec.landing_dir(landing_root, unit.date, unit.hour)
-    if "://" in folder and not folder.startswith("file://"):
-        return None
-    if os.path.isdir(folder.removeprefix("file://")):
+    if landing_files.folder_present(folder, options):
         return None
     return f"{unit.label} of {spec.identifier}: no landing folder {folder} (yet): not ingested by this run"
 
@@ -138,12 +137,12 @@ def plan_units(catalog, spec: TableSpec, logical_date, start=None, end=None, *, 
                owner: str, active: Callable[[str], bool]) -> tuple[list[dict], list[str]]:
     """(units, skipped): the units a DAG run ingests (its logical date's, or a backfill's
     range), each with its stage id, commit identity and the job's unit arguments, and why the
-    others are not ingested: no landing folder, or another active run holds the unit
-    (:mod:`.unit_claim`). Checked before any Spark work. Claims the units for ``owner`` and
+    others are not ingested: no landing folder (looked for with the catalog's storage options),
+    or another active run holds the unit (:mod:`.unit_claim`). Checked before any Spark work. Claims the units for ``owner`` and
     clears what earlier, ended attempts left staged; creates the table when a unit is ingested."""
     out, skipped, table = [], [], None
     for u in ingest_units(spec, logical_date, start, end):
-        missing = landing_missing(spec, u, landing_root)
+        missing = landing_missing(spec, u, landing_root, catalog.options)
         if missing:
             skipped.append(missing)
             continue

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import logging
 import os
 import sys
@@ -22,9 +21,9 @@ from typing import Callable, Optional
 
 import lakeformat.spark as lfs
 from lakeformat.errors import LakeformatError
-from lakeformat.pipeline.config import (CATALOG_OPTIONS_ENV, CONFIG_ENV, SECRET_ENV, PipelineConfig, TableSpec,
-                                        load_config)
-from lakeformat.secrets import MaskingFilter, is_secret_key, mask, register_options
+from lakeformat.pipeline.config import (CONFIG_ENV, PipelineConfig, TableSpec, catalog_options_from_env,
+                                        load_config, option_args)
+from lakeformat.secrets import MaskingFilter, register_options
 from lakeformat.spark.options import TableRef
 from lakeformat.table.catalog import Catalog
 
@@ -69,17 +68,7 @@ class JobTable:
 
 def resolve(args) -> JobTable:
     """The table the arguments name. A name not in the config must be ``db.table``."""
-    opts = catalog_options_from_env()
-    for kv in args.catalog_option:
-        k, sep, v = kv.partition("=")
-        if not sep or not k:
-            raise LakeformatError(f"--catalog-option {mask(kv)!r}: expected KEY=VALUE")
-        k, v = k.strip(), v.strip()
-        if is_secret_key(k) or mask(v) != v:
-            raise LakeformatError(f"--catalog-option {k}: a credential on the command line is visible to every "
-                                  f"user of the machine and in logs; pass it in ${CATALOG_OPTIONS_ENV} "
-                                  "(a JSON object of catalog options) instead")
-        opts[k] = v
+    opts = {**catalog_options_from_env(), **option_args(args.catalog_option, "--catalog-option")}
     register_options(opts)   # masked wherever a message or log line repeats one
     # the whole config is checked before any work; no config at all: tables are named db.table
     cfg = load_config(args.config) if args.config or os.environ.get(CONFIG_ENV) else None
@@ -91,23 +80,6 @@ def resolve(args) -> JobTable:
     if not warehouse:
         raise LakeformatError("no warehouse: give --warehouse or set $LAKEFORMAT_WAREHOUSE")
     return JobTable(definition.identifier if definition else args.table, warehouse, opts, definition, cfg)
-
-
-def catalog_options_from_env() -> dict[str, str]:
-    """The catalog options of the job's environment: S3 credentials in the standard ``AWS_*``
-    variables, then ``$LAKEFORMAT_CATALOG_OPTIONS`` (a JSON object) over them. In the options
-    they reach the executors inside the tasks, whatever the nodes' environment."""
-    from_aws = {k: os.environ[v] for k, v in SECRET_ENV.items() if os.environ.get(v)}
-    raw = os.environ.get(CATALOG_OPTIONS_ENV)
-    if not raw:
-        return from_aws
-    try:
-        opts = json.loads(raw)
-    except ValueError:
-        opts = None
-    if not isinstance(opts, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in opts.items()):
-        raise LakeformatError(f"${CATALOG_OPTIONS_ENV} must be a JSON object of string options")
-    return {**from_aws, **opts}
 
 
 def spark_session(app: str, master: Optional[str]):

@@ -28,7 +28,6 @@ Each run ingests one or more units (a day, or an hour for tables whose landing p
 from __future__ import annotations
 
 import logging
-import os
 
 from airflow.sdk import DAG, CronDataIntervalTimetable, Param, get_current_context, task, task_group
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
@@ -39,7 +38,7 @@ from lakeformat.pipeline import wap
 from lakeformat.pipeline.airflow.dags import (LakeformatSparkSubmitOperator, job_args, shared_dag_args,
                                               spark_conf, table_asset)
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
-from lakeformat.pipeline.config import PipelineConfig, TableSpec
+from lakeformat.pipeline.config import PipelineConfig, TableSpec, absolute_location
 from lakeformat.pipeline.jobs import job_file
 
 log = logging.getLogger("lakeformat.dags.ingest")
@@ -119,7 +118,7 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
                 raise AirflowSkipException("nothing to ingest: " + "; ".join(skipped))
             log.info("%s: %d unit(s) to ingest: %s", spec.identifier, len(units),
                      ", ".join(u["label"] for u in units))
-            landing = ["--landing", os.path.abspath(config.landing)]
+            landing = ["--landing", absolute_location(config.landing)]
             return [{"stage_id": u["stage_id"], "label": u["label"], "commit": u["commit"],
                      "args": job_args(config, spec, *u["unit_args"], "--stage", u["stage_id"], *landing)}
                     for u in units]
