@@ -6,15 +6,19 @@ stay as serialized BinaryRow bytes here; they are decoded only where a decision 
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import io
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Iterable, Optional
 
 import fastavro
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from lakeformat.format.binary_row import serialize_row
-from lakeformat.format.names import check_file_name
+from lakeformat.format.names import check_file_name, check_file_names
 from lakeformat.format.partition import PartitionFilter
 
 ADD, DELETE = 0, 1
@@ -153,6 +157,90 @@ class ManifestEntry:
     def from_avro(cls, d: dict) -> "ManifestEntry":
         return cls(d["_KIND"], shared(d["_PARTITION"]), d["_BUCKET"], d["_TOTAL_BUCKETS"],
                    DataFileMeta.from_avro(d["_FILE"]))
+
+
+def _builder(cls):
+    """A mutable twin of the frozen, slotted dataclass ``cls`` (the same slots, so the same
+    layout): ``twin(...)`` stores the fields as plain slot stores and then becomes a ``cls``
+    (``__class__`` assignment). Frozen ``__init__`` stores each field through
+    ``object.__setattr__``, about 4 µs for a data file's 20 fields: most of decoding an entry.
+    ``__post_init__`` is skipped: the caller checks the values, column by column."""
+    return dataclasses.make_dataclass(f"_{cls.__name__}Builder", [f.name for f in dataclasses.fields(cls)],
+                                      slots=True, eq=False)
+
+
+_FILE_BUILDER, _ENTRY_BUILDER = _builder(DataFileMeta), _builder(ManifestEntry)
+
+
+def _field(parent, name: str, optional: bool = False) -> Optional[pa.Array]:
+    """Field ``name`` of a decoded struct or table; None if an optional field is absent (written
+    by an older Paimon). KeyError if a required one is."""
+    names = parent.schema.names if isinstance(parent, pa.Table) else [f.name for f in parent.type]
+    if name not in names:
+        if optional:
+            return None
+        raise KeyError(name)
+    values = parent.column(name) if isinstance(parent, pa.Table) else parent.field(name)
+    if pa.types.is_timestamp(values.type):   # kept as epoch milliseconds, as written
+        values = values.cast(pa.timestamp("ms", values.type.tz)).cast(pa.int64())
+    return values
+
+
+def _values(values: Optional[pa.Array], n: int) -> Iterable:
+    return repeat(None, n) if values is None or values.null_count == n else values.to_pylist()
+
+
+def entries_from_arrow(table: pa.Table) -> list[ManifestEntry]:
+    """The entries of a manifest decoded into columns (``io/avro_columns.py``): what
+    ``ManifestEntry.from_avro`` makes of each record, built column by column, the file names
+    checked on the columns. KeyError for a missing field, TypeError or ValueError for values of
+    another type or names that would leave the table."""
+    n = table.num_rows
+    file = table.column("_FILE").combine_chunks()
+    check_file_names(_field(file, "_FILE_NAME"), "data file")
+    check_file_names(pc.list_flatten(_field(file, "_EXTRA_FILES")), "extra file")
+    external = _field(file, "_EXTERNAL_PATH", True)
+    if external is not None and pc.any(pc.equal(pc.binary_length(external), 0)).as_py():
+        raise ValueError("a data file's external path is empty")
+    ks, vs = (file.field(k) for k in ("_KEY_STATS", "_VALUE_STATS"))
+    cols = [_values(_field(table, k), n) for k in ("_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS")]
+    cols += [_values(_field(file, k), n) for k in ("_FILE_NAME", "_FILE_SIZE", "_ROW_COUNT", "_MIN_KEY", "_MAX_KEY")]
+    cols += [_values(_field(s, k, k == "_NULL_COUNTS"), n) for s in (ks, vs)
+             for k in ("_MIN_VALUES", "_MAX_VALUES", "_NULL_COUNTS")]
+    cols += [_values(_field(file, k), n) for k in ("_MIN_SEQUENCE_NUMBER", "_MAX_SEQUENCE_NUMBER", "_SCHEMA_ID",
+                                                   "_LEVEL", "_EXTRA_FILES")]
+    cols += [_values(_field(file, k, True), n) for k in (
+        "_CREATION_TIME", "_DELETE_ROW_COUNT", "_EMBEDDED_FILE_INDEX", "_FILE_SOURCE", "_VALUE_STATS_COLS",
+        "_EXTERNAL_PATH", "_FIRST_ROW_ID", "_WRITE_COLS")]
+    out = []
+    for (kind, part, bucket, total, name, size, rows, min_key, max_key, kmin, kmax, knc, vmin, vmax, vnc,
+         min_seq, max_seq, schema_id, level, extra, created, deleted, index, source, vsc, ext, first_row,
+         wc) in zip(*cols):
+        key_stats = (kmin, kmax, None if knc is None else tuple(knc))
+        found = _SHARED.get(key_stats)
+        f = _FILE_BUILDER(
+            name, size, rows, shared(min_key), shared(max_key),
+            found if found is not None else shared(SimpleStats(*key_stats), key_stats),
+            SimpleStats(vmin, vmax, None if vnc is None else shared(tuple(vnc))), min_seq, max_seq, schema_id,
+            level, tuple(extra), created, deleted, index, source, None if vsc is None else tuple(vsc), ext,
+            first_row, None if wc is None else tuple(wc))
+        f.__class__ = DataFileMeta
+        e = _ENTRY_BUILDER(kind, shared(part), bucket, total, f)
+        e.__class__ = ManifestEntry
+        out.append(e)
+    return out
+
+
+def file_names_from_arrow(table: pa.Table) -> list[tuple]:
+    """The file names each entry of a manifest decoded into columns names (its data file, then
+    its extra files): what the orphan scan needs, without building the entries."""
+    file = table.column("_FILE").combine_chunks()
+    names, extra = _field(file, "_FILE_NAME"), _field(file, "_EXTRA_FILES")
+    check_file_names(names, "data file")
+    check_file_names(pc.list_flatten(extra), "extra file")
+    if not pc.any(pc.greater(pc.list_value_length(extra), 0)).as_py():
+        return [(name,) for name in names.to_pylist()]
+    return [(name, *more) for name, more in zip(names.to_pylist(), extra.to_pylist())]
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,9 @@ import re
 from typing import Sequence
 from urllib.parse import urlsplit
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from lakeformat.errors import InvalidNameError
 
 MAX_NAME_LENGTH = 200   # file names are limited to 255 bytes on most filesystems; leave room for prefixes
@@ -82,6 +85,19 @@ def check_file_name(name, what: str = "file") -> str:
         raise InvalidNameError(f"{what} name {name!r} is not a plain file name: no '/', '\\', '..', "
                                "control characters, at most 255 bytes")
     return name
+
+
+def check_file_names(names: pa.Array, what: str = "file") -> None:
+    """``check_file_name`` of every value of an Arrow string array at once (a decoded manifest's
+    column): InvalidNameError naming the first name that is not a plain file name."""
+    if len(names) == 0:
+        return
+    names = names.cast(pa.string())
+    bad = pc.or_(pc.or_(pc.match_substring_regex(names, _NOT_PLAIN.pattern), pc.is_in(names, pa.array(["", ".", ".."]))),
+                 pc.greater(pc.binary_length(names), 255))
+    bad = pc.fill_null(bad, True)   # a missing name is no name
+    if pc.any(bad).as_py():
+        check_file_name(names[pc.index(bad, True).as_py()].as_py(), what)
 
 
 def under_root(path: str, roots: Sequence[str]) -> bool:

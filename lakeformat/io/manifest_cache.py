@@ -1,7 +1,8 @@
 """Decoded manifest blocks, cached by their bytes.
 
-Decoding Avro entries (fastavro, one record at a time) is most of what planning, merging and the
-orphan scan cost. Manifests are immutable, and a merge by block copy (``ManifestFile.concat``)
+Decoding Avro entries is most of what planning, merging and the orphan scan cost: manifest entries
+are decoded into columns by a compiled reader (``Columns``, ``io/avro_columns.py``), the few records
+of manifest lists by fastavro one at a time. Manifests are immutable, and a merge by block copy (``ManifestFile.concat``)
 puts the same compressed blocks into the merged manifest, so one block is often named by many
 manifests of a table's history. Entries are therefore cached per block, keyed by a digest of the
 file's schema and codec and of the block's compressed bytes: content-addressed, so a cached value
@@ -25,14 +26,16 @@ import zlib
 from array import array
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 import cramjam
 import fastavro
+import numpy as np
+import pyarrow as pa
 from fastavro.read import BLOCK_READERS
 
 from lakeformat.format.avro_varint import write_long
-from lakeformat.io import avro_blocks
+from lakeformat.io import avro_blocks, avro_columns
 
 try:
     from compression import zstd   # Python >= 3.14
@@ -228,26 +231,116 @@ def coalesce(metadata: dict, kind: str, blocks: list[tuple[int, bytes]]) -> list
     return out
 
 
-def blocks(data: bytes, kind: str, convert: Callable[[dict], object],
-           cache: BlockCache = CACHE) -> tuple[avro_blocks.Container, list[Block]]:
-    """The container (header, raw blocks) of an Avro file and each block decoded (``convert`` of
-    each record), from ``cache`` where it holds the block (``kind`` names what ``convert``
-    makes: part of the key). Raises what the Avro reader or ``convert`` raise on bytes that are
-    not such a file (``RecordError`` for records of another shape)."""
-    c = avro_blocks.parse(data)
-    text, codec = c.metadata.get("avro.schema", b""), c.metadata.get("avro.codec", b"null")
-    head = _head(kind, c.metadata)
-    out = []
-    for count, raw in c.blocks:
-        key = (head, _digest(raw))
-        block = cache.get(key)
-        if block is None:
-            block = _decode_block(decompress(codec.decode(), raw), count, _schema(head, text), convert)
+@dataclass(frozen=True)
+class Columns:
+    """A conversion of decoded columns (an Arrow table of many blocks' records) to one value per
+    record: blocks of a kind converted so are decoded by the compiled reader
+    (``io/avro_columns.py``), many blocks at once, instead of one record at a time by fastavro."""
+
+    convert: Callable[[pa.Table], list]
+
+
+COLUMN_CHUNK = 16384   # records decoded in one call: bounds the memory of the columns in flight
+
+
+def _chunks(items: list, limit: int) -> list[list]:
+    """``items`` (key, count, plain) in runs of at most ``limit`` records (a larger block alone)."""
+    out, run, size = [], [], 0
+    for item in items:
+        if run and size + item[1] > limit:
+            out.append(run)
+            run, size = [], 0
+        run.append(item)
+        size += item[1]
+    return out + [run] if run else out
+
+
+def _decode_run(codec: str, text: bytes, head: bytes, items: list[tuple], convert) -> dict:
+    """Blocks (key, count, raw) of one kind of file decoded: key -> ``Block``."""
+    plain = [(key, count, decompress(codec, raw)) for key, count, raw in items]
+    if not isinstance(convert, Columns):
+        schema = _schema(head, text)
+        return {key: _decode_block(p, count, schema, convert) for key, count, p in plain}
+    out = {}
+    for run in _chunks(plain, COLUMN_CHUNK):
+        framed = [(count, p) for _, count, p in run]
+        table = avro_columns.read_table(text, framed)
+        ends = avro_columns.record_ends(text, table, framed)
+        try:
+            values = convert.convert(table)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise RecordError(str(e)) from None
+        start = 0
+        for (key, count, _), block_ends in zip(run, ends):
+            out[key] = Block(tuple(values[start:start + count]), array("Q", block_ends.astype(np.uint64).tobytes()))
+            start += count
+    return out
+
+
+def blocks_of(datas: Sequence[bytes], kind: str, convert, cache: BlockCache = CACHE) -> list:
+    """For each of ``datas`` (Avro files of one ``kind`` of value, that ``convert`` makes: part of
+    the cache key), its container (header, raw blocks) and each block decoded, from ``cache``
+    where it holds the block; or the exception that file raises, as ``blocks`` would raise it.
+    A block shared by several of the files is decoded once, and the blocks missing from the
+    cache are decoded together (``Columns``: one call of the columnar reader for many files)."""
+    parsed: list = []
+    for data in datas:
+        try:
+            parsed.append(avro_blocks.parse(data))
+        except Exception as e:   # the block parser raises many kinds on garbage input
+            parsed.append(e)
+    found: dict[tuple, Block] = {}
+    missing: dict[bytes, dict[tuple, tuple]] = {}   # head -> key -> (key, count, raw)
+    kinds: dict[bytes, tuple[str, bytes]] = {}      # head -> (codec, schema text)
+    for c in parsed:
+        if isinstance(c, Exception):
+            continue
+        head = _head(kind, c.metadata)
+        kinds[head] = (c.metadata.get("avro.codec", b"null").decode(), c.metadata.get("avro.schema", b""))
+        for count, raw in c.blocks:
+            key = (head, _digest(raw))
+            if key not in found and key not in missing.get(head, ()):
+                block = cache.get(key)
+                if block is None:
+                    missing.setdefault(head, {})[key] = (key, count, raw)
+                else:
+                    found[key] = block
+    failed: dict[int, Exception] = {}
+
+    def decode(head: bytes, items: list[tuple]) -> None:
+        decoded = _decode_run(*kinds[head], head, items, convert)
+        for key, block in decoded.items():
             cache.put(key, block)
-        out.append(block)
-    return c, out
+        found.update(decoded)
+
+    for head, items in missing.items():
+        try:
+            decode(head, list(items.values()))
+        except Exception:   # find the files at fault: decode each file's missing blocks alone
+            for i, c in enumerate(parsed):
+                if isinstance(c, Exception) or _head(kind, c.metadata) != head:
+                    continue
+                own = {k: items[k] for k in ((head, _digest(raw)) for _, raw in c.blocks)
+                       if k in items and k not in found}
+                try:
+                    decode(head, list(own.values()))
+                except Exception as e:
+                    failed[i] = e
+    return [c if isinstance(c, Exception) else failed[i] if i in failed
+            else (c, [found[(_head(kind, c.metadata), _digest(raw))] for _, raw in c.blocks])
+            for i, c in enumerate(parsed)]
 
 
-def decode(data: bytes, kind: str, convert: Callable[[dict], object], cache: BlockCache = CACHE) -> list:
+def blocks(data: bytes, kind: str, convert, cache: BlockCache = CACHE) -> tuple[avro_blocks.Container, list[Block]]:
+    """The container (header, raw blocks) of an Avro file and each block decoded (see
+    ``blocks_of``). Raises what the Avro reader or ``convert`` raise on bytes that are not such a
+    file (``RecordError`` for records of another shape)."""
+    (result,) = blocks_of([data], kind, convert, cache)
+    if isinstance(result, Exception):
+        raise result
+    return result
+
+
+def decode(data: bytes, kind: str, convert, cache: BlockCache = CACHE) -> list:
     """The values of an Avro container file (see ``blocks``)."""
     return [v for b in blocks(data, kind, convert, cache)[1] for v in b.values]

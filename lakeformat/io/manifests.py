@@ -23,6 +23,8 @@ from lakeformat.format.manifest import (
     ManifestEntry,
     ManifestFileMeta,
     SimpleStats,
+    entries_from_arrow,
+    file_names_from_arrow,
     _avro_codec,
     _filtered_records,
     _write_avro,
@@ -33,6 +35,9 @@ from lakeformat.format.types import DataType
 from lakeformat.io import avro_blocks, manifest_cache
 from lakeformat.io.fileio import FileIO, join
 from lakeformat.io.manifest_orc import is_orc, read_orc, write_orc
+
+ENTRIES = manifest_cache.Columns(entries_from_arrow)   # manifest entries: decoded column by column
+FILE_NAMES = manifest_cache.Columns(file_names_from_arrow)   # the file names each entry names
 
 
 def _read_bytes(fio: FileIO, path: str) -> bytes:
@@ -51,9 +56,11 @@ def _read_records(fio: FileIO, path: str) -> list[dict]:
         raise CorruptFileError(path, f"cannot read {'ORC' if orc else 'Avro'}: {e}") from None
 
 
-def _read_values(fio: FileIO, path: str, kind: str, from_avro, data: Optional[bytes] = None) -> list:
-    """Values of a manifest (list) (``data``: its bytes, if read already): ORC decoded whole,
-    Avro block by block through the cache of decoded blocks (``io/manifest_cache.py``)."""
+def _read_values(fio: FileIO, path: str, kind: str, from_avro, data: Optional[bytes] = None,
+                 convert=None) -> list:
+    """Values of a manifest (list) (``data``: its bytes, if read already): ORC decoded whole
+    (``from_avro`` of each record), Avro block by block through the cache of decoded blocks
+    (``io/manifest_cache.py``; ``convert``, by default ``from_avro``)."""
     data = _read_bytes(fio, path) if data is None else data
     if is_orc(data):
         try:
@@ -62,11 +69,16 @@ def _read_values(fio: FileIO, path: str, kind: str, from_avro, data: Optional[by
             raise CorruptFileError(path, f"cannot read ORC: {e}") from None
         return _decode(path, from_avro, records)
     try:
-        return manifest_cache.decode(data, kind, from_avro)
-    except manifest_cache.RecordError as e:
-        raise CorruptFileError(path, f"not a Paimon manifest or manifest list: {e}") from None
-    except Exception as e:  # fastavro and the block parser raise many kinds on garbage input
-        raise CorruptFileError(path, f"cannot read Avro: {e}") from None
+        return manifest_cache.decode(data, kind, convert or from_avro)
+    except Exception as e:
+        raise _avro_error(path, e) from None
+
+
+def _avro_error(path: str, e: Exception) -> CorruptFileError:
+    """What decoding the Avro file ``path`` raised (many kinds on garbage input), as the error."""
+    if isinstance(e, manifest_cache.RecordError):
+        return CorruptFileError(path, f"not a Paimon manifest or manifest list: {e}")
+    return CorruptFileError(path, f"cannot read Avro: {e}")
 
 
 def _decode(path: str, from_avro, records) -> list:
@@ -89,31 +101,47 @@ class ManifestFile:
     def path(self, name: str) -> str:
         return join(self.dir, name)
 
-    def read_all(self, names: Sequence[str], threads: int = 8) -> Iterator[tuple[str, object]]:
-        """(name, its entries or the error reading it) of each of ``names``, in order. The files
-        are fetched in ``threads`` parallel threads (storage latency) and decoded in this one, in
-        order (decoding is CPU-bound: threads would only contend, and decode the blocks that
-        merged manifests share twice instead of once from the cache)."""
+    def read_all(self, names: Sequence[str], threads: int = 8, batch: int = 64,
+                 file_names: bool = False) -> Iterator[tuple[str, object]]:
+        """(name, its entries or the error reading it) of each of ``names``, in order (with
+        ``file_names``, instead of each entry the names of the files it names). The files
+        are fetched in ``threads`` parallel threads (storage latency) and decoded in this one,
+        ``batch`` files at a time: the blocks of a batch not yet in the cache are decoded by one
+        call of the columnar reader (a block that merged manifests share, once)."""
         def fetch(name: str):
             try:
                 return _read_bytes(self.io, self.path(name))
             except Exception as e:
                 return e
+        kind, convert = ("file-names", FILE_NAMES) if file_names else ("entry", ENTRIES)
         with ThreadPoolExecutor(max(1, min(threads, len(names)))) as pool:
-            for name, data in zip(names, pool.map(fetch, names)):
-                if not isinstance(data, Exception):
-                    try:
-                        data = _read_values(self.io, self.path(name), "entry", ManifestEntry.from_avro, data)
-                    except Exception as e:
-                        data = e
-                yield name, data
+            fetched = pool.map(fetch, names)
+            for start in range(0, len(names), batch):
+                part = list(zip(names[start:start + batch], fetched))
+                avro = [(name, data) for name, data in part if not isinstance(data, Exception) and not is_orc(data)]
+                decoded = dict(zip((name for name, _ in avro),
+                                   manifest_cache.blocks_of([data for _, data in avro], kind, convert)))
+                for name, data in part:
+                    got = decoded.get(name, data)
+                    if isinstance(got, tuple):
+                        data = [v for b in got[1] for v in b.values]
+                    elif isinstance(got, Exception) and got is not data:
+                        data = _avro_error(self.path(name), got)
+                    elif not isinstance(data, Exception):   # ORC
+                        try:
+                            data = _read_values(self.io, self.path(name), "entry", ManifestEntry.from_avro, data)
+                            if file_names:
+                                data = [(e.file.file_name, *e.file.extra_files) for e in data]
+                        except Exception as e:
+                            data = e
+                    yield name, data
 
     def read(self, name: str, partitions: Optional[PartitionFilter] = None) -> list[ManifestEntry]:
         """All entries, or with ``partitions`` only those of matching partitions (decoding as
         little as the manifest's layout allows)."""
         path = self.path(name)
         if partitions is None:
-            return _read_values(self.io, path, "entry", ManifestEntry.from_avro)
+            return _read_values(self.io, path, "entry", ManifestEntry.from_avro, convert=ENTRIES)
         data = _read_bytes(self.io, path)
         if is_orc(data):
             return [e for e in self.read(name) if partitions.matches(e.partition)]
@@ -211,23 +239,16 @@ class ManifestFile:
         manifest is ORC or of another writer's schema or codec, or when the kept entries are not
         in partition order."""
         mine = avro_blocks.parse(_header(self.codec, bytes(16), sortable(self.partition_types))).metadata
-        parts = []
-        for m in metas:
-            path = self.path(m.file_name)
-            data = _read_bytes(self.io, path)
-            if self.orc or is_orc(data):
+        paths = [self.path(m.file_name) for m in metas]
+        datas = [_read_bytes(self.io, path) for path in paths]
+        parts = None if self.orc or any(is_orc(d) for d in datas) else []
+        for path, got in zip(paths, manifest_cache.blocks_of(datas, "entry", ENTRIES) if parts is not None else ()):
+            if isinstance(got, Exception):
+                raise _avro_error(path, got)
+            if any(got[0].metadata.get(k) != mine.get(k) for k in ("avro.schema", "avro.codec", SORTED_BY)):
                 parts = None
                 break
-            try:
-                c, blocks = manifest_cache.blocks(data, "entry", ManifestEntry.from_avro)
-            except manifest_cache.RecordError as e:
-                raise CorruptFileError(path, f"not a Paimon manifest: {e}") from None
-            except Exception as e:   # fastavro and the block parser raise many kinds on garbage input
-                raise CorruptFileError(path, f"cannot read Avro: {e}") from None
-            if any(c.metadata.get(k) != mine.get(k) for k in ("avro.schema", "avro.codec", SORTED_BY)):
-                parts = None
-                break
-            parts.append((c, blocks))
+            parts.append(got)
         if parts is None:
             entries = [e for m in metas for e in self.read(m.file_name)]
             return self.write([e for e, k in zip(entries, keep(entries)) if k])

@@ -34,6 +34,7 @@ import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from itertools import chain
 from typing import Callable, Iterable, Optional, Sequence
 
 import fastavro
@@ -226,12 +227,11 @@ def _reach_records(table, root: str, records: Sequence[tuple[str, Snapshot]], pr
     todo = sorted(set(users) - set(lists))
 
     data: set[str] = set()
-    for done, (name, entries) in enumerate(mfile.read_all(todo, threads), 1):
-        if isinstance(entries, Exception):
-            _refuse_unless_expired(table, root, users[name], name, entries)
+    for done, (name, named) in enumerate(mfile.read_all(todo, threads, file_names=True), 1):
+        if isinstance(named, Exception):
+            _refuse_unless_expired(table, root, users[name], name, named)
         else:
-            data.update([e.file.file_name for e in entries])
-            data.update([x for e in entries if e.file.extra_files for x in e.file.extra_files])
+            data.update(chain.from_iterable(named))
         if progress:
             progress(done, len(todo), "manifests read")
     index_manifests = sorted({r.index_manifest for _, r in records if r.index_manifest})
