@@ -52,6 +52,8 @@ class FileIO:
 
     # -- paths -------------------------------------------------------------------------
     def _p(self, path: str) -> str:
+        if self.scheme == "file" and path.startswith("/"):   # a local path: no URI to parse
+            return os.path.abspath(path)
         u = urlparse(path)
         if self.scheme == "file":
             return os.path.abspath(u.path if u.scheme == "file" else path)
@@ -125,6 +127,24 @@ class FileIO:
             f = open(p, "wb")
         with f:
             f.write(data)
+
+    def write_over(self, path: str, data: bytes) -> bool:
+        """Replace the bytes of an existing local file no longer than ``data`` in place: no file
+        created, renamed or truncated. False where that cannot be done (object stores, a missing
+        or longer file)."""
+        if self.scheme != "file":
+            return False
+        try:
+            fd = os.open(self._p(path), os.O_WRONLY)
+        except FileNotFoundError:
+            return False
+        try:
+            if os.fstat(fd).st_size > len(data):
+                return False
+            os.pwrite(fd, data, 0)
+        finally:
+            os.close(fd)
+        return True
 
     def open_output(self, path: str):
         p = self._p(path)

@@ -106,17 +106,21 @@ class IcebergFiles:
             return None
 
     def write_hint(self, version: int) -> None:
-        """Point ``version-hint.text`` at ``version``. On local disks the old hint is deleted
-        first, as Iceberg's own Hadoop tables do, then the new one is written in place (they
-        rename a temp file instead: two more file system operations per commit). A reader in
-        between finds no hint or an empty one, and Iceberg's Hadoop tables and this module then
-        fall back to the newest version listed. Renaming over the old hint or truncating it
-        would make ext4 flush it (milliseconds per commit). Object stores replace it in one PUT."""
+        """Point ``version-hint.text`` at ``version``. On local disks, when the old hint is no
+        longer than the new one (versions only grow, but for a rebuild), its bytes are
+        overwritten in place: no file is created, renamed or truncated (renaming over the old
+        hint or truncating it would make ext4 flush it, milliseconds per commit), and a reader
+        sees the old number or the new one. Else the old hint is deleted first, as Iceberg's own
+        Hadoop tables do, and a new one written (a reader in between finds none, and Iceberg's
+        Hadoop tables and this module then fall back to the newest version listed). Object
+        stores replace it in one PUT."""
         data = str(version).encode()
+        path = self.path(HINT)
         if self.io.scheme == "file":
-            self.io.delete(self.path(HINT))
-        self.io.write_new(self.path(HINT), data)
-
+            if self.io.write_over(path, data):
+                return
+            self.io.delete(path)
+        self.io.write_new(path, data)
     def versions(self) -> list[int]:
         return sorted(v for v in map(version_of, self.io.list_names(self.dir)) if v is not None)
 

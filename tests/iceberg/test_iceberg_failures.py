@@ -135,3 +135,17 @@ def test_orphan_removal_keeps_what_versions_reach(catalog):
     assert not os.path.exists(stray)
     assert all(not p.startswith(files.dir) for p in r.orphans if p != stray)
     assert pyiceberg_rows(t) == lakeformat_rows(t)
+
+
+def test_version_hint_is_overwritten_in_place_while_it_grows(tmp_path):
+    from lakeformat.io.fileio import FileIO
+    from lakeformat.io.iceberg import HINT, IcebergFiles
+    files = IcebergFiles(FileIO.for_uri(str(tmp_path)), str(tmp_path))
+    files.write_hint(9)
+    inode = os.stat(tmp_path / HINT).st_ino
+    files.write_hint(10)                                # longer: the same file, its bytes replaced
+    assert os.stat(tmp_path / HINT).st_ino == inode and files.read_hint() == 10
+    files.write_hint(11)
+    assert os.stat(tmp_path / HINT).st_ino == inode and files.read_hint() == 11
+    files.write_hint(3)                                 # a rebuild's shorter number: a new file
+    assert (tmp_path / HINT).read_bytes() == b"3"
