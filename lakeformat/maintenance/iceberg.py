@@ -152,7 +152,7 @@ class IcebergPublisher:
         self.min_merge, self.max_merge = o.get(O.ICEBERG_COMPACT_MIN_FILE_NUM), o.get(O.ICEBERG_COMPACT_MAX_FILE_NUM)
         self.target_size = o.get(O.MANIFEST_TARGET_FILE_SIZE)
         schema = table.schema
-        self.deletion_vectors = bool(schema.primary_keys) and o.get(O.DELETION_VECTORS)
+        self.deletion_vectors = o.get(O.DELETION_VECTORS)   # an append table's too, written by Paimon Java
         self.visible = P.exported(bool(schema.primary_keys), o.num_levels() - 1, self.deletion_vectors)
         self.partition = [M.PartitionField(f["name"], f["field-id"], schema.field(f["name"]).type)
                           for f in partition_fields(schema)]
@@ -524,7 +524,7 @@ class IcebergPublisher:
             kept |= {r["manifest_path"] for r in oldest}
             # a manifest or delete file left out of one snapshot never comes back: what the
             # oldest kept snapshot does not list, no kept snapshot does
-            kept_deletes = None
+            kept_deletes: Optional[set[str]] = None
             for s in expired:
                 try:
                     records = manifests.get(s.snapshot_id) or self._read_list(s.manifest_list)
@@ -532,18 +532,16 @@ class IcebergPublisher:
                     records = []   # deleted by an earlier, interrupted cleanup
                 gone_records = [r for r in records if r["manifest_path"] not in kept]
                 gone = []
-                for r in gone_records:
-                    if r["content"] == M.POSITION_DELETES:
-                        if kept_deletes is None:
-                            kept_deletes = set(self._delete_files(r2 for r2 in oldest))
-                        gone += [f for f in self._delete_files([r]) if f not in kept_deletes]
+                if any(r["content"] == M.POSITION_DELETES for r in gone_records):
+                    if kept_deletes is None:
+                        kept_deletes = set(self._delete_files(oldest))
+                    gone = [f for f in self._delete_files(gone_records) if f not in kept_deletes]
+                    kept_deletes.update(gone)   # shared with later expired ones: gone already
                 gone += [r["manifest_path"] for r in gone_records] + [s.manifest_list]
                 for path in gone:
                     self.files.delete(path)
                 deleted += gone
                 kept |= {r["manifest_path"] for r in records}   # shared with later expired ones: gone already
-                if kept_deletes is not None:
-                    kept_deletes |= set(gone)
         return deleted
 
     def _delete_files(self, records) -> list[str]:
@@ -582,34 +580,3 @@ def iceberg_sync(table, rebuild: bool = False) -> PublishResult:
         raise LakeformatError(f"{table.name} does not publish Iceberg metadata: set the option "
                               "metadata.iceberg.storage to table-location or hadoop-catalog first")
     return IcebergPublisher(table).sync(rebuild)
-
-
-def reachable_metadata(table) -> tuple[str, set[str]]:
-    """(Iceberg metadata directory, names of the files in it that a present version reaches):
-    the versions themselves, the hint, their manifest lists, manifests and position delete files.
-    For orphan removal."""
-    files = iceberg_files(table)
-    names = {"version-hint.text"}
-    deletes_read: set[str] = set()
-    for v in files.versions():
-        names.add(f"v{v}.metadata.json")
-        try:
-            meta = TableMetadata.from_json(files.read_version(v))
-        except FileNotFoundError:
-            continue
-        for s in meta.snapshots:
-            names.add(s.manifest_list.rsplit("/", 1)[-1])
-            try:
-                records = M.read_records(files.read(s.manifest_list))
-            except FileNotFoundError:
-                continue
-            names |= {r["manifest_path"].rsplit("/", 1)[-1] for r in records}
-            for r in records:
-                if r["content"] == M.POSITION_DELETES and r["manifest_path"] not in deletes_read:
-                    deletes_read.add(r["manifest_path"])
-                    try:
-                        entries = M.read_records(files.read(r["manifest_path"]))
-                    except FileNotFoundError:
-                        continue
-                    names |= {e["data_file"]["file_path"].rsplit("/", 1)[-1] for e in entries}
-    return files.dir, names

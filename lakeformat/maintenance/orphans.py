@@ -50,7 +50,7 @@ from lakeformat.io.fileio import join
 from lakeformat.io.manifests import ManifestFile, ManifestList
 from lakeformat.maintenance.deletes import delete_files
 from lakeformat.maintenance.iceberg import enabled as iceberg_enabled
-from lakeformat.maintenance.iceberg import reachable_metadata
+from lakeformat.maintenance.iceberg_reachable import reachable_metadata
 from lakeformat.read.scan import gc_paused
 
 log = logging.getLogger(__name__)

@@ -3,15 +3,29 @@ each vector as a position delete file, so PyIceberg and DuckDB return exactly la
 at every retained snapshot, between full compactions too."""
 import datetime as dt
 import os
+import shutil
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from pyiceberg.table import StaticTable
 
+import lakeformat as lf
+import lakeformat.maintenance.iceberg as publisher
 from lakeformat.errors import OptionError
-from lakeformat.maintenance.iceberg import iceberg_files
+from lakeformat.io.iceberg import index_file_of
+from lakeformat.io.index_files import IndexFiles
+from lakeformat.maintenance.iceberg import iceberg_files, iceberg_sync
 from lakeformat.maintenance.orphans import remove_orphan_files
-from tests.iceberg.readers import assert_same_everywhere, duckdb_rows, lakeformat_rows, pyiceberg_rows
+from tests.iceberg.readers import (
+    assert_same_everywhere,
+    duckdb_rows,
+    lakeformat_rows,
+    metadata_path,
+    pyiceberg_rows,
+)
 
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "paimon-java" / "parquet"
 SCHEMA = pa.schema([pa.field("id", pa.int64(), False), ("name", pa.string()), pa.field("dt", pa.string(), False)])
 DV = {"metadata.iceberg.storage": "table-location", "deletion-vectors.enabled": "true", "bucket": "2"}
 
@@ -84,3 +98,38 @@ def test_deletion_vectors_with_data_files_elsewhere_are_refused(catalog, tmp_pat
     with pytest.raises(OptionError, match="deletion-vectors.enabled.*data-file.external-paths"):
         catalog.create_table("db.pk", SCHEMA, primary_keys=["id", "dt"],
                              options={**DV, "data-file.external-paths": f"file://{tmp_path}/ext"})
+
+
+def test_a_new_process_reuses_the_published_delete_files(catalog):
+    t = catalog.create_table("db.pk", SCHEMA, primary_keys=["id", "dt"], options=DV)
+    t.write(rows(range(0, 20), "a"))
+    t.compact(full=True)
+    t.write(rows(range(0, 5), "b"))
+    t.compact()
+    before = delete_files(t)
+    for cache in (publisher._KNOWN, publisher._ENTRIES):   # what a fresh process has not seen
+        cache.clear()
+    t.write(rows([50], "c", "d2"))                         # the vectors stay: their files are listed again
+    assert delete_files(t) == before
+    assert_same_everywhere(t)
+    publisher._KNOWN.clear()
+    index = t.latest_snapshot().index_manifest
+    t.write(rows(range(0, 10), "d"))
+    t.compact()                                            # the vectors change
+    assert t.latest_snapshot().index_manifest != index
+    live = {e.file.file_name for e in IndexFiles(t.io, t.path).read_manifest(t.latest_snapshot().index_manifest)}
+    listed = {index_file_of(d.file_path) for task in StaticTable.from_metadata(metadata_path(t)).scan().plan_files()
+              for d in task.delete_files}
+    assert listed == live                                  # one delete file per live index file
+    assert_same_everywhere(t)
+
+
+@pytest.mark.parametrize("name", ["pk_table_scan_and_read_dv", "pk_table_with_dv_cardinality"])
+def test_deletion_vectors_paimon_java_wrote_are_published(tmp_path, name):
+    shutil.copytree(FIXTURES, tmp_path / "wh")
+    t = lf.Catalog(str(tmp_path / "wh")).get_table(f"{name}.{name}")
+    assert IndexFiles(t.io, t.path).read_manifest(t.latest_snapshot().index_manifest), "the fixture has vectors"
+    t.alter(lf.SetOption("metadata.iceberg.storage", "table-location"))
+    iceberg_sync(t)
+    assert delete_files(t)
+    assert_same_everywhere(t)
