@@ -18,7 +18,8 @@ from tests.airflow_plugin.conftest import ROOT
 from lakeformat.pipeline.airflow.hooks import catalog_settings
 
 SERVICES = {"check-secrets", "postgres", "minio", "minio-init", "airflow-init", "airflow-apiserver", "airflow-scheduler",
-            "airflow-dag-processor", "airflow-triggerer", "spark-master", "spark-worker-1", "spark-worker-2"}
+            "airflow-dag-processor", "airflow-triggerer", "spark-master", "spark-worker-1", "spark-worker-2",
+            "demo-landing"}
 AIRFLOW = {"airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer"}
 
 
@@ -32,10 +33,12 @@ def _compose() -> list[str]:
 
 
 def _config(env_file) -> subprocess.CompletedProcess:
+    """``docker compose config`` with every profile's services (the on-request ``demo-landing``)."""
     clean = {k: v for k, v in os.environ.items()
              if not re.match(r"(AIRFLOW|POSTGRES|MINIO|LAKEHOUSE|SPARK_WORKER|COMPOSE)", k)}
     return subprocess.run([*_compose(), "-f", str(ROOT / "docker-compose.yml"), "--env-file", str(env_file),
-                           "config"], capture_output=True, text=True, timeout=120, cwd=ROOT, env=clean)
+                           "--profile", "demo", "config"], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env=clean)
 
 
 @pytest.fixture(scope="module")
@@ -132,3 +135,16 @@ def test_plugin_airflow_image_matches_the_project_pins():
     assert f"FROM apache/airflow:{version}-python3.11" in dockerfile
     assert f'"{airflow_pin}"' in dockerfile and '-e "/opt/lakeformat[spark,pipeline]"' in dockerfile
     assert "default-jre-headless" in dockerfile    # spark-submit needs Java
+
+
+def test_plugin_compose_landing_is_in_minio_and_generated_on_request(config):
+    s = config["services"]
+    landing = {name: _env(svc)["LAKEFORMAT_LANDING"] for name, svc in s.items() if "LAKEFORMAT_LANDING" in _env(svc)}
+    assert set(landing) == AIRFLOW | {"airflow-init"} and set(landing.values()) == {"s3://lakehouse/landing"}
+    demo = s["demo-landing"]
+    args = demo["entrypoint"] + demo["command"]
+    assert args[args.index("--landing") + 1] == "s3://lakehouse/landing"
+    env = _env(demo)   # the store's credentials in the environment, never in the arguments
+    assert env["AWS_SECRET_ACCESS_KEY"] == "change-me-minio-password" and not any("change-me" in a for a in args)
+    assert json.loads(env["LAKEFORMAT_CATALOG_OPTIONS"])["s3.endpoint"] == "http://minio:9000"
+    assert demo["depends_on"]["minio-init"]["condition"] == "service_completed_successfully"

@@ -3,14 +3,17 @@ PostgreSQL (``make airflow``'s launcher), a Spark master and two workers (``dock
 the compose services' entry point), and an S3 endpoint standing in for MinIO, each with the
 environment and command its compose service has, read from ``docker compose config`` (so they
 cannot drift) with hostnames mapped to loopback ports and /opt/lakeformat to this checkout. The
+landing data is in the bucket, written by the compose ``demo-landing`` one-shot's own command; the
 ingest DAG runs through the scheduler (a triggered run, not ``dag.test()``), its Spark job on the
-cluster, and the table is read back from the bucket."""
+cluster reads the landing files from the bucket, and the table is read back from the bucket."""
 from __future__ import annotations
 
 import json
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -23,6 +26,7 @@ import yaml
 from cryptography.fernet import Fernet
 
 import lakeformat as lf
+from lakeformat.pipeline import landing_files
 from lakeformat.pipeline.airflow_server import SERVICES, LocalAirflow, Settings, _marked_pids, login
 from lakeformat.pipeline.postgres import free_port
 from tests.airflow_plugin.test_plugin_compose import _config
@@ -85,7 +89,6 @@ def test_compose_services_without_docker_ingest_through_the_scheduler(s3_endpoin
         assert services[worker]["command"] == ["worker", "spark://spark-master:7077"]
     tmp = Path(tempfile.mkdtemp(prefix="cluster-compose-"))
     tmp.chmod(0o755)   # PostgreSQL runs as the postgres user: pytest's tmp dirs are private
-    landing = tmp / "landing"
     bucket = environment(services["minio-init"])["LAKEHOUSE_BUCKET"]
     minio = environment(services["minio"])
     creds = {"s3.access-key": minio["MINIO_ROOT_USER"], "s3.secret-key": minio["MINIO_ROOT_PASSWORD"]}
@@ -93,12 +96,21 @@ def test_compose_services_without_docker_ingest_through_the_scheduler(s3_endpoin
                  aws_secret_access_key=creds["s3.secret-key"]).create_bucket(Bucket=bucket)   # minio-init's job
     airflow = None
     try:
+        # the landing data: demo-landing's command with a smaller day, as
+        # `docker compose run --rm demo-landing --start DAY --rows-per-day 1000` runs it
+        to_here = Loopback(**{"/opt/lakeformat": str(ROOT), "http://minio:9000": s3_endpoint})
+        demo = services["demo-landing"]
+        assert demo["entrypoint"][:3] == ["python", "-m", "lakeformat.pipeline.landing"]
+        demo_env = {k: to_here(v) for k, v in environment(demo).items()}
+        done = subprocess.run([sys.executable, *map(to_here, demo["entrypoint"][1:]), "--start", DAY,
+                               "--rows-per-day", "1000"], env={**os.environ, **demo_env, "PYTHONPATH": str(ROOT)},
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
         # the Spark workers' environment; the image installs the mounted checkout (PYTHONPATH here)
-        to_here = Loopback(**{"/opt/lakeformat/landing": str(landing), "/opt/lakeformat": str(ROOT)})
         worker_env = {k: to_here(v) for k, v in environment(services["spark-worker-1"]).items()}
         with standalone_cluster(tmp / "spark", worker_env={**worker_env, "PYTHONPATH": str(ROOT)}) as cluster:
             port = free_port()
-            loopback = Loopback(**{"/opt/lakeformat/landing": str(landing), "/opt/lakeformat": str(ROOT),
+            loopback = Loopback(**{"/opt/lakeformat": str(ROOT),
                                    "http://minio:9000": s3_endpoint, "http://airflow-apiserver:8080": f"http://127.0.0.1:{port}",
                                    '"host": "spark://spark-master", "port": 7077':
                                    f'"host": "spark://127.0.0.1", "port": {cluster.master.rsplit(":", 1)[1]}'})
@@ -107,10 +119,12 @@ def test_compose_services_without_docker_ingest_through_the_scheduler(s3_endpoin
             leftovers = {k: v for k, v in env.items() if any(h in v for h in HOSTS)}
             assert not leftovers, f"compose settings not mapped to this machine: {leftovers}"
             lake = json.loads(env["AIRFLOW_CONN_LAKEFORMAT_DEFAULT"])
-            settings = Settings(state=tmp / "airflow", warehouse=lake["host"], landing=str(landing),
+            landing = env["LAKEFORMAT_LANDING"]
+            assert landing == f"s3://{bucket}/landing"   # in the bucket, no folder of this machine
+            settings = Settings(state=tmp / "airflow", warehouse=lake["host"], landing=landing,
                                 config=env["LAKEFORMAT_CONFIG"], dags=env["AIRFLOW__CORE__DAGS_FOLDER"],
                                 plugins=env["AIRFLOW__CORE__PLUGINS_FOLDER"], port=port,
-                                spark_master=cluster.master, landing_days=(DAY, DAY), rows_per_day=1000,
+                                spark_master=cluster.master,
                                 extra_env=env)
             airflow = LocalAirflow(settings, out=open(tmp / "airflow.out", "w"))
             airflow.start(timeout=300)
@@ -154,7 +168,9 @@ def test_compose_services_without_docker_ingest_through_the_scheduler(s3_endpoin
             apps = cluster.state()["completedapps"]
         assert any("ingest" in a["name"] and a["state"] == "FINISHED" for a in apps), apps
         table = lf.Catalog(lake["host"], **creds, **lake["extra"]).get_table("demo.user_behavior")
-        landed = sum(len(f.read_text().splitlines()) for f in landing.glob(f"user_behavior/dt={DAY}/*"))
+        store = {**creds, **lake["extra"]}
+        landed = sum(len(landing_files.landing_io(landing, store).read_bytes(f).splitlines())
+                     for f in landing_files.list_files(f"{landing}/user_behavior/dt={DAY}", store))
         rows = table.read()
         assert rows.num_rows == landed > 0 and set(rows.column("dt").to_pylist()) == {DAY}
         assert [(s.commit_kind, s.commit_user) for s in table.snapshots()] == \
