@@ -59,14 +59,14 @@ def plan_merge(metas: Sequence[ManifestFileMeta], target_size: int, min_count: i
     return MergePlan(False, tuple(segments))
 
 
-def fold_mask(entries: Sequence[ManifestEntry], keep_unmatched_deletes: bool) -> list[bool]:
+def fold_mask(keys: Sequence[tuple], keep_unmatched_deletes: bool) -> list[bool]:
     """Which entries survive cancelling ADD/DELETE pairs of the same file (a DELETE cancels the
-    last ADD of its file before it): one flag per entry."""
+    last ADD of its file before it): one flag per entry, given each entry's ``ManifestEntry.key``."""
     added: dict[tuple, int] = {}
-    keep = [False] * len(entries)
-    for i, e in enumerate(entries):
-        key = e.identifier
-        if e.kind == ADD:
+    keep = [False] * len(keys)
+    for i, k in enumerate(keys):
+        key = k[1:]
+        if k[0] == ADD:
             added[key] = i
             keep[i] = True
         elif key in added:
@@ -78,7 +78,7 @@ def fold_mask(entries: Sequence[ManifestEntry], keep_unmatched_deletes: bool) ->
 
 def fold(entries: Sequence[ManifestEntry], keep_unmatched_deletes: bool) -> list[ManifestEntry]:
     """Cancel ADD/DELETE pairs of the same file, preserving the order of what remains."""
-    return [e for e, k in zip(entries, fold_mask(entries, keep_unmatched_deletes)) if k]
+    return [e for e, k in zip(entries, fold_mask([e.key for e in entries], keep_unmatched_deletes)) if k]
 
 
 def appendable(segment: Sequence[ManifestFileMeta]) -> bool:

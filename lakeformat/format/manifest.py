@@ -149,6 +149,11 @@ class ManifestEntry:
         """What makes a file unique in a table: ADD and DELETE of the same identifier cancel."""
         return (self.partition, self.bucket, self.file.level, self.file.file_name)
 
+    @property
+    def key(self) -> tuple:
+        """``(kind, *identifier)``: all a manifest merge decides on (see ``keys_from_arrow``)."""
+        return (self.kind, self.partition, self.bucket, self.file.level, self.file.file_name)
+
     def to_avro(self) -> dict:
         return {"_VERSION": 2, "_KIND": self.kind, "_PARTITION": self.partition,
                 "_BUCKET": self.bucket, "_TOTAL_BUCKETS": self.total_buckets, "_FILE": self.file.to_avro()}
@@ -229,6 +234,16 @@ def entries_from_arrow(table: pa.Table) -> list[ManifestEntry]:
         e.__class__ = ManifestEntry
         out.append(e)
     return out
+
+
+def keys_from_arrow(table: pa.Table) -> list[tuple]:
+    """``ManifestEntry.key`` of each entry of a manifest decoded into columns: what a merge
+    folds and sorts by and writes the manifest's statistics from, without building the entries."""
+    file = table.column("_FILE").combine_chunks()
+    names = _field(file, "_FILE_NAME")
+    check_file_names(names, "data file")
+    return list(zip(*(c.to_pylist() for c in (_field(table, "_KIND"), _field(table, "_PARTITION"),
+                                               _field(table, "_BUCKET"), _field(file, "_LEVEL"), names))))
 
 
 def file_names_from_arrow(table: pa.Table) -> list[tuple]:

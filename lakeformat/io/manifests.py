@@ -25,6 +25,7 @@ from lakeformat.format.manifest import (
     SimpleStats,
     entries_from_arrow,
     file_names_from_arrow,
+    keys_from_arrow,
     _avro_codec,
     _filtered_records,
     _write_avro,
@@ -38,6 +39,7 @@ from lakeformat.io.manifest_orc import is_orc, read_orc, write_orc
 
 ENTRIES = manifest_cache.Columns(entries_from_arrow)   # manifest entries: decoded column by column
 FILE_NAMES = manifest_cache.Columns(file_names_from_arrow)   # the file names each entry names
+KEYS = manifest_cache.Columns(keys_from_arrow)   # what a merge decides on: each entry's kind and identifier
 
 
 def _read_bytes(fio: FileIO, path: str) -> bytes:
@@ -171,7 +173,7 @@ class ManifestFile:
             data = self._encode(chunk_records, [e.partition for e in part], ordered)
             name = f"{prefix}{n}"
             self.io.write_bytes(self.path(name), data)
-            out.append(self._meta(name, len(data), part))
+            out.append(self._meta(name, len(data), [e.key for e in part]))
         return out
 
     def _encode(self, records: list[dict], partitions: list[bytes], ordered: bool) -> bytes:
@@ -181,12 +183,13 @@ class ManifestFile:
             return _write_sorted_avro(MANIFEST_ENTRY_SCHEMA, records, partitions, self.codec)
         return _write_avro(MANIFEST_ENTRY_SCHEMA, records, self.codec)
 
-    def _meta(self, name: str, size: int, entries: Sequence[ManifestEntry]) -> ManifestFileMeta:
-        added = sum(1 for e in entries if e.kind == ADD)
+    def _meta(self, name: str, size: int, keys: Sequence[tuple]) -> ManifestFileMeta:
+        """The list entry of a manifest of entries whose ``ManifestEntry.key`` are ``keys``."""
+        added = sum(1 for k in keys if k[0] == ADD)
+        buckets, levels = [k[2] for k in keys], [k[3] for k in keys]
         return ManifestFileMeta(
-            name, size, added, len(entries) - added, self.partition_stats({e.partition for e in entries}),
-            self.schema_id, min(e.bucket for e in entries), max(e.bucket for e in entries),
-            min(e.file.level for e in entries), max(e.file.level for e in entries))
+            name, size, added, len(keys) - added, self.partition_stats({k[1] for k in keys}),
+            self.schema_id, min(buckets), max(buckets), min(levels), max(levels))
 
     def concat(self, metas: Sequence[ManifestFileMeta]) -> Optional[ManifestFileMeta]:
         """The entries of ``metas``, in order, as one new manifest made by copying their Avro
@@ -230,19 +233,20 @@ class ManifestFile:
               else None for f, a in ((min, "min_bucket"), (max, "max_bucket"), (min, "min_level"), (max, "max_level"))))
 
     def rewrite(self, metas: Sequence[ManifestFileMeta],
-                keep: Callable[[Sequence[ManifestEntry]], Sequence[bool]]) -> list[ManifestFileMeta]:
-        """The entries of ``metas`` that ``keep`` keeps (it gets all entries in order and returns a
-        flag for each), in order, as new manifest(s) of at most about ``target_size``. Blocks
-        whose entries are all kept are copied as they are; the others are cut to the records kept
-        (their bytes, not encoded again) and compressed again: the cost is the bytes. Entries are
-        decoded through the block cache. Falls back to decoding and ``write`` (which sorts) when a
+                keep: Callable[[Sequence[tuple]], Sequence[bool]]) -> list[ManifestFileMeta]:
+        """The entries of ``metas`` that ``keep`` keeps (it gets each entry's
+        ``ManifestEntry.key``, in order, and returns a flag for each), in order, as new
+        manifest(s) of at most about ``target_size``. Only the keys are decoded (columns, through
+        the block cache), no entry is built: blocks whose entries are all kept are copied as they
+        are; the others are cut to the records kept (their bytes, not encoded again) and
+        compressed again. Falls back to decoding the entries and ``write`` (which sorts) when a
         manifest is ORC or of another writer's schema or codec, or when the kept entries are not
         in partition order."""
         mine = avro_blocks.parse(_header(self.codec, bytes(16), sortable(self.partition_types))).metadata
         paths = [self.path(m.file_name) for m in metas]
         datas = [_read_bytes(self.io, path) for path in paths]
         parts = None if self.orc or any(is_orc(d) for d in datas) else []
-        for path, got in zip(paths, manifest_cache.blocks_of(datas, "entry", ENTRIES) if parts is not None else ()):
+        for path, got in zip(paths, manifest_cache.blocks_of(datas, "key", KEYS) if parts is not None else ()):
             if isinstance(got, Exception):
                 raise _avro_error(path, got)
             if any(got[0].metadata.get(k) != mine.get(k) for k in ("avro.schema", "avro.codec", SORTED_BY)):
@@ -251,14 +255,15 @@ class ManifestFile:
             parts.append(got)
         if parts is None:
             entries = [e for m in metas for e in self.read(m.file_name)]
-            return self.write([e for e, k in zip(entries, keep(entries)) if k])
-        entries = [v for _, blocks in parts for b in blocks for v in b.values]
-        flags = list(keep(entries))
-        kept = [e for e, k in zip(entries, flags) if k]
-        if not kept:
+            return self.write([e for e, k in zip(entries, keep([e.key for e in entries])) if k])
+        keys = [v for _, blocks in parts for b in blocks for v in b.values]
+        flags = list(keep(keys))
+        if not any(flags):
             return []
-        if sortable(self.partition_types) and self.partition_types and not self._in_order(kept):
-            return self.write(kept)
+        if sortable(self.partition_types) and self.partition_types and \
+                not self._in_order([k for k, f in zip(keys, flags) if f]):
+            entries = [e for m in metas for e in self.read(m.file_name)]
+            return self.write([e for e, f in zip(entries, flags) if f])
         out, pos = [], 0
         for c, blocks in parts:
             for (count, raw), block in zip(c.blocks, blocks):
@@ -273,7 +278,7 @@ class ManifestFile:
                     pieces = [plain[s:e] for s, e, k in zip(starts, block.ends, f) if k]
                     raw = manifest_cache.compress(self.codec, b"".join(pieces))
                     values = tuple(v for v, k in zip(block.values, f) if k)
-                    manifest_cache.remember(mine, "entry", raw, values, array("Q", accumulate(map(len, pieces))))
+                    manifest_cache.remember(mine, "key", raw, values, array("Q", accumulate(map(len, pieces))))
                     out.append((n, raw, values))
         groups, size = [[]], 0
         for b in out:
@@ -288,12 +293,13 @@ class ManifestFile:
             data = _header(self.codec, sync, sortable(self.partition_types)) + \
                 avro_blocks.blocks_bytes([(k, raw) for k, raw, _ in group], sync)
             self.io.write_bytes(self.path(f"{prefix}{n}"), data)
-            written.append(self._meta(f"{prefix}{n}", len(data), [e for _, _, es in group for e in es]))
+            written.append(self._meta(f"{prefix}{n}", len(data), [k for _, _, ks in group for k in ks]))
         return written
 
-    def _in_order(self, entries: Sequence[ManifestEntry]) -> bool:
-        """Whether the partitions of ``entries`` never go down (compared run by run)."""
-        runs = [p for p, _ in groupby(e.partition for e in entries)]
+    def _in_order(self, keys: Sequence[tuple]) -> bool:
+        """Whether the partitions of entries (their ``ManifestEntry.key``) never go down
+        (compared run by run)."""
+        runs = [p for p, _ in groupby(k[1] for k in keys)]
         keys = {p: sort_key(deserialize_row(p, self.partition_types)) for p in set(runs)}
         return all(keys[a] <= keys[b] for a, b in zip(runs, runs[1:]))
 
