@@ -195,18 +195,29 @@ def _values(values: Optional[pa.Array], n: int) -> Iterable:
     return repeat(None, n) if values is None or values.null_count == n else values.to_pylist()
 
 
+SLICE = 512   # records made into objects at a time: their columns' Python values are transient
+
+
 def entries_from_arrow(table: pa.Table) -> list[ManifestEntry]:
     """The entries of a manifest decoded into columns (``io/avro_columns.py``): what
     ``ManifestEntry.from_avro`` makes of each record, built column by column, the file names
     checked on the columns. KeyError for a missing field, TypeError or ValueError for values of
     another type or names that would leave the table."""
-    n = table.num_rows
     file = table.column("_FILE").combine_chunks()
     check_file_names(_field(file, "_FILE_NAME"), "data file")
     check_file_names(pc.list_flatten(_field(file, "_EXTRA_FILES")), "extra file")
     external = _field(file, "_EXTERNAL_PATH", True)
     if external is not None and pc.any(pc.equal(pc.binary_length(external), 0)).as_py():
         raise ValueError("a data file's external path is empty")
+    out: list[ManifestEntry] = []
+    for start in range(0, table.num_rows, SLICE):
+        out += _entries(table.slice(start, SLICE))
+    return out
+
+
+def _entries(table: pa.Table) -> list[ManifestEntry]:
+    n = table.num_rows
+    file = table.column("_FILE").combine_chunks()
     ks, vs = (file.field(k) for k in ("_KEY_STATS", "_VALUE_STATS"))
     cols = [_values(_field(table, k), n) for k in ("_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS")]
     cols += [_values(_field(file, k), n) for k in ("_FILE_NAME", "_FILE_SIZE", "_ROW_COUNT", "_MIN_KEY", "_MAX_KEY")]

@@ -240,11 +240,11 @@ class Columns:
     convert: Callable[[pa.Table], list]
 
 
-COLUMN_CHUNK = 16384   # records decoded in one call: bounds the memory of the columns in flight
+COLUMN_CHUNK = 1024   # records decoded in one call: bounds the memory of the bytes and columns in flight
 
 
 def _chunks(items: list, limit: int) -> list[list]:
-    """``items`` (key, count, plain) in runs of at most ``limit`` records (a larger block alone)."""
+    """``items`` (key, count, raw) in runs of at most ``limit`` records (a larger block alone)."""
     out, run, size = [], [], 0
     for item in items:
         if run and size + item[1] > limit:
@@ -257,13 +257,12 @@ def _chunks(items: list, limit: int) -> list[list]:
 
 def _decode_run(codec: str, text: bytes, head: bytes, items: list[tuple], convert) -> dict:
     """Blocks (key, count, raw) of one kind of file decoded: key -> ``Block``."""
-    plain = [(key, count, decompress(codec, raw)) for key, count, raw in items]
     if not isinstance(convert, Columns):
         schema = _schema(head, text)
-        return {key: _decode_block(p, count, schema, convert) for key, count, p in plain}
+        return {key: _decode_block(decompress(codec, raw), count, schema, convert) for key, count, raw in items}
     out = {}
-    for run in _chunks(plain, COLUMN_CHUNK):
-        framed = [(count, p) for _, count, p in run]
+    for run in _chunks(items, COLUMN_CHUNK):
+        framed = [(count, decompress(codec, raw)) for _, count, raw in run]
         table = avro_columns.read_table(text, framed)
         ends = avro_columns.record_ends(text, table, framed)
         try:
