@@ -140,6 +140,14 @@ class MaintenanceSettings:
 
 
 @dataclass(frozen=True)
+class LandingWait:
+    """How long an ingest run waits for landing data that is not there yet (``pipeline.landing``):
+    scheduled runs wait, manual runs and backfills only when asked (the ``wait_for_landing`` param)."""
+    wait_timeout: dt.timedelta = dt.timedelta(hours=6)     # 0: never wait, skip at once
+    poke_interval: dt.timedelta = dt.timedelta(minutes=5)  # how often the triggerer looks
+
+
+@dataclass(frozen=True)
 class DagSettings:
     paused_at_creation: Optional[bool] = None   # None: Airflow's [core] dags_are_paused_at_creation
     start_date: dt.date = dt.date(2024, 1, 1)    # catchup is off: the earliest day a backfill can run
@@ -157,6 +165,7 @@ class PipelineConfig:
     compaction: CompactionSettings = CompactionSettings()
     maintenance: MaintenanceSettings = MaintenanceSettings()
     dags: DagSettings = DagSettings()
+    landing_wait: LandingWait = LandingWait()
 
     def table(self, name: str) -> TableSpec:
         found = self.find(name)
@@ -199,7 +208,7 @@ def load_config(path: Optional[str] = None) -> PipelineConfig:
     if dup := sorted({i for i in idents if idents.count(i) > 1}):
         raise r.error("tables", f"two entries name the same table {dup[0]!r}")
     pipe = r.mapping(top.get("pipeline") or {}, "pipeline",
-                     {"connection", "spark_connection", "spark_conf", "compaction", "maintenance", "dags"})
+                     {"connection", "spark_connection", "spark_conf", "compaction", "maintenance", "dags", "landing"})
     dags = r.mapping(pipe.get("dags") or {}, "pipeline.dags", {"paused_at_creation", "start_date"})
     paused = dags.get("paused_at_creation")
     comp = r.mapping(pipe.get("compaction") or {}, "pipeline.compaction", {"schedule", "on_publish", "full"})
@@ -207,6 +216,10 @@ def load_config(path: Optional[str] = None) -> PipelineConfig:
                       {"schedule", "dry_run", "orphan_older_than"})
     spark_conf = r.mapping(pipe.get("spark_conf") or {}, "pipeline.spark_conf")
     older = r.duration(maint.get("orphan_older_than", "1 d"), "pipeline.maintenance.orphan_older_than")
+    wait = r.mapping(pipe.get("landing") or {}, "pipeline.landing", {"wait_timeout", "poke_interval"})
+    poke = r.duration(wait.get("poke_interval", "5 min"), "pipeline.landing.poke_interval")
+    if poke <= dt.timedelta(0):
+        raise r.error("pipeline.landing.poke_interval", f"must be more than 0, got {wait['poke_interval']!r}")
     return PipelineConfig(
         path=str(p),
         warehouse=os.environ.get("LAKEFORMAT_WAREHOUSE") or r.text(top.get("warehouse", "./warehouse"), "warehouse"),
@@ -225,7 +238,10 @@ def load_config(path: Optional[str] = None) -> PipelineConfig:
             orphan_older_than=older),
         dags=DagSettings(
             paused_at_creation=None if paused is None else r.bool(paused, "pipeline.dags.paused_at_creation"),
-            start_date=r.date(dags.get("start_date", DagSettings.start_date), "pipeline.dags.start_date")))
+            start_date=r.date(dags.get("start_date", DagSettings.start_date), "pipeline.dags.start_date")),
+        landing_wait=LandingWait(
+            wait_timeout=r.duration(wait.get("wait_timeout", "6 h"), "pipeline.landing.wait_timeout"),
+            poke_interval=poke))
 
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_\-]*$")

@@ -48,23 +48,31 @@ def landing(tmp_path_factory) -> Path:
 
 class Airflow:
     """One embedded Airflow home and warehouse; ``parse()`` and ``run(...)`` each start a
-    fresh interpreter."""
+    fresh interpreter. While it runs, its output grows in ``home/runner.out`` and ``.err`` (a
+    test can watch a run get somewhere: ``output()``); afterwards both are added to
+    ``home/runner.log``, every run in order."""
 
-    def __init__(self, home: Path, warehouse: Path, landing: Path | None):
-        self.home, self.warehouse, self.landing = home, warehouse, landing
+    def __init__(self, home: Path, warehouse: Path, landing: Path | None, config: Path = CONFIG):
+        self.home, self.warehouse, self.landing, self.config = home, warehouse, landing, config
+
+    def output(self) -> str:
+        """What the running (or last) interpreter has printed so far."""
+        return "".join(p.read_text() for p in (self.home / "runner.out", self.home / "runner.err") if p.exists())
 
     def _spawn(self, spec: dict, timeout: int) -> list[dict]:
         spec = {"home": str(self.home), "warehouse": str(self.warehouse), "dags": str(DAGS),
-                "plugins": str(PLUGINS), "config": str(CONFIG),
+                "plugins": str(PLUGINS), "config": str(self.config),
                 "landing": str(self.landing) if self.landing else None, **spec}
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "LAKEFORMAT_"))}
-        proc = subprocess.run([sys.executable, str(RUNNER), json.dumps(spec)], env=env, capture_output=True,
-                              text=True, timeout=timeout, cwd=str(self.home))
-        with open(self.home / "runner.log", "a") as f:   # every run of this home, in order
-            f.write(proc.stdout + proc.stderr)
-        results = [json.loads(ln[len("RESULT "):]) for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+        with open(self.home / "runner.out", "w") as out, open(self.home / "runner.err", "w") as err:
+            proc = subprocess.run([sys.executable, str(RUNNER), json.dumps(spec)], env={**env, "PYTHONUNBUFFERED": "1"},
+                                  stdout=out, stderr=err, timeout=timeout, cwd=str(self.home))
+        stdout, stderr = (self.home / "runner.out").read_text(), (self.home / "runner.err").read_text()
+        with open(self.home / "runner.log", "a") as f:
+            f.write(stdout + stderr)
+        results = [json.loads(ln[len("RESULT "):]) for ln in stdout.splitlines() if ln.startswith("RESULT ")]
         assert proc.returncode == 0 and results, \
-            f"dag runner failed (exit {proc.returncode}); log {self.home / 'runner.log'}:\n{proc.stderr[-6000:]}"
+            f"dag runner failed (exit {proc.returncode}); log {self.home / 'runner.log'}:\n{stderr[-6000:]}"
         return results
 
     def parse(self, **spec) -> dict:

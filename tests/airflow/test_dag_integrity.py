@@ -20,8 +20,8 @@ def test_every_dag_imports_without_errors_or_cycles(airflow_parse):
     for n in names:
         ingest = report["dags"][f"lakeformat_ingest_{n}"]
         assert ingest["catchup"] is False and ingest["max_active_runs"] == 1
-        assert ingest["params"] == ["end", "start"]
-        assert ingest["tasks"] == ["ingest.audit", "ingest.publish", "ingest.stage", "plan"]
+        assert ingest["params"] == ["end", "start", "wait_for_landing"]
+        assert ingest["tasks"] == ["ingest.audit", "ingest.publish", "ingest.stage", "landing", "plan"]
         assert ingest["schedule"] == "CronDataIntervalTimetable"
         table = load_config(str(CONFIG)).table(n)
         assert ingest["outlets"] == {"ingest.publish": [

@@ -70,7 +70,7 @@ def test_backfill_publishes_every_day_and_updates_the_asset(ingested):
     af, (first, _, prices, _), *_ = ingested
     for run, spec in ((first, UB), (prices, IP)):
         assert run["state"] == "success", run["tasks"]
-        assert run["tasks"] == {"plan": "success", **{f"ingest.{t}[{i}]": "success" for t in
+        assert run["tasks"] == {"landing": "success", "plan": "success", **{f"ingest.{t}[{i}]": "success" for t in
                                                       ("stage", "audit", "publish") for i in range(2)}}
         # the grid labels each mapped task with its day, not 0/1
         assert run["labels"] == {f"ingest.{t}[{i}]": DAYS[i] for t in ("stage", "audit", "publish") for i in range(2)}
@@ -98,7 +98,7 @@ def test_backfill_rerun_twice_leaves_no_duplicates(ingested):
     expected = sum(landing_rows(af.landing, UB, d).num_rows for d in DAYS[:2])
     # re-run 1: both commits are retained, so the job stages nothing and audit/publish skip
     assert second["state"] == "success", second["tasks"]
-    assert {t: st for t, st in second["tasks"].items() if not t.startswith(("plan", "ingest.stage"))} == {
+    assert {t: st for t, st in second["tasks"].items() if not t.startswith(("landing", "plan", "ingest.stage"))} == {
         f"ingest.{t}[{i}]": "skipped" for t in ("audit", "publish") for i in range(2)}
     assert second["asset_events"] == []
     assert after_two["rows"] == expected
@@ -108,7 +108,7 @@ def test_backfill_rerun_twice_leaves_no_duplicates(ingested):
     # again, and audit and publish skip for both
     assert list(expired.expired) == [1] and expired.data_files == 0   # that day's files stay live
     assert third["state"] == "success", third["tasks"]
-    assert {t: st for t, st in third["tasks"].items() if not t.startswith(("plan", "ingest.stage"))} == {
+    assert {t: st for t, st in third["tasks"].items() if not t.startswith(("landing", "plan", "ingest.stage"))} == {
         f"ingest.{t}[{i}]": "skipped" for t in ("audit", "publish") for i in range(2)}
     assert third["asset_events"] == []
     ub = lf.Catalog(str(af.warehouse)).get_table(UB.identifier)
@@ -120,7 +120,7 @@ def test_backfill_rerun_twice_leaves_no_duplicates(ingested):
 def test_failed_audit_discards_the_stage_and_fails_the_run(ingested):
     af, *_, run = ingested
     assert run["state"] == "failed"
-    assert run["tasks"] == {"plan": "success", "ingest.stage[0]": "success", "ingest.audit[0]": "failed",
+    assert run["tasks"] == {"landing": "success", "plan": "success", "ingest.stage[0]": "success", "ingest.audit[0]": "failed",
                             "ingest.publish[0]": "upstream_failed"}
     assert run["asset_events"] == []
     audit = run["xcom"]["ingest.audit[0]:audit"]

@@ -116,6 +116,7 @@ def test_compose_services_without_docker_ingest_through_the_scheduler(s3_endpoin
                                    f'"host": "spark://127.0.0.1", "port": {cluster.master.rsplit(":", 1)[1]}'})
             env = {k: loopback(v) for k, v in environment(services["airflow-scheduler"]).items() if k not in OWN}
             env["AIRFLOW__CORE__FERNET_KEY"] = Fernet.generate_key().decode()   # as the README says to make one
+            env["LAKEFORMAT_CONFIG"] = str(short_wait(Path(env["LAKEFORMAT_CONFIG"]), tmp / "tables.yaml"))
             leftovers = {k: v for k, v in env.items() if any(h in v for h in HOSTS)}
             assert not leftovers, f"compose settings not mapped to this machine: {leftovers}"
             lake = json.loads(env["AIRFLOW_CONN_LAKEFORMAT_DEFAULT"])
@@ -142,10 +143,11 @@ def test_compose_services_without_docker_ingest_through_the_scheduler(s3_endpoin
                     assert time.monotonic() < deadline, f"{DAG} was not parsed"
                     time.sleep(3)
             # paused at creation, as in compose. Unpausing schedules the latest day, which has no
-            # landing data: its plan task finds no landing folder and skips the run before any
-            # Spark work (issue 16), so the run ends green at once and the landed day is triggered
+            # landing data: its landing task waits for it in the triggerer (issue 16; here 20 s),
+            # then skips the run with the reason before any Spark work: the run ends green and,
+            # one active run at a time, the landed day is triggered
             call("PATCH", f"/dags/{DAG}", {"is_paused": False})
-            deadline = time.monotonic() + 180
+            deadline = time.monotonic() + 240
             while not (scheduled := [r for r in call("GET", f"/dags/{DAG}/dagRuns")["dag_runs"]
                                      if r["run_type"] == "scheduled" and r["state"] in ("success", "failed")]):
                 airflow.check()
@@ -154,7 +156,9 @@ def test_compose_services_without_docker_ingest_through_the_scheduler(s3_endpoin
             (latest,) = scheduled
             skipped = {t["task_id"]: t["state"] for t in call(
                 "GET", f"/dags/{DAG}/dagRuns/{latest['dag_run_id']}/taskInstances")["task_instances"]}
-            assert latest["state"] == "success" and skipped["plan"] == "skipped", skipped
+            assert latest["state"] == "success" and skipped["landing"] == skipped["plan"] == "skipped", skipped
+            waited = task_logs(settings.state, latest["dag_run_id"], "landing")
+            assert "no landing data for this run after waiting 20 s" in waited, waited
             run = call("POST", f"/dags/{DAG}/dagRuns", {"dag_run_id": "compose-rehearsal",
                                                         "logical_date": f"{DAY}T00:00:00Z"})["dag_run_id"]
             deadline = time.monotonic() + 600
@@ -183,6 +187,16 @@ def test_compose_services_without_docker_ingest_through_the_scheduler(s3_endpoin
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def task_logs(state: Path) -> str:
+def short_wait(config: Path, copy: Path) -> Path:
+    """``config`` with a 20 s wait for late landing data (the shipped config waits hours)."""
+    doc = yaml.safe_load(config.read_text())
+    doc.setdefault("pipeline", {})["landing"] = {"wait_timeout": "20 s", "poke_interval": "5 s"}
+    copy.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return copy
+
+
+def task_logs(state: Path, run_id: str = "", *tasks: str) -> str:
+    """The ends of the task logs of ``run_id`` (default: every run) of ``tasks`` (default: plan, stage)."""
     return "\n".join(f"== {p}\n{p.read_text(errors='replace')[-2500:]}"
-                     for p in sorted((state / "logs").rglob("*.log")) if "stage" in str(p) or "plan" in str(p))
+                     for p in sorted((state / "logs").rglob("*.log"))
+                     if run_id in str(p) and any(f"task_id={t}" in str(p) for t in tasks or ("stage", "plan")))

@@ -118,6 +118,18 @@ def test_dag_pause_state_and_start_date(tmp_path, dags, paused, start):
     assert (cfg.dags.paused_at_creation, cfg.dags.start_date) == (paused, start)
 
 
+@pytest.mark.parametrize("landing, timeout, poke", [
+    (None, dt.timedelta(hours=6), dt.timedelta(minutes=5)),   # scheduled runs wait a few hours by default
+    ({"wait_timeout": "0 s"}, dt.timedelta(0), dt.timedelta(minutes=5)),   # never wait
+    ({"wait_timeout": "90 min", "poke_interval": "30 s"}, dt.timedelta(minutes=90), dt.timedelta(seconds=30)),
+])
+def test_landing_wait_settings(tmp_path, landing, timeout, poke):
+    p = tmp_path / "tables.yaml"
+    p.write_text(yaml.safe_dump(_with("pipeline.landing", landing)))
+    cfg = load_config(str(p))
+    assert (cfg.landing_wait.wait_timeout, cfg.landing_wait.poke_interval) == (timeout, poke)
+
+
 @pytest.mark.parametrize("path, value, fragment", [
     # unknown keys, with a suggestion
     ("tables.t.schedul", "@daily", r"tables.t.schedul: unknown key \(did you mean 'schedule'\?\)"),
@@ -160,6 +172,11 @@ def test_dag_pause_state_and_start_date(tmp_path, dags, paused, start):
     ("pipeline.dags.start_date", "June 1st", "pipeline.dags.start_date: must be a day like 2024-01-01"),
     ("pipeline.dags.start_date", dt.datetime(2024, 6, 1, 12), "must be a day like 2024-01-01, not a time"),
     ("pipeline.dags.paused_at_creaton", True, r"did you mean 'paused_at_creation'"),
+    # waiting for late landing data
+    ("pipeline.landing.wait_timout", "1 h", r"pipeline.landing.wait_timout: unknown key \(did you mean 'wait_timeout'\?\)"),
+    ("pipeline.landing.wait_timeout", "a while", "pipeline.landing.wait_timeout: 'a while' is not a duration"),
+    ("pipeline.landing.poke_interval", "0 s", "pipeline.landing.poke_interval: must be more than 0"),
+    ("pipeline.landing", "6 h", "pipeline.landing: must be a mapping"),
 ])
 def test_config_mistakes_are_errors_at_load_time(tmp_path, path, value, fragment):
     p = tmp_path / "tables.yaml"

@@ -1,19 +1,25 @@
 """``LakeformatSnapshotSensor``: wait until a table has a snapshot newer than a given one
 (e.g. to start a downstream job when ingestion commits). Deferrable by default: the wait runs
-in Airflow's triggerer (triggers.py) and holds no worker slot; ``deferrable=False`` pokes."""
+in Airflow's triggerer (triggers.py) and holds no worker slot; ``deferrable=False`` pokes.
+``LakeformatLandingSensor``: an ingest run's wait for its landing data (always deferred)."""
 from __future__ import annotations
 
 import datetime as dt
 from typing import Any, Optional, Sequence, Union
 
-from airflow.sdk import BaseSensorOperator, PokeReturnValue
+from airflow.sdk import BaseOperator, BaseSensorOperator, PokeReturnValue
+from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
 from lakeformat.errors import LakeformatError
+from lakeformat.format.human import human_duration
+from lakeformat.pipeline import landing_wait
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
 from lakeformat.pipeline.airflow.triggers import (
+    LakeformatLandingTrigger,
     LakeformatSnapshotTrigger,
     newer_snapshot,
 )
+from lakeformat.pipeline.config import LandingWait, TableSpec
 
 
 class LakeformatSnapshotSensor(BaseSensorOperator):
@@ -89,3 +95,59 @@ class LakeformatSnapshotSensor(BaseSensorOperator):
         result = {k: v for k, v in event.items() if k not in ("status", "after_snapshot_id")}
         self._report(result, event["after_snapshot_id"])
         return result
+
+
+class LakeformatLandingSensor(BaseOperator):
+    """Before any Spark work of an ingest run: succeeds when the landing data of the run's
+    units is there; waits for it in the triggerer when the run waits (``landing_wait.waits``),
+    until ``settings.wait_timeout`` has passed; is skipped with the reason when no unit of the
+    run has landed by then. Units that landed while others did not are ingested (``plan``
+    leaves the others out, naming them). A deferring operator, not a poking sensor: it never
+    holds a worker slot while it waits."""
+
+    ui_color = "#d6eaf8"
+
+    def __init__(self, *, spec: TableSpec, config: str, landing: str, settings: LandingWait,
+                 conn_id: str = LakeformatHook.default_conn_name, **kwargs):
+        super().__init__(**kwargs)
+        self.spec, self.config, self.landing, self.settings = spec, config, landing, settings
+        self.conn_id = conn_id   # the warehouse's storage options: an object-store landing root shares them
+
+    def execute(self, context) -> None:
+        dag_run, params = context["dag_run"], context["params"]
+        try:
+            units = landing_wait.run_units(self.spec, context.get("logical_date"), dag_run.run_after,
+                                           params.get("start"), params.get("end"))
+        except LakeformatError as e:   # bad params: no retry makes them good
+            raise AirflowFailException(str(e)) from None
+        options = LakeformatHook(self.conn_id).settings().options
+        missing = landing_wait.missing(self.spec, units, self.landing, options)
+        if not missing:
+            self.log.info("landing data of %s is there: %s", self.spec.identifier, ", ".join(u.label for u in units))
+            return
+        if not landing_wait.waits(dag_run.run_type, params.get(landing_wait.WAIT_PARAM), self.settings):
+            return self._decide(missing, len(units), waited=None)
+        deadline = dt.datetime.now(dt.timezone.utc) + self.settings.wait_timeout
+        self.log.info("waiting up to %s (until %s) for landing data: %s", human_duration(self.settings.wait_timeout),
+                      deadline.isoformat(timespec="seconds"), "; ".join(missing))
+        self.defer(trigger=LakeformatLandingTrigger(
+            table=self.spec.name, config=self.config, landing=self.landing, conn_id=self.conn_id,
+            units=[[u.date, u.hour] for u in units], deadline=deadline.isoformat(),
+            poke_interval=self.settings.poke_interval.total_seconds()), method_name="execute_complete")
+
+    def execute_complete(self, context, event: Optional[dict] = None) -> None:
+        if not event or event.get("status") != "done":
+            raise AirflowFailException(f"waiting for landing data of {self.spec.identifier} failed: "
+                                       f"{(event or {}).get('message', 'no event from the trigger')}")
+        missing = event["missing"]
+        if not missing:
+            self.log.info("landing data of %s is there: the wait is over", self.spec.identifier)
+            return
+        self._decide(missing, event["units"], waited=self.settings.wait_timeout)
+
+    def _decide(self, missing: list[str], total: int, waited: Optional[dt.timedelta]) -> None:
+        reason = landing_wait.skip_reason(missing, total, waited, self.settings)
+        if reason:
+            raise AirflowSkipException(reason)
+        self.log.warning("%d of %d unit(s) have no landing data; ingesting the others: %s",
+                         len(missing), total, "; ".join(missing))

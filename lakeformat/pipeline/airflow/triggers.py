@@ -1,9 +1,12 @@
-"""``LakeformatSnapshotTrigger``: waits in Airflow's triggerer for a new snapshot of a table,
-so a waiting sensor holds no worker slot. Also ``newer_snapshot``, the check it shares with
-the sensor's poke mode."""
+"""Waits in Airflow's triggerer, so a waiting sensor holds no worker slot:
+``LakeformatSnapshotTrigger`` for a new snapshot of a table (with ``newer_snapshot``, the check
+it shares with the sensor's poke mode), ``LakeformatLandingTrigger`` for an ingest run's landing
+data. Their kwargs are what the triggerer stores and restarts them from: names, paths and times,
+never a credential."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 from typing import Any, AsyncIterator, Optional, Sequence
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
@@ -11,7 +14,8 @@ from airflow.triggers.base import BaseTrigger, TriggerEvent
 import lakeformat as lf
 from lakeformat.errors import LakeformatError
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
-from lakeformat.pipeline.config import resolve_table
+from lakeformat.pipeline import landing_wait
+from lakeformat.pipeline.config import IngestUnit, load_config, resolve_table
 
 
 def newer_snapshot(table: lf.Table, after_snapshot_id: int,
@@ -63,5 +67,42 @@ class LakeformatSnapshotTrigger(BaseTrigger):
                     yield TriggerEvent({"status": "success", "after_snapshot_id": self.after_snapshot_id, **found})
                     return
                 await asyncio.sleep(self.poll_interval)
+        except LakeformatError as e:
+            yield TriggerEvent({"status": "error", "message": f"{type(e).__name__}: {e}"})
+
+
+class LakeformatLandingTrigger(BaseTrigger):
+    """Looks for the landing folders of ``units`` (``[date, hour]`` pairs) of config table
+    ``table`` every ``poke_interval`` seconds until all are there or ``deadline`` (ISO, UTC) has
+    passed; the event lists what is still missing. Storage options (an object-store landing
+    root's credentials) come from the connection ``conn_id`` when the trigger starts. The deadline is absolute, so a trigger the
+    triggerer restarts waits only for what is left of it. The looks run in a thread: on an
+    object store they are network calls, and the triggerer's event loop serves every trigger."""
+
+    def __init__(self, *, table: str, config: str, landing: str, units: Sequence[Sequence[Any]],
+                 deadline: str, poke_interval: float, conn_id: str = LakeformatHook.default_conn_name):
+        super().__init__()
+        self.table, self.config, self.landing, self.conn_id = table, config, landing, conn_id
+        self.units = [[d, h] for d, h in units]
+        self.deadline, self.poke_interval = deadline, float(poke_interval)
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return (f"{type(self).__module__}.{type(self).__qualname__}",
+                {"table": self.table, "config": self.config, "landing": self.landing, "units": self.units,
+                 "deadline": self.deadline, "poke_interval": self.poke_interval, "conn_id": self.conn_id})
+
+    async def run(self) -> AsyncIterator[TriggerEvent]:
+        try:
+            spec = (await asyncio.to_thread(load_config, self.config)).table(self.table)
+            options = (await LakeformatHook(self.conn_id).asettings()).options   # credentials: read here, never kept
+            units = [IngestUnit(d, h) for d, h in self.units]
+            deadline = dt.datetime.fromisoformat(self.deadline)
+            while True:
+                missing = await asyncio.to_thread(landing_wait.missing, spec, units, self.landing, options)
+                pause = landing_wait.next_look(dt.datetime.now(dt.timezone.utc), deadline, self.poke_interval)
+                if not missing or pause is None:
+                    yield TriggerEvent({"status": "done", "missing": missing, "units": len(units)})
+                    return
+                await asyncio.sleep(pause)
         except LakeformatError as e:
             yield TriggerEvent({"status": "error", "message": f"{type(e).__name__}: {e}"})

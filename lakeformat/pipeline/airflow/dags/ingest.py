@@ -7,8 +7,14 @@ table's ingest. Adding a table to the config adds its DAG.
 Each run ingests one or more units (a day, or an hour for tables whose landing path has
 ``{hour}``), as a mapped task group, one group instance per unit:
 
-    plan ─► ingest[unit]: stage (spark-submit jobs/ingest.py --stage) ─► audit ─► publish ─► Asset
+    landing ─► plan ─► ingest[unit]: stage (spark-submit jobs/ingest.py --stage) ─► audit ─► publish ─► Asset
 
+- ``landing`` checks, before any Spark work, that the run's landing data is there. A scheduled
+  run whose data is late waits for it in the triggerer, up to ``pipeline.landing.wait_timeout``
+  (:mod:`lakeformat.pipeline.landing_wait`); manual runs and backfills look once, unless their
+  ``wait_for_landing`` param is true. A run none of whose units landed is skipped with the
+  reason (green, no Spark job); while a scheduled run waits, the table's later runs queue behind
+  it (one active run per DAG; Airflow's backfills are not held up).
 - scheduled runs ingest the unit of their logical date (the start of the data interval:
   ``CronDataIntervalTimetable``, so the 06-02 00:00 run of a daily table ingests 06-01);
 - a manual run with params ``start`` (and ``end``, inclusive) backfills every unit of that
@@ -34,10 +40,12 @@ from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 from airflow.sdk.execution_time.task_runner import RuntimeTaskInstance
 
 from lakeformat.errors import LakeformatError
-from lakeformat.pipeline import wap
+from lakeformat.format.human import human_duration
+from lakeformat.pipeline import landing_wait, wap
 from lakeformat.pipeline.airflow.dags import (LakeformatSparkSubmitOperator, job_args, shared_dag_args,
                                               spark_conf, table_asset)
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
+from lakeformat.pipeline.airflow.sensors import LakeformatLandingSensor
 from lakeformat.pipeline.config import PipelineConfig, TableSpec, absolute_location
 from lakeformat.pipeline.jobs import job_file
 
@@ -97,8 +105,16 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
                            description="Backfill from this day (YYYY-MM-DD); empty: the run's logical date"),
             "end": Param(None, type=["null", "string"], format="date",
                          description="Backfill up to this day, inclusive (default: start)"),
+            landing_wait.WAIT_PARAM: Param(
+                False, type="boolean",
+                description="Wait for landing data that is not there yet, as scheduled runs do (up to "
+                            f"{human_duration(config.landing_wait.wait_timeout)}); else days without it are "
+                            "skipped at once"),
         },
     ) as dag:
+        landing_check = LakeformatLandingSensor(
+            task_id="landing", spec=spec, config=absolute_location(config.path),
+            landing=absolute_location(config.landing), conn_id=conn, settings=config.landing_wait, retries=0)
 
         @task(retries=0)
         def plan(params=None, logical_date=None, dag_run=None) -> list[dict]:
@@ -151,7 +167,9 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
 
             stage >> audit(stage_id, label, commit) >> publish(stage_id, label)
 
-        ingest.expand_kwargs(plan())
+        planned = plan()
+        landing_check >> planned
+        ingest.expand_kwargs(planned)
     return dag
 
 
