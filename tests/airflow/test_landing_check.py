@@ -11,11 +11,10 @@ import threading
 import time
 
 import pytest
-import yaml
 
 import lakeformat as lf
 from lakeformat.pipeline import landing as landing_gen
-from tests.project import CONFIG
+from tests.project import CONFIG, config_waiting
 
 from .conftest import Airflow, _home
 
@@ -65,10 +64,7 @@ def _land_once_waiting(af: Airflow, day: str, written: list) -> None:
 
 
 def test_a_waiting_run_ingests_data_that_lands_meanwhile_and_a_timeout_skips(tmp_path, migrated_db):
-    doc = yaml.safe_load(CONFIG.read_text())
-    doc["pipeline"]["landing"] = {"wait_timeout": "30 s", "poke_interval": "1 s"}
-    config = tmp_path / "tables.yaml"
-    config.write_text(yaml.safe_dump(doc, sort_keys=False))
+    config = config_waiting(tmp_path / "tables.yaml", "30 s", "1 s")
     (tmp_path / "landing").mkdir()
     af = Airflow(_home(tmp_path, migrated_db), tmp_path / "warehouse", tmp_path / "landing", config)
     written: list = []

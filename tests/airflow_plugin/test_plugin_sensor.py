@@ -94,3 +94,33 @@ def test_plugin_newer_snapshot_skips_other_kinds(tmp_path):
     found = newer_snapshot(t, 1, kinds=["APPEND"])
     assert found["snapshot_id"] == 3 and found["new_snapshots"] == 3
     assert newer_snapshot(t, 3, kinds=["APPEND"]) is None
+
+
+def test_plugin_landing_trigger_restarts_from_its_kwargs_and_reports_what_is_missing(tmp_path):
+    """What the triggerer stores (kwargs: names, paths, times; JSON) is enough to start the trigger
+    again after a restart, and its deadline stays the same; the event names the missing days."""
+    import asyncio
+    import json
+
+    from lakeformat.pipeline.airflow.triggers import LakeformatLandingTrigger
+    from tests.project import CONFIG
+    (tmp_path / "user_behavior" / "dt=2024-06-01").mkdir(parents=True)
+    passed = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=1)).isoformat()
+    trig = LakeformatLandingTrigger(table="user_behavior", config=str(CONFIG), landing=str(tmp_path),
+                                    units=[["2024-06-01", None], ["2024-06-02", None]], deadline=passed,
+                                    poke_interval=60)
+    path, kwargs = trig.serialize()
+    assert path == "lakeformat.pipeline.airflow.triggers.LakeformatLandingTrigger"
+    again = LakeformatLandingTrigger(**json.loads(json.dumps(kwargs)))   # as the triggerer keeps them
+    assert again.serialize() == (path, kwargs)
+
+    def first_event(t):
+        return asyncio.run(anext(t.run())).payload
+    event = first_event(again)   # past its deadline: one look, then the event
+    assert event["status"] == "done" and event["units"] == 2
+    assert [m.split(":")[0] for m in event["missing"]] == ["2024-06-02 of demo.user_behavior"]
+    (tmp_path / "user_behavior" / "dt=2024-06-02").mkdir()
+    later = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=1)).isoformat()
+    assert first_event(LakeformatLandingTrigger(**{**kwargs, "deadline": later}))["missing"] == []   # no wait
+    bad = first_event(LakeformatLandingTrigger(**{**kwargs, "table": "nope"}))
+    assert bad["status"] == "error" and "nope" in bad["message"]

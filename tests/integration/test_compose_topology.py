@@ -30,6 +30,7 @@ from lakeformat.pipeline import landing_files
 from lakeformat.pipeline.airflow_server import SERVICES, LocalAirflow, Settings, _marked_pids, login
 from lakeformat.pipeline.postgres import free_port
 from tests.airflow_plugin.test_plugin_compose import _config
+from tests.project import config_waiting
 from tests.s3server import s3_endpoint  # noqa: F401 (fixture)
 from tests.spark.cluster import ROOT, standalone_cluster
 
@@ -116,7 +117,8 @@ def test_compose_services_without_docker_ingest_through_the_scheduler(s3_endpoin
                                    f'"host": "spark://127.0.0.1", "port": {cluster.master.rsplit(":", 1)[1]}'})
             env = {k: loopback(v) for k, v in environment(services["airflow-scheduler"]).items() if k not in OWN}
             env["AIRFLOW__CORE__FERNET_KEY"] = Fernet.generate_key().decode()   # as the README says to make one
-            env["LAKEFORMAT_CONFIG"] = str(short_wait(Path(env["LAKEFORMAT_CONFIG"]), tmp / "tables.yaml"))
+            env["LAKEFORMAT_CONFIG"] = str(config_waiting(tmp / "tables.yaml", "20 s", "5 s",
+                                                          Path(env["LAKEFORMAT_CONFIG"])))
             leftovers = {k: v for k, v in env.items() if any(h in v for h in HOSTS)}
             assert not leftovers, f"compose settings not mapped to this machine: {leftovers}"
             lake = json.loads(env["AIRFLOW_CONN_LAKEFORMAT_DEFAULT"])
@@ -185,14 +187,6 @@ def test_compose_services_without_docker_ingest_through_the_scheduler(s3_endpoin
             for pid in _marked_pids(airflow.s.state):   # never leave a process behind
                 os.kill(pid, signal.SIGKILL)
         shutil.rmtree(tmp, ignore_errors=True)
-
-
-def short_wait(config: Path, copy: Path) -> Path:
-    """``config`` with a 20 s wait for late landing data (the shipped config waits hours)."""
-    doc = yaml.safe_load(config.read_text())
-    doc.setdefault("pipeline", {})["landing"] = {"wait_timeout": "20 s", "poke_interval": "5 s"}
-    copy.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return copy
 
 
 def task_logs(state: Path, run_id: str = "", *tasks: str) -> str:
