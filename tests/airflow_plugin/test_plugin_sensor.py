@@ -96,14 +96,17 @@ def test_plugin_newer_snapshot_skips_other_kinds(tmp_path):
     assert newer_snapshot(t, 3, kinds=["APPEND"]) is None
 
 
-def test_plugin_landing_trigger_restarts_from_its_kwargs_and_reports_what_is_missing(tmp_path):
-    """What the triggerer stores (kwargs: names, paths, times; JSON) is enough to start the trigger
-    again after a restart, and its deadline stays the same; the event names the missing days."""
+def test_plugin_landing_trigger_restarts_from_its_kwargs_and_reports_what_is_missing(tmp_path, monkeypatch):
+    """What the triggerer stores (kwargs: names, paths, times, the connection's id; JSON) is enough
+    to start the trigger again after a restart, and its deadline stays the same; the event names
+    the missing days."""
     import asyncio
     import json
 
     from lakeformat.pipeline.airflow.triggers import LakeformatLandingTrigger
     from tests.project import CONFIG
+    from tests.airflow_plugin.conftest import connection_json
+    monkeypatch.setenv("AIRFLOW_CONN_LAKEFORMAT_DEFAULT", connection_json(str(tmp_path / "wh")))
     (tmp_path / "user_behavior" / "dt=2024-06-01").mkdir(parents=True)
     passed = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=1)).isoformat()
     trig = LakeformatLandingTrigger(table="user_behavior", config=str(CONFIG), landing=str(tmp_path),
