@@ -34,6 +34,16 @@ def rows(ids, name, dt="d1"):
     return pa.table({"id": ids, "name": [f"{name}{i}" for i in ids], "dt": [dt] * len(ids)}, schema=SCHEMA)
 
 
+def table_with_vectors(catalog):
+    """A table whose last compaction marked updated rows in deletion vectors."""
+    t = catalog.create_table("db.pk", SCHEMA, primary_keys=["id", "dt"], options=DV)
+    t.write(rows(range(0, 20), "a"))
+    t.compact(full=True)
+    t.write(rows(range(0, 5), "b"))
+    t.compact()
+    return t
+
+
 def delete_files(t) -> list[str]:
     return sorted(n for n in os.listdir(iceberg_files(t).dir) if n.endswith(".parquet"))
 
@@ -80,11 +90,7 @@ def test_full_compaction_and_expiration_remove_old_delete_files(catalog):
 
 
 def test_orphan_removal_keeps_published_delete_files(catalog):
-    t = catalog.create_table("db.pk", SCHEMA, primary_keys=["id", "dt"], options=DV)
-    t.write(rows(range(0, 20), "a"))
-    t.compact(full=True)
-    t.write(rows(range(0, 5), "b"))
-    t.compact()
+    t = table_with_vectors(catalog)
     before = delete_files(t)
     assert before
     leftover = os.path.join(iceberg_files(t).dir, "00000000-0000-0000-0000-000000000000-index-x-0.parquet")
@@ -101,11 +107,7 @@ def test_deletion_vectors_with_data_files_elsewhere_are_refused(catalog, tmp_pat
 
 
 def test_a_new_process_reuses_the_published_delete_files(catalog):
-    t = catalog.create_table("db.pk", SCHEMA, primary_keys=["id", "dt"], options=DV)
-    t.write(rows(range(0, 20), "a"))
-    t.compact(full=True)
-    t.write(rows(range(0, 5), "b"))
-    t.compact()
+    t = table_with_vectors(catalog)
     before = delete_files(t)
     for cache in (publisher._KNOWN, publisher._ENTRIES):   # what a fresh process has not seen
         cache.clear()
