@@ -556,6 +556,17 @@ def _oracle_pkg(name: str) -> Optional[str]:
 
 # ------------------------------------------------------------------------------- main
 
+ALL = "write,planning,commits,throughput,growth,pk,dv,spark"
+
+def default_out(only: str, quick: bool) -> Path:
+    """Only a full run replaces latest.json: the committed figures of every benchmark."""
+    if quick:
+        return RESULTS / "quick.json"
+    if set(only.split(",")) != set(ALL.split(",")):
+        return RESULTS / f"partial-{'-'.join(sorted(only.split(',')))}.json"
+    return RESULTS / "latest.json"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=5, help="runs of benchmarks 1 and 2 (fresh warehouses each)")
@@ -571,7 +582,7 @@ def main() -> int:
     ap.add_argument("--throughput-runs", type=int, default=3, help="throughput: runs per process count")
     ap.add_argument("--no-reference-layout", action="store_true",
                     help="planning: skip the reference table built without manifest merges")
-    ap.add_argument("--only", default="write,planning,commits,throughput,growth,pk,dv,spark",
+    ap.add_argument("--only", default=ALL,
                     help="comma list of: write (benchmarks 1 and 2), planning, commits, throughput, growth "
                          "(how costs grow: growth.py), pk (primary-key tables: primary_key.py), dv (deletion "
                          "vectors: deletion_vectors.py), spark (the Spark data source: spark.py)")
@@ -579,7 +590,9 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="small sizes for a smoke test")
     ap.add_argument("--profile", action="store_true",
                     help="cProfile lakeformat's write, read, planning and commits into results/profile.txt")
-    ap.add_argument("--out", default=str(RESULTS / "latest.json"))
+    ap.add_argument("--out", default=None,
+                    help="results file (default: results/latest.json for a full run, results/partial-<only>.json "
+                         "for --only, results/quick.json for --quick)")
     pk.add_args(ap)
     dvb.add_args(ap)
     spark_bench.add_args(ap)
@@ -591,8 +604,7 @@ def main() -> int:
         pk.quick(args)
         dvb.quick(args)
         spark_bench.quick(args)
-        if args.out == str(RESULTS / "latest.json"):
-            args.out = str(RESULTS / "quick.json")
+    args.out = args.out or str(default_out(args.only, args.quick))
     only = set(args.only.split(","))
     started = time.perf_counter()
     tmp = Path(tempfile.mkdtemp(prefix="lakeformat-bench-"))
