@@ -197,7 +197,7 @@ class IcebergPublisher:
             earliest = known.metadata.snapshots[0].snapshot_id
         else:
             earliest = sm.earliest_id() or latest
-        if known is not None and not self._matches(known, earliest, latest):
+        if known is not None and (not self._matches(known, earliest, latest) or self._view_changed(known)):
             known = None
             earliest = sm.earliest_id() or latest
         rebuilt = known is None
@@ -302,6 +302,12 @@ class IcebergPublisher:
             return self.table.snapshot_manager.get(cur.snapshot_id).time_millis == cur.timestamp_ms
         except NotFoundError:
             return False
+
+    def _view_changed(self, known: _Known) -> bool:
+        """Whether deletion vectors were switched on or off since the published snapshots:
+        then other files make up the view (see ``plan.exported``), and it is rebuilt."""
+        cur = known.metadata.current
+        return cur is not None and (_INDEX_MANIFEST in cur.summary) != bool(self.deletion_vectors)
 
     def _previous_uuid(self) -> Optional[str]:
         """The identity of metadata being rebuilt, kept so readers keep refreshing one table."""

@@ -135,3 +135,19 @@ def test_deletion_vectors_paimon_java_wrote_are_published(tmp_path, name):
     iceberg_sync(t)
     assert delete_files(t)
     assert_same_everywhere(t)
+
+
+def test_switching_deletion_vectors_on_rebuilds_the_view(catalog):
+    t = catalog.create_table("db.pk", SCHEMA, primary_keys=["id", "dt"],
+                             options={"metadata.iceberg.storage": "table-location", "bucket": "2"})
+    t.write(rows(range(0, 20), "a"))
+    compacted = t.compact(full=True).id
+    t.write(rows(range(0, 5), "b"))
+    t.compact()                                   # files at levels below the top: not in this view
+    assert pyiceberg_rows(t) == lakeformat_rows(t, compacted) != lakeformat_rows(t)
+    t.alter(lf.SetOption("deletion-vectors.enabled", "true"))
+    t.write(rows(range(10, 15), "c"))
+    assert pyiceberg_rows(t) == lakeformat_rows(t) == duckdb_rows(t)
+    # every retained snapshot was published again by the rule of deletion vectors
+    summaries = [s.summary for s in StaticTable.from_metadata(metadata_path(t)).snapshots()]
+    assert len(summaries) == len(t.snapshots()) and all(s.get("paimon.index-manifest") is not None for s in summaries)
