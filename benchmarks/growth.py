@@ -182,22 +182,24 @@ def merging(tmp: Path, sizes: list[int]) -> list[dict]:
         row = {"entries": n + 30}
         for label, metas in (("appends", base + appends), ("with_deletes", base + appends[:-1] + compaction)):
             for cache in ("", "_warm"):   # cold: the cache of decoded blocks emptied first
-                runs = []
+                runs, cpu = [], []
                 for _ in range(3):
                     if not cache:
                         manifest_cache.CACHE.clear()
                     gc.collect()
-                    start = time.perf_counter()
+                    start, start_cpu = time.perf_counter(), time.process_time()
                     merge_manifests(mf, metas, 8 << 20, 30, 1 << 40)
                     runs.append(time.perf_counter() - start)
+                    cpu.append(time.process_time() - start_cpu)
                 row[f"{label}{cache}_seconds"] = statistics.median(runs)
                 row[f"{label}{cache}_us_per_entry"] = row[f"{label}{cache}_seconds"] / (n + 30) * 1e6
+                row[f"{label}{cache}_cpu_us_per_entry"] = statistics.median(cpu) / (n + 30) * 1e6
         row["us_per_entry"] = row["appends_us_per_entry"]
         out.append(row)
         console.print(f"  manifest merge of {n + 30:,} entries: appends {row['appends_seconds'] * 1e3:.0f} ms "
                       f"({row['appends_us_per_entry']:.2f} µs/entry), with deletes {row['with_deletes_seconds'] * 1e3:.0f} ms "
-                      f"({row['with_deletes_us_per_entry']:.1f} µs/entry; {row['with_deletes_warm_us_per_entry']:.1f} with the "
-                      "blocks cached)")
+                      f"({row['with_deletes_us_per_entry']:.1f} µs/entry, CPU {row['with_deletes_cpu_us_per_entry']:.1f}; "
+                      f"{row['with_deletes_warm_us_per_entry']:.1f} with the blocks cached)")
     return out
 
 
@@ -257,14 +259,16 @@ def planning_and_orphans(tmp: Path, sizes: list[int]) -> tuple[list[dict], list[
         for cache in ("", "_warm"):
             if not cache:
                 manifest_cache.CACHE.clear()
-            secs = []
+            secs, cpu = [], []
             for _ in range(3 if n <= 10_000 else 1):
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.process_time()
                 r = lf.Catalog(str(wh)).get_table("db.p").remove_orphan_files(dry_run=True)
                 secs.append(time.perf_counter() - start)
+                cpu.append(time.process_time() - start_cpu)
                 if not cache:
                     manifest_cache.CACHE.clear()
             o["seconds" + cache] = statistics.median(secs)
+            o["cpu_seconds" + cache] = statistics.median(cpu)
             o["listed"], o["orphans"] = r.listed, len(r.orphans)
         orphans.append(o)
         console.print(f"  planning {n:,} files: {row}; orphan scan {o['seconds']:.2f} s "
@@ -309,14 +313,19 @@ def goals(g, add) -> None:
     add(f"growth: manifest merge µs/entry at {m['entries']:,} (appends)", m["us_per_entry"], m["us_per_entry"] <= 10,
         "≤ 10", display=f"{m['us_per_entry']:.2f} µs")
     add(f"growth: manifest merge µs/entry at {m['entries']:,} (with deletes, cold)", m["with_deletes_us_per_entry"],
-        m["with_deletes_us_per_entry"] <= 10, "≤ 10", display=f"{m['with_deletes_us_per_entry']:.0f} µs")
+        m["with_deletes_us_per_entry"] <= 10, "≤ 10", display=f"{m['with_deletes_us_per_entry']:.1f} µs")
+    add(f"growth: manifest merge CPU µs/entry at {m['entries']:,} (with deletes, cold)",
+        m["with_deletes_cpu_us_per_entry"], None, "shown only: the goal is wall time",
+        display=f"{m['with_deletes_cpu_us_per_entry']:.1f} µs")
     if "with_deletes_warm_us_per_entry" in m:
         add(f"growth: manifest merge µs/entry at {m['entries']:,} (with deletes, blocks cached)",
             m["with_deletes_warm_us_per_entry"], None, "shown only: goals are judged cold",
             display=f"{m['with_deletes_warm_us_per_entry']:.1f} µs")
     p = g["planning"][-1]
     add(f"growth: planning ms per 1k files at {p['files']:,} (cold)", p["ms_per_1k_files"], p["ms_per_1k_files"] <= 15, "≤ 15",
-        display=f"{p['ms_per_1k_files']:.0f} ms")
+        display=f"{p['ms_per_1k_files']:.1f} ms")
+    add(f"growth: planning CPU ms per 1k files at {p['files']:,} (cold)", p["all_cpu_ms"] / (p["files"] / 1000), None,
+        "shown only: the goal is wall time", display=f"{p['all_cpu_ms'] / (p['files'] / 1000):.1f} ms")
     if "warm_ms_per_1k_files" in p:
         add(f"growth: planning ms per 1k files at {p['files']:,} (blocks cached)", p["warm_ms_per_1k_files"],
             None, "shown only: goals are judged cold", display=f"{p['warm_ms_per_1k_files']:.1f} ms")
@@ -327,7 +336,9 @@ def goals(g, add) -> None:
         s["over_pyarrow"] <= 2, "≤ 2×")
     o = g["orphans"][-1]
     add(f"growth: orphan scan s at {o['files']:,} files, cold (goal: 50k files < 2 s)", o["seconds"],
-        o["seconds"] < 2 if o["files"] >= 50_000 else None, "< 2 s at 50k", display=f"{o['seconds']:.1f} s")
+        o["seconds"] < 2 if o["files"] >= 50_000 else None, "< 2 s at 50k", display=f"{o['seconds']:.2f} s")
+    add(f"growth: orphan scan CPU s at {o['files']:,} files, cold", o["cpu_seconds"], None,
+        "shown only: the goal is wall time", display=f"{o['cpu_seconds']:.2f} s")
 
 
 def plot(res: dict, path: Path) -> None:
