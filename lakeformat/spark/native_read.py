@@ -15,7 +15,7 @@ own reader does.
 Buckets of a deletion-vector table whose files need no merge (none at level 0, none holding
 delete rows: Paimon's raw-convertible split; every file of an append table) are read natively
 too: each row carries Spark's ``_metadata.row_index``, and an anti-join with the positions the
-vectors delete drops those rows. Tables on object stores are read on the Python path: Spark would
+vectors delete (one 64-bit key per row: see :func:`_drop_deleted`) drops those rows. Tables on object stores are read on the Python path: Spark would
 need its own connector.
 """
 from __future__ import annotations
@@ -24,12 +24,13 @@ import functools
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import ByteType, StructField, StructType
 
-from lakeformat.errors import SchemaError
+from lakeformat.errors import LakeformatError, SchemaError
 from lakeformat.format import options as O
 from lakeformat.format import predicate as P
 from lakeformat.format import types as T
@@ -49,6 +50,9 @@ from lakeformat.spark.read import read_partition
 from lakeformat.spark.types import spark_field, spark_schema, spark_type
 
 
+KEY_SALTS = 16   # hash salts tried for a row key that no two files share
+
+
 @dataclass(frozen=True)
 class NativeFiles:
     """Files one ``spark.read.parquet`` reads: same schema, same layout."""
@@ -57,6 +61,7 @@ class NativeFiles:
     key_value: bool       # primary-key files: the _VALUE_KIND column says which rows are deletes
     paths: tuple[str, ...]
     deletion_files: tuple[IndexFileMeta, ...] = ()   # vectors of these files' buckets, applied by row index
+    max_rows: int = 0     # rows of the largest file: the row indexes stay below it
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,7 @@ def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
     O.check_supported(table.schema.options, O.READ, table.name)
     dv_table = bool(table.typed_options.get(O.DELETION_VECTORS))
     native: dict[tuple[int, bool], list[str]] = {}
+    max_rows: dict[tuple[int, bool], int] = {}
     vectors: dict[tuple[int, bool], dict[str, IndexFileMeta]] = {}
     merged: list[S.ReadUnit] = []
     pk = bool(table.schema.primary_keys)
@@ -106,6 +112,7 @@ def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
         if dv_table and (not pk or raw_readable(s.files)) and readable(s.files):
             for f in s.files:   # each row in one file, once: the vectors say which rows are gone
                 native.setdefault((f.schema_id, pk), []).append(join(d, f.file_name))
+                max_rows[(f.schema_id, pk)] = max(max_rows.get((f.schema_id, pk), 0), f.row_count)
                 vectors.setdefault((f.schema_id, pk), {}).update((m.file_name, m) for m in s.deletion_files)
             continue
         groups = sections(s.files, key_of) if pk else [[f] for f in s.files]
@@ -116,7 +123,8 @@ def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
             else:
                 merged.append(S.ReadUnit(S.SECTION if pk else S.FILE, s, tuple(files)))
     groups = tuple(NativeFiles(sid, kv, tuple(paths), tuple(sorted(vectors.get((sid, kv), {}).values(),
-                                                                   key=lambda m: m.file_name)))
+                                                                   key=lambda m: m.file_name)),
+                               max_rows.get((sid, kv), 0))
                    for (sid, kv), paths in sorted(native.items()))
     return ReadPlan(groups, tuple(merged))
 
@@ -159,25 +167,47 @@ def _native_frame(spark, table, group: NativeFiles, needed: Sequence[str]) -> Da
     return df.select(*cols)
 
 
+def keys_unique(hashes: Sequence[int], max_rows: int) -> bool:
+    """Whether ``hash(file name) XOR row index`` names every row of these files once (pure). A row
+    index below ``max_rows`` changes only the hash's low bits, so the keys of two files can meet
+    only where their hashes agree on every bit above those."""
+    low = max(max_rows - 1, 0).bit_length()
+    return len({h >> low for h in hashes}) == len(hashes)
+
+
+def _row_key(salt: int):
+    return F.xxhash64(F.col("_metadata.file_name"), F.lit(salt)).bitwiseXOR(F.col("_metadata.row_index"))
+
+
 def _drop_deleted(spark, table, group: NativeFiles, df: DataFrame) -> DataFrame:
-    """``df`` without the rows the group's deletion vectors delete: an anti-join on (file name,
-    row index), Spark's ``_metadata.row_index`` being the row's position in its file."""
-    names = {p.rsplit("/", 1)[-1] for p in group.paths}
+    """``df`` without the rows the group's deletion vectors delete. Each row gets one 64-bit key,
+    a hash of its file's name XOR Spark's ``_metadata.row_index`` (its position in the file), and
+    a broadcast anti-join on that key drops the deleted ones: a join on one long probes Spark's
+    map of longs, where (file name, position) made it build, hash and compare a key holding a
+    string for every row. The hash is salted until no two planned files' keys can meet."""
+    names = sorted({p.rsplit("/", 1)[-1] for p in group.paths})
     index_files = IndexFiles(table.io, table.path)
-    files, positions = [], []
+    vectors = {}
     for meta in group.deletion_files:
         for name, deleted in index_files.read_deletion_vectors(meta).items():
             if name in names and len(deleted):
-                files.append(pa.repeat(pa.scalar(name, pa.string()), len(deleted)))
-                positions.append(pa.array(deleted, pa.int64()))
-    if not files:
+                vectors[name] = deleted
+    if not vectors:
         return df
-    deleted = spark.createDataFrame(pa.table({"_lf_file": pa.concat_arrays(files),
-                                              "_lf_row": pa.concat_arrays(positions)}))
+    listed = spark.createDataFrame([(n,) for n in names], "n string")
+    for salt in range(KEY_SALTS):
+        hashes = dict(listed.select("n", F.xxhash64("n", F.lit(salt))).collect())
+        if keys_unique(list(hashes.values()), group.max_rows):
+            break
+    else:
+        raise LakeformatError(f"no row key of {KEY_SALTS} tried tells the rows of {len(names)} files of "
+                              f"{table.name} apart; read it with native=False")
+    keys = np.concatenate([np.bitwise_xor(np.int64(hashes[n]), np.asarray(p, np.int64)) for n, p in vectors.items()])
+    deleted = spark.createDataFrame(pa.table({"_lf_key": keys}))
     cols = df.columns
-    df = df.select("*", F.col("_metadata.file_name").alias("_lf_file"), F.col("_metadata.row_index").alias("_lf_row"))
+    df = df.select("*", _row_key(salt).alias("_lf_key"))
     # broadcast: the positions are few beside the rows, and a shuffle of every row would cost more
-    return df.join(F.broadcast(deleted), ["_lf_file", "_lf_row"], "left_anti").select(*(F.col(f"`{c}`") for c in cols))
+    return df.join(F.broadcast(deleted), "_lf_key", "left_anti").select(*(F.col(f"`{c}`") for c in cols))
 
 
 def _merged_frame(spark, opts, table, units: Sequence[S.ReadUnit], columns: Sequence[str],

@@ -16,7 +16,7 @@ import pytest
 import lakeformat as lf
 import lakeformat.spark as lfs
 from lakeformat.pipeline.demo_data import SCHEMA as UB_SCHEMA, user_behavior
-from lakeformat.spark.native_read import native_available, plan_read
+from lakeformat.spark.native_read import keys_unique, native_available, plan_read
 from tests.interop.helpers import assert_same_rows
 from tests.s3server import BUCKET, CREDS, s3_endpoint  # noqa: F401 (fixture)
 
@@ -181,3 +181,27 @@ def test_a_deletion_vector_table_written_by_paimon_java_is_read_natively(spark, 
     assert plan.native_files > 0 and any(g.deletion_files for g in plan.native)
     got = lfs.read_table(spark, name, warehouse=str(wh), snapshot_id=6, columns=case["columns"]).toArrow()
     assert sorted(map(tuple, (r.values() for r in got.to_pylist()))) == sorted(map(tuple, case["rows"]))
+
+
+def test_row_keys_of_files_whose_hashes_share_their_high_bits_are_not_unique():
+    """Rows below 2**10: hashes equal above bit 10 would give two files the same keys."""
+    a, b = 0b1010 << 10, (0b1010 << 10) | 5
+    assert not keys_unique([a, b], max_rows=1024)
+    assert keys_unique([a, b], max_rows=4)
+    assert keys_unique([-1 << 20, 1 << 20], max_rows=1 << 19)
+
+
+def test_deleted_positions_apply_to_their_own_file_only(spark, catalog):
+    """One row deleted: its position is dropped in its file, and the row at the same position of
+    the other bucket's file stays (a key of the position alone would drop both)."""
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
+    t = catalog.create_table("db.dv1", schema, primary_keys=["id"],
+                             options={"bucket": "2", "deletion-vectors.enabled": "true"})
+    t.write(pa.table({"id": list(range(200)), "v": [f"a{i}" for i in range(200)]}, schema=schema))
+    t.compact(full=True)
+    t.delete(pa.table({"id": pa.array([0], pa.int64())}))
+    t = catalog.get_table("db.dv1")
+    plan = plan_read(t, t.scan().plan())
+    assert [len(g.paths) for g in plan.native] == [2] and plan.native[0].deletion_files
+    native = lfs.read_table(spark, "db.dv1", warehouse=catalog.warehouse).toArrow()
+    assert sorted(native["id"].to_pylist()) == list(range(1, 200))
