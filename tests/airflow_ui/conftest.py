@@ -22,6 +22,7 @@ import pytest
 
 from lakeformat.pipeline.airflow_server import MARKER, _marked_pids
 from lakeformat.pipeline.postgres import free_port
+from tests.project import config_waiting
 
 ROOT = Path(__file__).resolve().parents[2]
 UP = re.compile(r"Airflow is up: (\S+)\s+\(login: (\S+) / (\S+)\)")
@@ -67,6 +68,12 @@ class Server:
             assert time.monotonic() < deadline, f"runs of {dag_id} not done after {timeout} s: {states}"
             time.sleep(5)
 
+    def task_log(self, dag_id: str, run_id: str, task_id: str) -> str:
+        """The log files of a task of a run, as the scheduler's workers wrote them."""
+        return "\n".join(p.read_text(errors="replace") for p in sorted((self.state / "logs").rglob("*.log"))
+                         if f"dag_id={dag_id}" in str(p) and f"run_id={run_id}" in str(p)
+                         and f"task_id={task_id}" in str(p))
+
     def task_states(self, dag_id: str, run_id: str) -> dict:
         tis = self.api("GET", f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances?limit=100")["task_instances"]
         return {(t["task_id"], t.get("rendered_map_index") or t["map_index"]): t["state"] for t in tis}
@@ -84,9 +91,12 @@ def start_server(tmp: Path, timeout: float = 600) -> Server:
     out = tmp / "make-airflow.out"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "LAKEFORMAT_"))}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    # the shipped config, but a scheduled run (unpausing makes one for a day with no landing
+    # data) waits 20 s, not hours, for its landing data: the DAG's manual runs queue behind it
+    config = config_waiting(tmp / "tables.yaml", "20 s", "5 s")
     cmd = [sys.executable, "-m", "lakeformat.pipeline.airflow_server", "--state", str(state),
            "--warehouse", str(wh), "--landing", str(landing), "--port", str(free_port()),
-           "--landing-days", *LANDING_DAYS, "--rows-per-day", "500"]
+           "--landing-days", *LANDING_DAYS, "--rows-per-day", "500", "--config", str(config)]
     with open(out, "wb") as f:   # as `make airflow` does, from the project directory
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + timeout

@@ -3,15 +3,20 @@ the services come up on PostgreSQL with the project's DAGs (no import error); in
 (headless Chromium) a logged-out visit to the Lakehouse page goes to the login, the user
 unpauses an ingest DAG, backfills two days from the Trigger dialog and, once the scheduler has
 run them, sees the new snapshots on the Lakehouse page; the same through the REST API
-(``POST /api/v2/backfills``); Ctrl-C stops every process, the database included. Screenshots
-are kept as test artefacts (``$LAKEFORMAT_TEST_ARTEFACTS`` or ``test-artefacts/airflow-ui``)."""
+(``POST /api/v2/backfills``); a backfill and a Trigger of one day at once load it once; Ctrl-C
+stops every process, the database included. Screenshots are kept as test artefacts
+(``$LAKEFORMAT_TEST_ARTEFACTS`` or ``test-artefacts/airflow-ui``)."""
 from __future__ import annotations
+
+import time
 
 import pytest
 from selenium.webdriver.common.by import By
 
 import lakeformat as lf
 from lakeformat.pipeline.airflow_server import _marked_pids
+from lakeformat.pipeline.config import IngestUnit, ingest_identity, load_config
+from tests.project import CONFIG
 
 from tests.airflow_ui.browser import UI, chromium
 from tests.airflow_ui.conftest import ARTEFACTS, stop_server
@@ -20,6 +25,7 @@ pytestmark = pytest.mark.slow   # minutes: real services and Spark jobs
 
 UI_DAG, UI_DAYS = "lakeformat_ingest_user_behavior", ["2024-06-03", "2024-06-04"]
 REST_DAG = "lakeformat_ingest_item_price"
+COLLIDE_DAY = "2024-06-01"   # landed, and loaded by no other test here
 
 
 @pytest.fixture(scope="module")
@@ -95,6 +101,39 @@ def test_rest_backfill_of_two_days_publishes_each_day_once(airflow_server):
     snaps = table.system_table("snapshots").to_pylist()
     ingests = [s for s in snaps if s["commit_user"] == "lakeformat-ingest-item_price"]
     assert len(ingests) == 2, snaps
+
+
+def test_a_backfill_and_a_trigger_of_one_day_at_once_load_it_once(airflow_server):
+    """Airflow's backfills ignore the DAG's one-active-run limit, so a backfill of a day and a
+    Trigger of the same day (params start/end) run at once: one loads the day, the other's plan
+    skips it naming the run that holds it (unit_claim), and nothing is red."""
+    server, day = airflow_server, COLLIDE_DAY
+    server.api("PATCH", f"/dags/{UI_DAG}", {"is_paused": False})
+    deadline = time.monotonic() + 120
+    while not any(r["run_type"] == "scheduled" for r in server.runs(UI_DAG)):   # unpausing makes one
+        assert time.monotonic() < deadline, "unpausing made no scheduled run"
+        time.sleep(2)
+    server.wait_runs(UI_DAG, {r["dag_run_id"] for r in server.runs(UI_DAG)})   # its wait has ended
+    trigger = server.api("POST", f"/dags/{UI_DAG}/dagRuns",
+                         {"logical_date": None, "conf": {"start": day, "end": day}})["dag_run_id"]
+    server.api("POST", "/backfills", {"dag_id": UI_DAG, "from_date": f"{day}T00:00:00Z", "to_date": f"{day}T00:00:00Z"})
+    (backfill,) = [r["dag_run_id"] for r in server.runs(UI_DAG)
+                   if r["run_type"] == "backfill" and r["logical_date"][:10] == day]
+    states = server.wait_runs(UI_DAG, {trigger, backfill})
+    assert states == {trigger: "success", backfill: "success"}, states
+    tasks = {run: server.task_states(UI_DAG, run) for run in (trigger, backfill)}
+    assert not [t for ts in tasks.values() for t, st in ts.items() if st in ("failed", "upstream_failed")], tasks
+    (loaded,) = [run for run, ts in tasks.items() if ts.get(("ingest.publish", day)) == "success"]
+    (other,) = {trigger, backfill} - {loaded}
+    assert tasks[other][("plan", -1)] == "skipped", tasks[other]
+    assert f"run {UI_DAG}/{loaded} is loading it" in server.task_log(UI_DAG, other, "plan")
+    table = lf.Catalog(str(server.warehouse)).get_table("demo.user_behavior")
+    spec = load_config(str(CONFIG)).table("user_behavior")
+    user, identifier = ingest_identity(spec, IngestUnit(day))
+    assert [s.commit_identifier for s in table.snapshots() if s.commit_user == user].count(identifier) == 1
+    landed = sum(len(f.read_text().splitlines())
+                 for f in (server.state.parent / "landing" / "user_behavior" / f"dt={day}").glob("*"))
+    assert table.read(filter=lf.col("dt") == day).num_rows == landed > 0
 
 
 def test_ctrl_c_stops_every_process_and_the_database(airflow_server):
