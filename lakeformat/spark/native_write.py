@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 STAGING_PREFIX = "_spark-staging-"
 _PART = "__lakeformat_p"
 _TIMESTAMPS = ("TIMESTAMP", "TIMESTAMP_LTZ")
+_EPOCH = "1970-01-01 00:00:00"
 CONCURRENT_FILES = 64   # open files per task before Spark falls back to sorting by partition
 
 
@@ -60,6 +61,17 @@ def native_write_refusal(table) -> Optional[str]:
     return None
 
 
+def _to_millis(c, root: str):
+    """``c`` truncated to milliseconds, keeping its type. ``date_trunc`` does that for TIMESTAMP_LTZ
+    (an instant), but it turns TIMESTAMP (Spark's TIMESTAMP_NTZ, a wall-clock time) into an
+    instant in the session's time zone, which shifts the value and fails in a DST gap; so the
+    sub-millisecond part of a wall-clock time is taken off by arithmetic, which has no zone."""
+    if root == "TIMESTAMP_LTZ":
+        return F.date_trunc("millisecond", c)
+    micros = F.timestamp_diff("MICROSECOND", F.lit(_EPOCH).cast("timestamp_ntz"), c)
+    return F.timestamp_add("MICROSECOND", -F.pmod(micros, F.lit(1000)), c)
+
+
 def _file_columns(df, table):
     """``df`` (already in the table's columns and types) with Paimon's field ids on its columns,
     millisecond timestamps truncated like Paimon's writers, and copies of the partition columns
@@ -68,7 +80,7 @@ def _file_columns(df, table):
     for f in table.schema.fields:
         c = F.col(f"`{f.name}`")
         if f.type.root in _TIMESTAMPS and f.type.params[0] <= 3:
-            c = F.date_trunc("millisecond", c)
+            c = _to_millis(c, f.type.root)
         cols.append(c.alias(f.name, metadata={"parquet.field.id": f.id}))
     parts = [F.col(f"`{k}`").alias(f"{_PART}{i}") for i, k in enumerate(table.partition_keys)]
     return df.select(*cols, *parts), [f"{_PART}{i}" for i in range(len(parts))]

@@ -118,3 +118,28 @@ def test_tables_that_keep_the_python_path(catalog):
     assert "buckets" in native_write_refusal(t)
     t = catalog.create_table("db.nested", pa.schema([("id", pa.int64()), ("tags", pa.list_(pa.string()))]))
     assert "tags" in native_write_refusal(t)
+
+
+def test_wall_clock_timestamps_are_written_as_they_are_in_any_session_time_zone(spark, catalog):
+    """TIMESTAMP(3) is a wall-clock time: a session in New York neither shifts it (Spark's
+    date_trunc would make it an instant there) nor fails on 02:30 of the spring-forward gap;
+    the sub-millisecond part is cut, before 1970 too, and the file says it is not UTC."""
+    schema = pa.schema([("id", pa.int64()), ("ts", pa.timestamp("ms")), ("tz", pa.timestamp("ms", tz="UTC"))])
+    t = catalog.create_table("db.wall", schema)
+    before = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        df = spark.sql("SELECT 1L id, TIMESTAMP_NTZ'2024-03-10 02:30:00.123456' ts, "
+                       "TIMESTAMP'2024-03-10 12:00:00.999999Z' tz UNION ALL "
+                       "SELECT 2L, TIMESTAMP_NTZ'1969-12-31 23:59:59.999999', TIMESTAMP'1969-12-31 23:59:59.999999Z'")
+        lfs.write(df, "db.wall", warehouse=catalog.warehouse)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before)
+    got = catalog.get_table("db.wall").read().sort_by("id")
+    utc = dt.timezone.utc
+    assert got["ts"].to_pylist() == [dt.datetime(2024, 3, 10, 2, 30, 0, 123000), dt.datetime(1969, 12, 31, 23, 59, 59, 999000)]
+    assert got["tz"].to_pylist() == [dt.datetime(2024, 3, 10, 12, 0, 0, 999000, tzinfo=utc),
+                                     dt.datetime(1969, 12, 31, 23, 59, 59, 999000, tzinfo=utc)]
+    import pyarrow.parquet as pq
+    stored = pq.ParquetFile(os.path.join(t.path, data_files(t)[0])).schema_arrow
+    assert stored.field("ts").type.tz is None and stored.field("tz").type.tz is not None
