@@ -38,7 +38,6 @@ def test_a_day_without_landing_data_skips_before_spark(af):
     for run in (scheduled, manual, backfill):
         assert run["state"] == "success", run["tasks"]
         assert run["tasks"] == SKIPPED
-        assert run["seconds"] < 120
     log = (af.home / "runner.log").read_text()
     assert "no landing data for this run without waiting: manual runs and backfills do not wait" in log
     assert WAITING not in log
