@@ -10,11 +10,16 @@ copies their bytes (``ManifestFile.rewrite``). ``record_ends`` computes each rec
 from its decoded values (Avro's binary encoding is determined by the values) and checks that the
 sizes add up to each block's bytes, so a schema that does not describe the bytes is an error,
 never a wrong cut.
+
+polars' thread pool does not survive ``fork()``: a process forked after the reader ran here would
+hang at its next use (``multiprocessing``'s default start method on Linux forks). Such a process
+decodes with fastavro instead (:func:`usable`).
 """
 from __future__ import annotations
 
 import io
 import json
+import os
 from typing import Sequence
 
 import numpy as np
@@ -23,6 +28,23 @@ import pyarrow.compute as pc
 
 from lakeformat.format.avro_varint import write_long
 from lakeformat.io import avro_blocks
+
+
+_ran = False      # this process has run the compiled reader: its thread pool exists
+_forked = False   # this process was forked from one where it had
+
+
+def _after_fork_in_child() -> None:
+    global _forked
+    _forked = _forked or _ran
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def usable() -> bool:
+    """Whether the compiled reader can run in this process (not forked after it ran)."""
+    return not _forked
 
 
 def _container(schema: bytes, blocks: Sequence[tuple[int, bytes]]) -> bytes:
@@ -40,6 +62,10 @@ def read_table(schema: bytes, blocks: Sequence[tuple[int, bytes]]) -> pa.Table:
     number of records than the blocks declare."""
     import polars as pl   # imported when first needed: it takes a while, and most processes never decode
 
+    global _ran
+    if _forked:
+        raise RuntimeError("the compiled Avro reader cannot run in a process forked after it ran (see usable())")
+    _ran = True
     expected = sum(n for n, _ in blocks)
     try:
         table = pl.read_avro(io.BytesIO(_container(schema, blocks))).to_arrow()

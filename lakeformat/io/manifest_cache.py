@@ -238,6 +238,7 @@ class Columns:
     (``io/avro_columns.py``), many blocks at once, instead of one record at a time by fastavro."""
 
     convert: Callable[[pa.Table], list]
+    from_record: Callable[[dict], object]   # the same of one fastavro record, where the compiled reader cannot run
 
 
 COLUMN_CHUNK = 1024   # records decoded in one call: bounds the memory of the bytes and columns in flight
@@ -257,9 +258,9 @@ def _chunks(items: list, limit: int) -> list[list]:
 
 def _decode_run(codec: str, text: bytes, head: bytes, items: list[tuple], convert) -> dict:
     """Blocks (key, count, raw) of one kind of file decoded: key -> ``Block``."""
-    if not isinstance(convert, Columns):
-        schema = _schema(head, text)
-        return {key: _decode_block(decompress(codec, raw), count, schema, convert) for key, count, raw in items}
+    if not isinstance(convert, Columns) or not avro_columns.usable():
+        schema, per_record = _schema(head, text), getattr(convert, "from_record", convert)
+        return {key: _decode_block(decompress(codec, raw), count, schema, per_record) for key, count, raw in items}
     out = {}
     for run in _chunks(items, COLUMN_CHUNK):
         framed = [(count, decompress(codec, raw)) for _, count, raw in run]

@@ -37,9 +37,16 @@ from lakeformat.io import avro_blocks, manifest_cache
 from lakeformat.io.fileio import FileIO, join
 from lakeformat.io.manifest_orc import is_orc, read_orc, write_orc
 
-ENTRIES = manifest_cache.Columns(entries_from_arrow)   # manifest entries: decoded column by column
-FILE_NAMES = manifest_cache.Columns(file_names_from_arrow)   # the file names each entry names
-KEYS = manifest_cache.Columns(keys_from_arrow)   # what a merge decides on: each entry's kind and identifier
+
+def _file_names(record: dict) -> tuple:
+    f = ManifestEntry.from_avro(record).file
+    return (f.file_name, *f.extra_files)
+
+
+# decoded column by column (each with what the same is of one record, for where that cannot run):
+ENTRIES = manifest_cache.Columns(entries_from_arrow, ManifestEntry.from_avro)   # manifest entries
+FILE_NAMES = manifest_cache.Columns(file_names_from_arrow, _file_names)   # the file names each entry names
+KEYS = manifest_cache.Columns(keys_from_arrow, lambda r: ManifestEntry.from_avro(r).key)   # what a merge decides on
 
 
 def _read_bytes(fio: FileIO, path: str) -> bytes:

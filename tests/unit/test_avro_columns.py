@@ -6,6 +6,8 @@ import glob
 import io
 import json
 import os
+import signal
+import time
 
 import fastavro
 import pytest
@@ -151,3 +153,31 @@ def test_file_names_mode_names_each_entrys_data_and_extra_files(catalog):
     manifest_cache.CACHE.clear()
     named = [n for _, got in mf.read_all([m.file_name for m in metas], file_names=True) for n in got]
     assert named == [(e.file.file_name, *e.file.extra_files) for e in entries]
+
+
+def test_a_process_forked_after_the_reader_ran_decodes_with_fastavro(catalog):
+    """polars' thread pool does not survive fork(): a child forked after the reader ran would
+    hang at its next use (it did, in the crash test's forked writers); it decodes with fastavro,
+    the same entries."""
+    t, mf, types = setup(catalog)
+    first, second = (mf.write([rich_entry(types, i) for i in range(k, k + 300)])[0] for k in (0, 300))
+    datas = [t.io.read_bytes(mf.path(m.file_name)) for m in (first, second)]
+    manifest_cache.decode(datas[0], "entry", ENTRIES)   # the reader runs in this process
+    assert avro_columns.usable()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:   # child: never returns into pytest
+        try:
+            ok = not avro_columns.usable() and manifest_cache.decode(datas[1], "entry", ENTRIES) == by_fastavro(datas[1])
+            os.write(write, b"same" if ok else b"different")
+        finally:
+            os._exit(0)
+    os.close(write)
+    deadline = time.monotonic() + 120   # a hang, not a speed: the decode takes milliseconds
+    while os.waitpid(pid, os.WNOHANG) == (0, 0):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked process hung decoding a manifest")
+        time.sleep(0.05)
+    assert os.read(read, 16) == b"same"
