@@ -1,5 +1,6 @@
 from pathlib import Path
 
+import polars  # noqa: F401  -- imported, so the tests decode with the compiled reader from the first manifest on
 import pyarrow as pa
 import pytest
 

@@ -14,12 +14,18 @@ never a wrong cut.
 polars' thread pool does not survive ``fork()``: a process forked after the reader ran here would
 hang at its next use (``multiprocessing``'s default start method on Linux forks). Such a process
 decodes with fastavro instead (:func:`usable`).
+
+Importing polars takes 0.4-0.7 s on an idle machine, and its first columns make pyarrow import
+pandas where it is installed: more than fastavro needs for thousands of records. So a process
+decodes its first records with fastavro (:func:`chosen_for`): a command on a small table never
+pays for either import.
 """
 from __future__ import annotations
 
 import io
 import json
 import os
+import sys
 from typing import Sequence
 
 import numpy as np
@@ -45,6 +51,23 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 def usable() -> bool:
     """Whether the compiled reader can run in this process (not forked after it ran)."""
     return not _forked
+
+
+BEFORE_IMPORT = 20_000   # records a process decodes with fastavro (~10 µs each) before it imports polars
+_decoded_before_import = 0
+
+
+def chosen_for(records: int) -> bool:
+    """Whether to decode a run of ``records`` with the compiled reader: once polars is imported,
+    always (where :func:`usable`); before, only when the run would take the records this process
+    has decoded with fastavro past ``BEFORE_IMPORT``. Counts the records it leaves to fastavro."""
+    global _decoded_before_import
+    if not usable():
+        return False
+    if "polars" in sys.modules or _decoded_before_import + records > BEFORE_IMPORT:
+        return True
+    _decoded_before_import += records
+    return False
 
 
 def _container(schema: bytes, blocks: Sequence[tuple[int, bytes]]) -> bytes:

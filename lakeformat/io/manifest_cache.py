@@ -258,7 +258,7 @@ def _chunks(items: list, limit: int) -> list[list]:
 
 def _decode_run(codec: str, text: bytes, head: bytes, items: list[tuple], convert) -> dict:
     """Blocks (key, count, raw) of one kind of file decoded: key -> ``Block``."""
-    if not isinstance(convert, Columns) or not avro_columns.usable():
+    if not isinstance(convert, Columns) or not avro_columns.chosen_for(sum(count for _, count, _ in items)):
         schema, per_record = _schema(head, text), getattr(convert, "from_record", convert)
         return {key: _decode_block(decompress(codec, raw), count, schema, per_record) for key, count, raw in items}
     out = {}

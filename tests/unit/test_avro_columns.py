@@ -181,3 +181,34 @@ def test_a_process_forked_after_the_reader_ran_decodes_with_fastavro(catalog):
             pytest.fail("the forked process hung decoding a manifest")
         time.sleep(0.05)
     assert os.read(read, 16) == b"same"
+
+
+SMALL_TABLE_READ = """
+import sys
+import pyarrow as pa
+import lakeformat as lf
+from lakeformat.io import avro_columns
+t = lf.Catalog(sys.argv[1]).get_table("db.t")
+small = t.read().num_rows
+without = "polars" not in sys.modules
+avro_columns.BEFORE_IMPORT = 0   # the next decode is past the budget
+from lakeformat.io import manifest_cache
+manifest_cache.CACHE.clear()
+large = t.read().num_rows
+print(small, without, large, "polars" in sys.modules)
+"""
+
+
+def test_a_small_table_is_read_without_importing_the_compiled_reader(catalog, tmp_path):
+    """Importing polars costs more than fastavro's decoding of a few thousand entries: a process
+    reading a small table never imports it; past the budget it does, and reads the same rows."""
+    import subprocess
+    import sys
+
+    import pyarrow as pa
+    t = catalog.create_table("db.t", pa.schema([("id", pa.int64())]))
+    for i in range(3):
+        t.write(pa.table({"id": [i]}))
+    out = subprocess.run([sys.executable, "-c", SMALL_TABLE_READ, catalog.warehouse], capture_output=True,
+                         text=True, check=True, env={**os.environ, "PYTHONPATH": os.getcwd()}).stdout.split()
+    assert out == ["3", "True", "3", "True"]
