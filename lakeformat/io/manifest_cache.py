@@ -197,8 +197,9 @@ SMALL_BLOCK = 64   # records: blocks with fewer are joined by ``coalesce``
 
 
 def coalesce(metadata: dict, kind: str, blocks: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
-    """``blocks`` (count, raw) of files of ``metadata`` with each run of small blocks joined into
-    one: the records' bytes concatenated and compressed again, nothing decoded. A joined block
+    """``blocks`` (count, raw) of files of ``metadata`` with runs of small blocks joined into blocks
+    of at least ``SMALL_BLOCK`` records (and less than twice that): the records' bytes concatenated
+    and compressed again, nothing decoded. A joined block
     whose parts are all in the cache goes into the cache too."""
     codec = metadata.get("avro.codec", b"null").decode()
     head = _head(kind, metadata)
@@ -224,6 +225,8 @@ def coalesce(metadata: dict, kind: str, blocks: list[tuple[int, bytes]]) -> list
     for count, raw in blocks:
         if count < SMALL_BLOCK:
             run.append((count, raw))
+            if sum(n for n, _ in run) >= SMALL_BLOCK:   # joined blocks stay small: a partition-
+                flush()                                  # filtered read decodes only its neighbours
         else:
             flush()
             out.append((count, raw))

@@ -89,3 +89,20 @@ def test_repeated_merges_of_appends_join_small_blocks_so_blocks_do_not_grow_with
     served = [e.file.file_name for e in mf.read(merged[0].file_name)]   # from the cache where it can
     manifest_cache.CACHE.clear()
     assert served == expected == [e.file.file_name for e in mf.read(merged[0].file_name)]
+
+
+def test_small_blocks_are_joined_into_small_blocks_so_a_filtered_read_decodes_its_neighbours_only(catalog):
+    """Days of fewer entries than a block should hold are joined, but into blocks of less than
+    twice ``SMALL_BLOCK`` records, not one block of every day: planning one day of the merged
+    manifest decodes a block or two, whatever the manifest holds."""
+    from lakeformat.io import avro_blocks, manifest_cache
+    t, mf, types = setup(catalog)
+    days = [f"2024-01-{d:02d}" for d in range(1, 29)]
+    appends = [m for k, day in enumerate(days) for m in mf.write([entry(types, k * 50 + i, day) for i in range(50)])]
+    merged, _ = merge_manifests(mf, appends, 8 << 20, 5, 1 << 40)
+    assert len(merged) == 1
+    counts = [c for c, _ in avro_blocks.parse(t.io.read_bytes(mf.path(merged[0].file_name))).blocks]
+    assert sum(counts) == 1400 and max(counts) < 2 * manifest_cache.SMALL_BLOCK and len(counts) >= 1400 // 128
+    only = PartitionFilter(lf.col("dt") == "2024-01-15", t.schema.partition_fields)
+    assert sorted(e.file.file_name for e in mf.read(merged[0].file_name, only)) == [
+        f"data-{i:06d}.parquet" for i in range(14 * 50, 15 * 50)]
