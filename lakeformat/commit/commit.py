@@ -31,6 +31,7 @@ from lakeformat.format import options as O
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.index_manifest import HASH, IndexManifestEntry, combine
 from lakeformat.format.manifest import ADD, DELETE, ManifestEntry, ManifestFileMeta
+from lakeformat.format.metadata_checks import check_writable
 from lakeformat.format.snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
 from lakeformat.io.fileio import join
 from lakeformat.io.index_files import IndexFiles
@@ -371,6 +372,7 @@ class FileStoreCommit:
             previous: list[ManifestFileMeta] = []
             prev_total = 0
             if latest is not None:
+                check_writable(latest.next_row_id, f"table {t.name} ({t.path}), snapshot {latest.id}")
                 previous = mlist.read(latest.base_manifest_list) + mlist.read(latest.delta_manifest_list)
                 prev_total = latest.total_record_count
             base_metas, merged = merge_manifests(

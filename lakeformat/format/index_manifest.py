@@ -15,6 +15,7 @@ from typing import Iterable, Optional, Sequence
 import fastavro
 
 from lakeformat.format.manifest import ADD, DELETE, _NS
+from lakeformat.format.metadata_checks import check_index_record
 from lakeformat.format.names import check_file_name
 
 DELETION_VECTORS, HASH = "DELETION_VECTORS", "HASH"
@@ -69,6 +70,7 @@ class IndexManifestEntry:
 
     @classmethod
     def from_avro(cls, d: dict) -> "IndexManifestEntry":
+        check_index_record(d)
         raw = d.get("_DELETIONS_VECTORS_RANGES", d.get("_DELETION_VECTORS_RANGES"))
         ranges = None if raw is None else tuple(
             DeletionVectorRange(r["f0"], r["f1"], r["f2"], r.get("_CARDINALITY")) for r in raw if r is not None)

@@ -14,10 +14,17 @@ from itertools import repeat
 from typing import Iterable, Optional
 
 import fastavro
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeformat.format.binary_row import serialize_row
+from lakeformat.format.metadata_checks import (
+    check_entry_columns,
+    check_entry_record,
+    check_list_record,
+    partial_rows,
+)
 from lakeformat.format.names import check_file_name, check_file_names
 from lakeformat.format.partition import PartitionFilter
 
@@ -160,6 +167,7 @@ class ManifestEntry:
 
     @classmethod
     def from_avro(cls, d: dict) -> "ManifestEntry":
+        check_entry_record(d)
         return cls(d["_KIND"], shared(d["_PARTITION"]), d["_BUCKET"], d["_TOTAL_BUCKETS"],
                    DataFileMeta.from_avro(d["_FILE"]))
 
@@ -203,6 +211,7 @@ def entries_from_arrow(table: pa.Table) -> list[ManifestEntry]:
     ``ManifestEntry.from_avro`` makes of each record, built column by column, the file names
     checked on the columns. KeyError for a missing field, TypeError or ValueError for values of
     another type or names that would leave the table."""
+    check_entry_columns(table)
     file = table.column("_FILE").combine_chunks()
     check_file_names(_field(file, "_FILE_NAME"), "data file")
     check_file_names(pc.list_flatten(_field(file, "_EXTRA_FILES")), "extra file")
@@ -247,6 +256,29 @@ def _entries(table: pa.Table) -> list[ManifestEntry]:
     return out
 
 
+def partial_from_arrow(table: pa.Table) -> np.ndarray:
+    """Positions of the entries of a manifest decoded into columns whose ``_WRITE_COLS`` is set
+    (``metadata_checks.check_write_cols`` decides them against the table's schemas): a
+    ``null_count`` when none is, the usual case."""
+    return partial_rows(table)
+
+
+def is_partial(entry: "ManifestEntry") -> bool:
+    """``partial_from_arrow`` of one entry."""
+    return entry.file.write_cols is not None
+
+
+class Entries(list):
+    """Entries of a manifest, and (``partial``) those among them whose ``_WRITE_COLS`` is set:
+    found on the decoded columns, so that checking them costs nothing per entry."""
+
+    __slots__ = ("partial",)
+
+    def __init__(self, values=(), partial=None):
+        super().__init__(values)
+        self.partial = tuple(e for e in self if is_partial(e)) if partial is None else tuple(partial)
+
+
 def keys_from_arrow(table: pa.Table) -> list[tuple]:
     """``ManifestEntry.key`` of each entry of a manifest decoded into columns: what a merge
     folds and sorts by and writes the manifest's statistics from, without building the entries."""
@@ -260,6 +292,7 @@ def keys_from_arrow(table: pa.Table) -> list[tuple]:
 def file_names_from_arrow(table: pa.Table) -> list[tuple]:
     """The file names each entry of a manifest decoded into columns names (its data file, then
     its extra files): what the orphan scan needs, without building the entries."""
+    check_entry_columns(table)
     file = table.column("_FILE").combine_chunks()
     names, extra = _field(file, "_FILE_NAME"), _field(file, "_EXTRA_FILES")
     check_file_names(names, "data file")
@@ -295,6 +328,7 @@ class ManifestFileMeta:
 
     @classmethod
     def from_avro(cls, d: dict) -> "ManifestFileMeta":
+        check_list_record(d)
         return cls(d["_FILE_NAME"], d["_FILE_SIZE"], d["_NUM_ADDED_FILES"], d["_NUM_DELETED_FILES"],
                    SimpleStats.from_avro(d["_PARTITION_STATS"]), d["_SCHEMA_ID"], d.get("_MIN_BUCKET"),
                    d.get("_MAX_BUCKET"), d.get("_MIN_LEVEL"), d.get("_MAX_LEVEL"))

@@ -16,6 +16,7 @@ import pyarrow as pa
 from lakeformat.errors import SchemaError
 from lakeformat.format import types as T
 from lakeformat.format.casts import castable
+from lakeformat.format.metadata_checks import SCHEMA_KEYS, check_json_keys
 
 SCHEMA_VERSION = 3
 SYSTEM_FIELD_PREFIXES = ("_KEY_", "_SEQUENCE_NUMBER", "_VALUE_KIND")
@@ -87,12 +88,14 @@ class TableSchema:
         d = json.loads(text)
         if not isinstance(d, dict):
             raise ValueError(f"not a JSON object but a JSON {type(d).__name__}")
-        return cls(id=int(d["id"]), fields=tuple(T.field_from_json(f) for f in d["fields"]),
-                   highest_field_id=int(d["highestFieldId"]),
-                   partition_keys=tuple(d.get("partitionKeys") or ()),
-                   primary_keys=tuple(d.get("primaryKeys") or ()),
-                   options=dict(d.get("options") or {}), comment=d.get("comment"),
-                   time_millis=int(d.get("timeMillis") or 0))
+        schema = cls(id=int(d["id"]), fields=tuple(T.field_from_json(f) for f in d["fields"]),
+                     highest_field_id=int(d["highestFieldId"]),
+                     partition_keys=tuple(d.get("partitionKeys") or ()),
+                     primary_keys=tuple(d.get("primaryKeys") or ()),
+                     options=dict(d.get("options") or {}), comment=d.get("comment"),
+                     time_millis=int(d.get("timeMillis") or 0))
+        check_json_keys(d, SCHEMA_KEYS, "schema")   # a schema, but of a newer Paimon?
+        return schema
 
 
 _NAME_RE = re.compile(r"^[^\x00-\x1f]+$")

@@ -6,6 +6,7 @@ import uuid as uuid_module
 from dataclasses import asdict, dataclass, field
 from typing import Optional
 
+from lakeformat.format.metadata_checks import SNAPSHOT_KEYS_IGNORED, check_json_keys
 from lakeformat.format.names import check_file_name
 
 SNAPSHOT_VERSION = 3
@@ -69,6 +70,8 @@ class Snapshot:
         missing = [_JSON_KEYS[k] for k in _REQUIRED if k not in kwargs]
         if missing:
             raise ValueError(f"missing {', '.join(missing)}")
+        # a snapshot, but of a newer Paimon?
+        check_json_keys(d, _JSON_KEYS.values(), "snapshot", ignored=SNAPSHOT_KEYS_IGNORED)
         for k, v in kwargs.items():
             want = _FIELD_TYPES.get(k)
             if want is not None and (not isinstance(v, want) or isinstance(v, bool)):

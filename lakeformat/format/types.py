@@ -13,6 +13,7 @@ from typing import Any, Optional, Union
 import pyarrow as pa
 
 from lakeformat.errors import SchemaError, UnsupportedTypeError
+from lakeformat.format.metadata_checks import SCHEMA_FIELD_KEYS, check_json_keys
 
 MAX_LENGTH = 2147483647
 
@@ -141,7 +142,9 @@ def field_from_json(d: dict) -> DataField:
         t = type_from_json(d["type"])
     except SchemaError as e:   # name the column: nested fields name their path
         raise type(e)(f"column {d.get('name')!r}: {e}") from None
-    return DataField(int(d["id"]), d["name"], t, d.get("description"))
+    field = DataField(int(d["id"]), d["name"], t, d.get("description"))
+    check_json_keys(d, SCHEMA_FIELD_KEYS, f"schema column {d['name']!r}")   # a column of a newer Paimon?
+    return field
 
 
 _ATOMIC_RE = re.compile(

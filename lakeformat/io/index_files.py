@@ -7,6 +7,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
+from lakeformat.format.metadata_checks import UnsupportedMetadataError, with_path
 from lakeformat.errors import CorruptFileError
 from lakeformat.format import hash_index
 from lakeformat.format import index_manifest as IM
@@ -46,6 +47,8 @@ class IndexFiles:
             raise CorruptFileError(path, "index manifest is missing") from None
         try:
             return IM.decode(data)
+        except UnsupportedMetadataError as e:
+            raise with_path(e, path) from None
         except Exception as e:  # fastavro raises many kinds on garbage input
             raise CorruptFileError(path, f"cannot read index manifest: {e}") from None
 

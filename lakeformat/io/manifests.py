@@ -14,6 +14,7 @@ import fastavro
 
 from lakeformat.errors import CorruptFileError
 from lakeformat.format.binary_row import deserialize_row, serialize_row
+from lakeformat.format.metadata_checks import UnsupportedMetadataError
 from lakeformat.format.manifest import (
     ADD,
     EMPTY_ROW,
@@ -22,10 +23,13 @@ from lakeformat.format.manifest import (
     SORTED_BY,
     ManifestEntry,
     ManifestFileMeta,
+    Entries,
     SimpleStats,
     entries_from_arrow,
     file_names_from_arrow,
+    is_partial,
     keys_from_arrow,
+    partial_from_arrow,
     _avro_codec,
     _filtered_records,
     _write_avro,
@@ -44,7 +48,8 @@ def _file_names(record: dict) -> tuple:
 
 
 # decoded column by column (each with what the same is of one record, for where that cannot run):
-ENTRIES = manifest_cache.Columns(entries_from_arrow, ManifestEntry.from_avro)   # manifest entries
+ENTRIES = manifest_cache.Columns(entries_from_arrow, ManifestEntry.from_avro,   # manifest entries,
+                                 partial_from_arrow, is_partial)   # those with _WRITE_COLS apart
 FILE_NAMES = manifest_cache.Columns(file_names_from_arrow, _file_names)   # the file names each entry names
 KEYS = manifest_cache.Columns(keys_from_arrow, lambda r: ManifestEntry.from_avro(r).key)   # what a merge decides on
 
@@ -78,13 +83,18 @@ def _read_values(fio: FileIO, path: str, kind: str, from_avro, data: Optional[by
             raise CorruptFileError(path, f"cannot read ORC: {e}") from None
         return _decode(path, from_avro, records)
     try:
+        if convert is ENTRIES:
+            blocks = manifest_cache.blocks(data, kind, convert)[1]
+            return Entries([v for b in blocks for v in b.values], [v for b in blocks for v in b.marked])
         return manifest_cache.decode(data, kind, convert or from_avro)
     except Exception as e:
         raise _avro_error(path, e) from None
 
 
-def _avro_error(path: str, e: Exception) -> CorruptFileError:
+def _avro_error(path: str, e: Exception) -> Exception:
     """What decoding the Avro file ``path`` raised (many kinds on garbage input), as the error."""
+    if isinstance(e, UnsupportedMetadataError):   # readable, but not by lakeformat: name the file
+        return UnsupportedMetadataError(f"{path}: {e}")
     if isinstance(e, manifest_cache.RecordError):
         return CorruptFileError(path, f"not a Paimon manifest or manifest list: {e}")
     return CorruptFileError(path, f"cannot read Avro: {e}")
@@ -93,9 +103,12 @@ def _avro_error(path: str, e: Exception) -> CorruptFileError:
 def _decode(path: str, from_avro, records) -> list:
     """Records as values; a record of another shape or naming a file outside the table is corrupt."""
     try:
-        return [from_avro(r) for r in records]
+        values = [from_avro(r) for r in records]
+    except UnsupportedMetadataError as e:
+        raise UnsupportedMetadataError(f"{path}: {e}") from None
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise CorruptFileError(path, f"not a Paimon manifest or manifest list: {e}") from None
+    return Entries(values) if from_avro == ManifestEntry.from_avro else values
 
 
 class ManifestFile:
@@ -134,6 +147,8 @@ class ManifestFile:
                     got = decoded.get(name, data)
                     if isinstance(got, tuple):
                         data = [v for b in got[1] for v in b.values]
+                        if not file_names:
+                            data = Entries(data, [v for b in got[1] for v in b.marked])
                     elif isinstance(got, Exception) and got is not data:
                         data = _avro_error(self.path(name), got)
                     elif not isinstance(data, Exception):   # ORC
@@ -153,7 +168,7 @@ class ManifestFile:
             return _read_values(self.io, path, "entry", ManifestEntry.from_avro, convert=ENTRIES)
         data = _read_bytes(self.io, path)
         if is_orc(data):
-            return [e for e in self.read(name) if partitions.matches(e.partition)]
+            return Entries(e for e in self.read(name) if partitions.matches(e.partition))
         try:
             records = _filtered_records(data, partitions)
         except Exception as e:  # fastavro raises many kinds on garbage input

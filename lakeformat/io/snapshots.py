@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 from lakeformat.errors import CorruptFileError, NotFoundError
+from lakeformat.format.metadata_checks import UnsupportedMetadataError, with_path
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.fileio import FileIO, join
 
@@ -41,6 +42,8 @@ class SnapshotManager:
                 raise NotFoundError(f"snapshot {snapshot_id} does not exist ({path})") from None
             try:
                 self._cache[snapshot_id] = Snapshot.from_json(text.decode())
+            except UnsupportedMetadataError as e:
+                raise with_path(e, path) from None
             except (ValueError, TypeError, KeyError, AttributeError, OverflowError, UnicodeDecodeError) as e:
                 raise CorruptFileError(path, f"cannot parse snapshot: {e}") from None
         return self._cache[snapshot_id]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Optional, Sequence, Union
 from urllib.parse import urlparse
 
+from lakeformat.format.metadata_checks import UnsupportedMetadataError, with_path
 from lakeformat.errors import CorruptFileError, LakeformatError, NotFoundError
 from lakeformat.format import options as O
 from lakeformat.format.snapshot import Snapshot
@@ -114,6 +115,8 @@ def _read_changelog(table, cid: int) -> Snapshot:
     path = join(table.path, "changelog", f"changelog-{cid}")
     try:
         return Snapshot.from_json(table.io.read_bytes(path).decode())
+    except UnsupportedMetadataError as e:
+        raise with_path(e, path) from None
     except (ValueError, TypeError, KeyError, AttributeError, OverflowError, UnicodeDecodeError) as e:
         raise CorruptFileError(path, f"cannot parse changelog: {e}") from None
 

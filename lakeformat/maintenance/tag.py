@@ -15,6 +15,7 @@ import logging
 from dataclasses import dataclass
 from typing import Optional, Union
 
+from lakeformat.format.metadata_checks import UnsupportedMetadataError, with_path
 from lakeformat.errors import (
     AlreadyExistsError,
     CorruptFileError,
@@ -125,6 +126,8 @@ class TagManager:
             raise NotFoundError(f"tag {name!r} of {self.table.name} does not exist ({path})") from None
         try:
             return Tag.from_json(name, text.decode())
+        except UnsupportedMetadataError as e:
+            raise with_path(e, path) from None
         except (ValueError, TypeError, KeyError, AttributeError, OverflowError, UnicodeDecodeError) as e:
             raise CorruptFileError(path, f"cannot parse tag {name!r}: {e}") from None
 

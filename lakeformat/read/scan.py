@@ -22,11 +22,13 @@ from lakeformat.format.index_manifest import DELETION_VECTORS, IndexFileMeta, In
 from lakeformat.format.manifest import (
     ADD,
     DataFileMeta,
+    Entries,
     ManifestEntry,
     ManifestFileMeta,
     SimpleStats,
     merge_entries,
 )
+from lakeformat.format.metadata_checks import check_write_cols
 from lakeformat.format.partition import PartitionFilter
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.format.types import DataField
@@ -150,15 +152,28 @@ class FileScan:
         else:
             with ThreadPoolExecutor(min(self.threads, len(metas))) as pool:
                 chunks = list(pool.map(lambda m: mfile.read(m.file_name, self.partitions), metas))
-        return [e for chunk in chunks for e in chunk]
+        return Entries([e for chunk in chunks for e in chunk],
+                       [e for chunk in chunks for e in getattr(chunk, "partial", None) or ()])
 
     def live_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
         mlist = self._mlist()
         metas = mlist.read(snapshot.base_manifest_list) + mlist.read(snapshot.delta_manifest_list)
-        return list(merge_entries(self.read_manifests(metas)).values())
+        entries = self.read_manifests(metas)
+        live = merge_entries(entries)
+        self._check_partial([e for e in entries.partial if live.get(e.identifier) is e], snapshot)
+        return list(live.values())
 
     def delta_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
-        return self.read_manifests(self._mlist().read(snapshot.delta_manifest_list))
+        entries = self.read_manifests(self._mlist().read(snapshot.delta_manifest_list))
+        self._check_partial([e for e in entries.partial if e.kind == ADD], snapshot)
+        return entries
+
+    def _check_partial(self, entries: Sequence[ManifestEntry], snapshot: Snapshot) -> None:
+        """Live files whose ``_WRITE_COLS`` is set (found while decoding, rare) must hold every
+        column of their schema (``metadata_checks.check_write_cols``)."""
+        if entries:
+            check_write_cols([e.file for e in entries], lambda sid: self.table.schema_manager.get(sid).names,
+                             f"table {self.table.path}, snapshot {snapshot.id}")
 
     def keep(self, e: ManifestEntry) -> bool:
         """Partition pruning on exact values, then file pruning on value statistics."""

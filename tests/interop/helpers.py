@@ -14,7 +14,8 @@ Operations (each a dict with ``op``, ``warehouse`` and ``table`` = "db.name"):
               ``__bucket`` column to ``<out>.parquet``.
 * ``create``  create the table with pypaimon, schema taken from the Parquet file ``schema``.
 * ``write``   append the Parquet file ``data`` with pypaimon, or overwrite (``overwrite`` = a
-              static partition dict, {} for the whole table / dynamic partitions of the data).
+              static partition dict, {} for the whole table / dynamic partitions of the data);
+              ``write_cols``: only those columns, as a partial file (``with_write_type``).
 """
 from __future__ import annotations
 
@@ -152,11 +153,14 @@ def run(op):
     if kind == "write":
         t = py_catalog(op["warehouse"]).get_table(op["table"])
         data = pq.read_table(op["data"])
-        data = data.cast(pypaimon_arrow_schema(t))
+        schema, cols = pypaimon_arrow_schema(t), op.get("write_cols")
+        data = data.cast(pa.schema([schema.field(n) for n in cols]) if cols else schema)
         wb = t.new_batch_write_builder()
         if op.get("overwrite") is not None:
             wb = wb.overwrite(op["overwrite"])
         w, c = wb.new_write(), wb.new_commit()
+        if cols:   # a file of these columns only (pypaimon's with_write_type: '_WRITE_COLS')
+            w = w.with_write_type(cols)
         w.write_arrow(data)
         c.commit(w.prepare_commit())
         w.close()
@@ -236,11 +240,13 @@ class Oracle:
                          "options": dict(options or {})})
         return len(self.ops) - 1
 
-    def write(self, warehouse: str, table: str, data: pa.Table, overwrite: Optional[dict] = None) -> int:
+    def write(self, warehouse: str, table: str, data: pa.Table, overwrite: Optional[dict] = None,
+              write_cols: Optional[Sequence[str]] = None) -> int:
+        """Append ``data`` (or overwrite); with ``write_cols``, as a file holding only those columns."""
         path = self._path("data") + ".parquet"
-        pq.write_table(data, path)
+        pq.write_table(data if write_cols is None else data.select(list(write_cols)), path)
         self.ops.append({"op": "write", "warehouse": warehouse, "table": table, "data": path,
-                         "overwrite": overwrite})
+                         "overwrite": overwrite, "write_cols": None if write_cols is None else list(write_cols)})
         return len(self.ops) - 1
 
     def run(self, timeout: int = 240) -> "OracleResults":

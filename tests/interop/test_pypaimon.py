@@ -16,6 +16,7 @@ import pytest
 
 import lakeformat as lf
 from lakeformat import col
+from lakeformat.format.metadata_checks import UnsupportedMetadataError
 from tests.interop.helpers import Oracle, assert_same_rows, check_readers, conform, pred, sorted_rows
 
 D = decimal.Decimal
@@ -569,3 +570,22 @@ def test_value_filters_on_pypaimon_table(catalog, oracle, stats_mode):
         assert_same_rows(t.read(filter=f), expected, "user_id", f"filter {f}")
         got = t.read(columns=["user_id"], filter=f)
         assert sorted(got["user_id"].to_pylist()) == sorted(expected["user_id"].to_pylist()), f"filter {f}"
+
+
+def test_a_pypaimon_file_of_some_columns_is_refused_not_read_as_rows_with_nulls(catalog, oracle):
+    """pypaimon writes a file of some columns ('_WRITE_COLS', data evolution) even into a plain
+    table, and reads it back as rows whose other columns are null; lakeformat refuses the snapshot
+    that names it, naming the field and the file, and reads the snapshot before it."""
+    wh, name = catalog.warehouse, "db.partial"
+    first = rows(range(0, 10))
+    oracle.create(wh, name, SCHEMA, [], {})
+    oracle.write(wh, name, first)
+    oracle.write(wh, name, rows(range(10, 12)), write_cols=["user_id", "dt"])
+    oracle.run().check_all()
+    t = catalog.get_table(name)
+    with pytest.raises(UnsupportedMetadataError) as e:
+        t.read()
+    assert "_WRITE_COLS" in str(e.value) and "['user_id', 'dt']" in str(e.value) and ".parquet" in str(e.value)
+    assert_same_rows(t.read(snapshot_id=1), first, "user_id", "lakeformat reading the snapshot before")
+    with pytest.raises(UnsupportedMetadataError):
+        t.compact(full=True)

@@ -1,0 +1,232 @@
+"""Metadata lakeformat reads but cannot apply: refused, naming it, never ignored into a wrong result.
+
+Two kinds, both pure decisions over decoded metadata:
+
+* **Unknown fields** of a manifest, manifest list or index manifest record (Avro or ORC), or of a
+  snapshot's or schema's JSON: a field this code does not know (a newer Paimon wrote it). One
+  whose values are all null (or absent) is ignored, as Paimon's own Avro schema resolution ignores
+  a writer's field the reader lacks: it says nothing. One with a value is an error naming the
+  field ("written by a newer Paimon?"): it may change what the file means. Fields that lakeformat
+  knows and deliberately does not apply, because ignoring them never changes a result (pruning
+  hints, informational strings), are listed as known, each with the reason.
+* **Known fields that change what a data file holds**: ``_WRITE_COLS`` (Paimon's data evolution:
+  the file holds only these columns of its rows, the others come from other files of the same row
+  ids; read as a whole row it gives nulls, i.e. wrong rows) and ``_WRITE_COLS_SEQUENCES`` (the
+  per-column versions of such files). A non-null ``_WRITE_COLS`` that names every column of the
+  file's schema means the whole row (Paimon's writers normalise that to null) and is accepted.
+  ``_FIRST_ROW_ID`` (row tracking) is read leniently: it numbers the rows for the hidden ``_ROW_ID``
+  column, which lakeformat does not offer, and does not change the rows; writing to a table that
+  tracks rows is refused from its snapshot (``check_writable``), since lakeformat's files would
+  carry no row ids.
+
+The checks on manifest entries run on the decoded Arrow columns: whole-column ``null_count`` and
+field-name comparisons, nothing per entry unless a rare value is present.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable, Mapping, Optional, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lakeformat.errors import UnsupportedError
+
+
+class UnsupportedMetadataError(UnsupportedError):
+    """A metadata file carries a field lakeformat does not know, or one whose meaning it cannot
+    apply; the table (at that snapshot) is refused instead of read or written as if it were absent."""
+
+
+# ---------------------------------------------------------------- what is known
+
+_STATS = frozenset({"_MIN_VALUES", "_MAX_VALUES", "_NULL_COUNTS"})
+ENTRY_FIELDS = frozenset({"_VERSION", "_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS", "_FILE"})
+FILE_FIELDS = frozenset({
+    "_FILE_NAME", "_FILE_SIZE", "_ROW_COUNT", "_MIN_KEY", "_MAX_KEY", "_KEY_STATS", "_VALUE_STATS",
+    "_MIN_SEQUENCE_NUMBER", "_MAX_SEQUENCE_NUMBER", "_SCHEMA_ID", "_LEVEL", "_EXTRA_FILES", "_CREATION_TIME",
+    "_DELETE_ROW_COUNT", "_EMBEDDED_FILE_INDEX", "_FILE_SOURCE", "_VALUE_STATS_COLS", "_EXTERNAL_PATH",
+    # row tracking: numbers rows for the hidden _ROW_ID column; the rows read are the same (module doc)
+    "_FIRST_ROW_ID",
+    # data evolution: checked against the file's schema (check_write_cols)
+    "_WRITE_COLS",
+})
+# known, and refused wherever a value is set: per-column versions of partial files (data evolution)
+REFUSED_FILE_FIELDS = {"_WRITE_COLS_SEQUENCES": "per-column sequence numbers of a data-evolution file"}
+LIST_FIELDS = frozenset({
+    "_VERSION", "_FILE_NAME", "_FILE_SIZE", "_NUM_ADDED_FILES", "_NUM_DELETED_FILES", "_PARTITION_STATS",
+    "_SCHEMA_ID", "_MIN_BUCKET", "_MAX_BUCKET", "_MIN_LEVEL", "_MAX_LEVEL",
+    # pruning hints only (which manifests may hold a row id range / bucket count): never applied,
+    # every entry of the manifest is read whatever they say
+    "_MIN_ROW_ID", "_MAX_ROW_ID", "_TOTAL_BUCKETS",
+})
+# known to name files: a manifest's sidecar files (pypaimon's block index of a manifest). Reading
+# ignores them safely, but the orphan scan would delete files the table names: refused when set.
+REFUSED_LIST_FIELDS = {"_EXTRA_FILES": "extra files of a manifest (manifest sidecars)"}
+INDEX_FIELDS = frozenset({"_VERSION", "_KIND", "_PARTITION", "_BUCKET", "_INDEX_TYPE", "_FILE_NAME",
+                          "_FILE_SIZE", "_ROW_COUNT", "_DELETIONS_VECTORS_RANGES", "_DELETION_VECTORS_RANGES"})
+DV_RANGE_FIELDS = frozenset({"f0", "f1", "f2", "_CARDINALITY"})
+SNAPSHOT_KEYS_IGNORED = frozenset({
+    "writerVersion",   # the writing program's version (pypaimon): informational
+    "tagCreateTime", "tagTimeRetained",   # a tag file is a snapshot with these (maintenance/tag.py)
+})
+SCHEMA_KEYS = frozenset({"version", "id", "fields", "highestFieldId", "partitionKeys", "primaryKeys",
+                         "options", "comment", "timeMillis"})
+SCHEMA_FIELD_KEYS = frozenset({"id", "name", "type", "description"})
+
+
+def _at(path: str) -> str:
+    return f"{path}: " if path else ""
+
+
+def _unknown(path: str, what: str, field: str, detail: str = "") -> UnsupportedMetadataError:
+    return UnsupportedMetadataError(
+        f"{_at(path)}{what} field {field!r} is set{detail}; lakeformat does not know it (written by a newer "
+        "Paimon?) and refuses to read or write the table rather than ignore it")
+
+
+def _refused(path: str, what: str, field: str, meaning: str, detail: str = "") -> UnsupportedMetadataError:
+    return UnsupportedMetadataError(
+        f"{_at(path)}{what} field {field!r} is set{detail}: {meaning}, which lakeformat does not implement; "
+        "reading the file as whole rows would give wrong rows, so the table is refused")
+
+
+# ---------------------------------------------------------------- Avro / ORC records as columns
+
+def _type_names(t: pa.DataType) -> list[str]:
+    return [t.field(i).name for i in range(t.num_fields)]
+
+
+def _set_rows(values) -> int:
+    return len(values) - values.null_count
+
+
+def check_columns(table: pa.Table, known: frozenset, what: str, path: str = "",
+                  refused: Optional[Mapping[str, str]] = None, at: Sequence[str] = ()) -> None:
+    """Fields of a decoded table (or of its struct column at the path ``at``) that are not in
+    ``known``: those holding a value in any row are an error (``refused`` ones say what they mean).
+    Costs the field names from the schema, and a ``null_count`` per unknown field: nothing per row."""
+    t = table.schema.field(at[0]).type if at else None
+    for step in at[1:]:
+        t = t.field(step).type
+    for name in (_type_names(t) if at else table.schema.names):
+        if name in known:
+            continue
+        values = table.column(at[0]) if at else table.column(name)
+        for step in (*at[1:], name) if at else ():
+            values = pc.struct_field(values, step)
+        if _set_rows(values):
+            if refused and name in refused:
+                raise _refused(path, what, name, refused[name], f" in {_set_rows(values)} record(s)")
+            raise _unknown(path, what, name, f" in {_set_rows(values)} record(s)")
+
+
+def check_entry_columns(table: pa.Table, path: str = "") -> None:
+    """A manifest's entries, decoded as columns: unknown or refused fields of the entry, its
+    ``_FILE`` and the file's statistics. KeyError (not a manifest) if the entry has no ``_FILE``."""
+    file_type = table.schema.field("_FILE").type
+    check_columns(table, ENTRY_FIELDS, "manifest entry", path)
+    check_columns(table, FILE_FIELDS, "data file", path, REFUSED_FILE_FIELDS, at=("_FILE",))
+    for stats in ("_KEY_STATS", "_VALUE_STATS"):
+        if file_type.get_field_index(stats) >= 0:
+            check_columns(table, _STATS, f"data file {stats}", path, at=("_FILE", stats))
+
+
+# ---------------------------------------------------------------- one record (fastavro)
+
+def check_record(d: Mapping, known: frozenset, what: str, path: str = "",
+                 refused: Optional[Mapping[str, str]] = None) -> None:
+    """The same as ``check_columns`` for one decoded record (a dict): a key comparison."""
+    if d.keys() <= known:
+        return
+    for name in d.keys() - known:
+        if d[name] is not None:
+            if refused and name in refused:
+                raise _refused(path, what, name, refused[name])
+            raise _unknown(path, what, name)
+
+
+def _require(names, required: Sequence[str]) -> None:
+    """A record without these fields is not of the kind checked: KeyError (corrupt), not unknown fields."""
+    for name in required:
+        if name not in names:
+            raise KeyError(name)
+
+
+def check_entry_record(d: Mapping, path: str = "") -> None:
+    f = d["_FILE"]
+    check_record(d, ENTRY_FIELDS, "manifest entry", path)
+    check_record(f, FILE_FIELDS, "data file", path, REFUSED_FILE_FIELDS)
+    for stats in ("_KEY_STATS", "_VALUE_STATS"):
+        if isinstance(f.get(stats), Mapping):
+            check_record(f[stats], _STATS, f"data file {stats}", path)
+
+
+def check_list_record(d: Mapping, path: str = "") -> None:
+    _require(d, ("_FILE_NAME", "_NUM_ADDED_FILES"))
+    check_record(d, LIST_FIELDS, "manifest list entry", path, REFUSED_LIST_FIELDS)
+    if isinstance(d.get("_PARTITION_STATS"), Mapping):
+        check_record(d["_PARTITION_STATS"], _STATS, "_PARTITION_STATS", path)
+
+
+def check_index_record(d: Mapping, path: str = "") -> None:
+    _require(d, ("_INDEX_TYPE", "_FILE_NAME"))
+    check_record(d, INDEX_FIELDS, "index manifest entry", path)
+    for r in d.get("_DELETIONS_VECTORS_RANGES") or d.get("_DELETION_VECTORS_RANGES") or ():
+        if r is not None:
+            check_record(r, DV_RANGE_FIELDS, "deletion vector range", path)
+
+
+# ---------------------------------------------------------------- JSON
+
+def check_json_keys(d: Mapping, known: Iterable[str], what: str, path: str = "",
+                    ignored: frozenset = frozenset()) -> None:
+    """Keys of a snapshot's or schema's JSON object not in ``known``: set (not null) is an error."""
+    known = set(known) | ignored
+    for k, v in d.items():
+        if k not in known and v is not None:
+            raise _unknown(path, what, k, f" (to {v!r})" if isinstance(v, (str, int, float, bool)) else "")
+
+
+def with_path(e: UnsupportedMetadataError, path: str) -> UnsupportedMetadataError:
+    """``e`` naming the file it is about (the pure checks do not know it)."""
+    return UnsupportedMetadataError(f"{path}: {e}")
+
+
+# ---------------------------------------------------------------- _WRITE_COLS
+
+def partial_rows(table: pa.Table) -> np.ndarray:
+    """Positions of the entries of a manifest decoded as columns whose ``_WRITE_COLS`` is set: a
+    ``null_count`` in the usual case where none is (or the field is absent: an older Paimon)."""
+    if table.schema.field("_FILE").type.get_field_index("_WRITE_COLS") < 0:
+        return np.empty(0, np.int64)
+    write_cols = pc.struct_field(table.column("_FILE"), "_WRITE_COLS")
+    if write_cols.null_count == len(write_cols):
+        return np.empty(0, np.int64)
+    return pc.indices_nonzero(pc.is_valid(write_cols)).to_numpy(zero_copy_only=False)
+
+
+def check_write_cols(files: Sequence, columns_of: Callable[[int], Sequence[str]], where: str) -> None:
+    """``files`` (``DataFileMeta`` whose ``write_cols`` is set: the rare entries ``partial_rows``
+    found) hold every column of their schema (``columns_of(schema_id)``), or the table is refused:
+    such a file holds some columns of rows whose other columns are in other files."""
+    for f in files:
+        if f.write_cols is None:
+            continue
+        columns = list(columns_of(f.schema_id))
+        if len(f.write_cols) != len(columns) or set(f.write_cols) != set(columns):
+            raise UnsupportedMetadataError(
+                f"{where}: data file {f.file_name} has '_WRITE_COLS' {list(f.write_cols)}, not every column of "
+                f"its schema {f.schema_id} ({columns}): it holds only those columns of its rows (Paimon's data "
+                "evolution), which lakeformat does not implement; reading it as whole rows would give wrong "
+                "rows, so the table is refused")
+
+
+def check_writable(next_row_id: Optional[int], where: str) -> None:
+    """A snapshot whose ``nextRowId`` is above 0 has assigned row ids (row tracking): files that
+    lakeformat writes would carry none, and a compaction would drop the ones rows have."""
+    if next_row_id:
+        raise UnsupportedMetadataError(
+            f"{where}: the snapshot's 'nextRowId' is {next_row_id}: the table tracks row ids (Paimon's row "
+            "tracking), which lakeformat does not implement; its writes would carry no row ids, so writing is "
+            "refused (reading is not affected)")

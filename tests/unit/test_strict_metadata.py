@@ -1,0 +1,280 @@
+"""Metadata lakeformat does not understand is refused, naming it, never ignored into a wrong
+result: unknown fields of manifests, manifest lists, index manifests, snapshots and schemas (a
+newer Paimon), and fields whose meaning lakeformat does not implement (``_WRITE_COLS``,
+``_WRITE_COLS_SEQUENCES``, a snapshot's ``nextRowId``). Unknown fields that are null say nothing
+and are ignored. The files are written by lakeformat's own writers, then altered."""
+import json
+import shutil
+from pathlib import Path
+
+import fastavro
+import pyarrow as pa
+import pytest
+
+import lakeformat as lf
+from lakeformat.errors import LakeformatError, UnsupportedError
+from lakeformat.format.metadata_checks import UnsupportedMetadataError
+from lakeformat.io.manifests import ManifestList
+from tests.conftest import events
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "paimon-java"
+
+
+def alter_avro(path: Path, add_field=None, change=None, into: str = None) -> None:
+    """Rewrite the Avro file ``path``: ``add_field`` (an Avro field) added to its records (or to
+    their ``into`` record field), ``change(record)`` applied to each record."""
+    with open(path, "rb") as f:
+        reader = fastavro.reader(f)
+        schema, codec, records = reader.writer_schema, reader.codec, list(reader)
+    if add_field is not None:
+        target = schema if into is None else next(x for x in schema["fields"] if x["name"] == into)["type"]
+        target["fields"].append(add_field)
+    for r in records:
+        if change is not None:
+            change(r)
+    with open(path, "wb") as f:
+        fastavro.writer(f, schema, records, codec=codec)
+
+
+def _opt(name, t):
+    return {"name": name, "type": ["null", t], "default": None}
+
+
+@pytest.fixture
+def two_snapshots(catalog):
+    """A partitioned table of two appends; the second's manifest is the one altered."""
+    t = catalog.create_table("db.t", events(1).schema, partition_keys=["dt"])
+    t.write(events(3))
+    t.write(events(2, start=10))
+    return t
+
+
+def delta_manifests(t, snapshot_id: int) -> list[Path]:
+    s = t.snapshot(snapshot_id)
+    return [Path(t.path, "manifest", m.file_name) for m in ManifestList(t.io, t.path).read(s.delta_manifest_list)]
+
+
+def delta_list(t, snapshot_id: int) -> Path:
+    return Path(t.path, "manifest", t.snapshot(snapshot_id).delta_manifest_list)
+
+
+READS = {
+    "columns": lambda t: t.read(),   # manifests decoded as Arrow columns
+    "filtered": lambda t: t.read(filter=lf.col("dt") == "2024-01-01"),   # record by record (fastavro)
+    "compaction": lambda t: t.compact(full=True),
+    "orphan scan": lambda t: t.remove_orphan_files(dry_run=True),
+}
+
+
+@pytest.mark.parametrize("how", list(READS))
+def test_an_unknown_data_file_field_with_a_value_is_refused_naming_field_and_file(two_snapshots, how):
+    t = two_snapshots
+    (manifest,) = delta_manifests(t, 2)
+
+    def set_it(r):
+        r["_FILE"]["_NEWER_THING"] = "x"
+    alter_avro(manifest, _opt("_NEWER_THING", "string"), set_it, into="_FILE")
+    # the orphan scan reports every file it cannot read as a reason to delete nothing
+    with pytest.raises(LakeformatError if how == "orphan scan" else UnsupportedMetadataError) as e:
+        READS[how](t)
+    assert "_NEWER_THING" in str(e.value) and manifest.name in str(e.value) and t.path in str(e.value)
+    assert "newer Paimon" in str(e.value)
+    assert t.read(snapshot_id=1).num_rows == 3   # the snapshot before it does not name that manifest
+
+
+def test_an_unknown_entry_field_with_a_value_is_refused(two_snapshots):
+    t = two_snapshots
+    (manifest,) = delta_manifests(t, 2)
+
+    def set_it(r):
+        r["_NEWER_ENTRY_THING"] = 7
+    alter_avro(manifest, {"name": "_NEWER_ENTRY_THING", "type": "int"}, set_it)
+    with pytest.raises(UnsupportedMetadataError, match="_NEWER_ENTRY_THING"):
+        t.read()
+
+
+@pytest.mark.parametrize("how", ["columns", "filtered"])
+def test_an_unknown_field_is_ignored_while_null_everywhere_and_refused_once_set(two_snapshots, how):
+    t = two_snapshots
+    (manifest,) = delta_manifests(t, 2)
+    alter_avro(manifest, _opt("_NEWER_THING", "string"), into="_FILE")
+    alter_avro(delta_list(t, 2), _opt("_NEWER_LIST_THING", "long"))
+    assert READS[how](t).num_rows == 5   # null says nothing (Avro schema resolution ignores it too)
+
+    seen = []
+
+    def set_it(r):   # one record of the manifest is enough
+        if not seen:
+            r["_FILE"]["_NEWER_THING"] = "x"
+        seen.append(r)
+    alter_avro(manifest, change=set_it)
+    with pytest.raises(UnsupportedMetadataError, match="_NEWER_THING"):
+        READS[how](t)
+
+
+@pytest.mark.parametrize("how", ["columns", "filtered", "compaction"])
+def test_write_cols_naming_some_columns_is_refused_and_the_previous_snapshot_stays_readable(two_snapshots, how):
+    t = two_snapshots
+    (manifest,) = delta_manifests(t, 2)
+
+    def full(r):   # every column (in any order): the whole row, as null says
+        r["_FILE"]["_WRITE_COLS"] = ["dt", "price", "behavior", "user_id"]
+    alter_avro(manifest, change=full)
+    if how != "compaction":
+        assert READS[how](t).num_rows == 5
+
+    def partial(r):
+        r["_FILE"]["_WRITE_COLS"] = ["user_id", "dt"]
+    alter_avro(manifest, change=partial)
+    with pytest.raises(UnsupportedMetadataError) as e:
+        READS[how](t)
+    msg = str(e.value)
+    assert "_WRITE_COLS" in msg and "['user_id', 'dt']" in msg and t.path in msg
+    assert t.read(snapshot_id=1).num_rows == 3
+
+
+def test_an_overwrite_of_a_table_with_a_partial_file_is_refused(two_snapshots):
+    """An overwrite reads the live files to delete them: refused, nothing committed."""
+    t = two_snapshots
+    (manifest,) = delta_manifests(t, 2)
+
+    def partial(r):
+        r["_FILE"]["_WRITE_COLS"] = ["user_id"]
+    alter_avro(manifest, change=partial)
+    with pytest.raises(UnsupportedMetadataError, match="_WRITE_COLS"):
+        t.write(events(1, start=50), overwrite=True)
+    assert t.latest_snapshot().id == 2
+
+
+def test_write_cols_sequences_are_refused(two_snapshots):
+    t = two_snapshots
+    (manifest,) = delta_manifests(t, 2)
+
+    def set_it(r):
+        r["_FILE"]["_WRITE_COLS_SEQUENCES"] = [1, 2, 3, 4]
+    alter_avro(manifest, _opt("_WRITE_COLS_SEQUENCES", {"type": "array", "items": "long"}), set_it, into="_FILE")
+    with pytest.raises(UnsupportedMetadataError, match="_WRITE_COLS_SEQUENCES"):
+        t.read()
+
+
+def test_an_unknown_manifest_list_field_with_a_value_is_refused_but_pruning_hints_are_not(two_snapshots):
+    t = two_snapshots
+    path = delta_list(t, 2)
+
+    def hints(r):
+        r["_TOTAL_BUCKETS"], r["_MIN_ROW_ID"], r["_MAX_ROW_ID"] = 1, 0, 9
+    alter_avro(path, _opt("_TOTAL_BUCKETS", "int"), hints)   # what pypaimon writes: a hint only
+    assert t.read().num_rows == 5
+
+    def set_it(r):
+        r["_NEWER_LIST_THING"] = 1
+    alter_avro(path, _opt("_NEWER_LIST_THING", "long"), set_it)
+    with pytest.raises(UnsupportedMetadataError) as e:
+        t.read()
+    assert "_NEWER_LIST_THING" in str(e.value) and path.name in str(e.value)
+    assert t.read(snapshot_id=1).num_rows == 3
+
+
+def test_manifest_sidecar_files_are_refused(two_snapshots):
+    """A manifest's extra files are files the table names: ignoring them, the orphan scan would
+    delete them."""
+    t = two_snapshots
+
+    def set_it(r):
+        r["_EXTRA_FILES"] = ["manifest-x.avro.sidecar"]
+    alter_avro(delta_list(t, 2), _opt("_EXTRA_FILES", {"type": "array", "items": "string"}), set_it)
+    with pytest.raises(LakeformatError, match="_EXTRA_FILES"):
+        t.remove_orphan_files(dry_run=True)
+    with pytest.raises(UnsupportedMetadataError, match="_EXTRA_FILES"):
+        t.read()
+
+
+def _snapshot_file(t, sid: int) -> Path:
+    return Path(t.path, "snapshot", f"snapshot-{sid}")
+
+
+def _alter_json(path: Path, **changes) -> None:
+    d = json.loads(path.read_text())
+    d.update(changes)
+    path.write_text(json.dumps(d))
+
+
+def test_an_unknown_snapshot_field_with_a_value_is_refused(two_snapshots):
+    t = two_snapshots
+    path = _snapshot_file(t, 2)
+    _alter_json(path, writerVersion="python-2.1.0", newerThing=None)   # informational, and null: ignored
+    assert t.read().num_rows == 5
+    fresh = lf.Catalog(str(Path(t.path).parents[1])).get_table("db.t")
+    _alter_json(path, newerThing="on")
+    with pytest.raises(UnsupportedMetadataError) as e:
+        fresh.read()
+    assert "newerThing" in str(e.value) and str(path) in str(e.value)
+    assert fresh.read(snapshot_id=1).num_rows == 3
+
+
+def test_an_unknown_schema_field_with_a_value_is_refused(catalog):
+    t = catalog.create_table("db.t", events(1).schema)
+    t.write(events(2))
+    path = Path(t.path, "schema", "schema-0")
+    d = json.loads(path.read_text())
+    d["fields"][1]["defaultValue"] = "'pv'"   # a column default: rows read would differ
+    path.write_text(json.dumps(d))
+    with pytest.raises(UnsupportedError) as e:
+        lf.Catalog(str(Path(t.path).parents[1])).get_table("db.t").read()
+    assert "defaultValue" in str(e.value) and "schema-0" in str(e.value)
+    d["fields"][1]["defaultValue"] = None
+    d["newerSchemaThing"] = 1
+    path.write_text(json.dumps(d))
+    with pytest.raises(UnsupportedError, match="newerSchemaThing"):
+        lf.Catalog(str(Path(t.path).parents[1])).get_table("db.t").read()
+
+
+def test_writing_to_a_table_that_tracks_row_ids_is_refused_reading_is_not(two_snapshots):
+    t = two_snapshots
+    _alter_json(_snapshot_file(t, 2), nextRowId=5)
+    fresh = lf.Catalog(str(Path(t.path).parents[1])).get_table("db.t")
+    assert fresh.read().num_rows == 5
+    with pytest.raises(UnsupportedMetadataError, match="nextRowId"):
+        fresh.write(events(1, start=90))
+    assert fresh.latest_snapshot().id == 2
+    _alter_json(_snapshot_file(t, 2), nextRowId=0)   # what Paimon Java writes without row tracking
+    lf.Catalog(str(Path(t.path).parents[1])).get_table("db.t").write(events(1, start=90))
+
+
+def test_an_unknown_index_manifest_field_with_a_value_is_refused(tmp_path):
+    wh = tmp_path / "parquet"
+    shutil.copytree(FIXTURES / "parquet", wh)
+    for p in wh.rglob("*"):
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    name = "pk_table_scan_and_read_dv.pk_table_scan_and_read_dv"
+    t = lf.Catalog(str(wh)).get_table(name)
+    before = t.read().num_rows
+    (index_manifest,) = Path(t.path, "manifest").glob("index-manifest-*")
+    alter_avro(index_manifest, _opt("_NEWER_INDEX_THING", "string"))   # null: ignored
+    assert lf.Catalog(str(wh)).get_table(name).read().num_rows == before
+
+    def set_it(r):
+        r["_NEWER_INDEX_THING"] = "x"
+    alter_avro(index_manifest, change=set_it)
+    with pytest.raises(UnsupportedMetadataError) as e:
+        lf.Catalog(str(wh)).get_table(name).read()
+    assert "_NEWER_INDEX_THING" in str(e.value) and index_manifest.name in str(e.value)
+
+
+def test_lakeformat_writes_nothing_it_would_refuse(catalog):
+    """Every metadata kind lakeformat writes, read back through the strict checks."""
+    t = catalog.create_table("db.pk", pa.schema([("id", pa.int64()), ("v", pa.string())]), primary_keys=["id"],
+                             options={"bucket": "1", "deletion-vectors.enabled": "true"})
+    t.write(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}))
+    t.write(pa.table({"id": [2], "v": ["B"]}))
+    t.compact(full=True)
+    t.create_tag("t1")
+    fresh = lf.Catalog(str(Path(t.path).parents[1])).get_table("db.pk")
+    assert sorted(fresh.read().to_pylist(), key=lambda r: r["id"]) == [
+        {"id": 1, "v": "a"}, {"id": 2, "v": "B"}, {"id": 3, "v": "c"}]
+    assert fresh.read(tag="t1").num_rows == 3
+    fresh.remove_orphan_files(dry_run=True)
+    tag = Path(t.path, "tag", "tag-t1")   # and the checks did run on them: a tag is a snapshot too
+    _alter_json(tag, newerThing=1)
+    with pytest.raises(UnsupportedMetadataError, match=f"newerThing.*|.*{tag.name}"):
+        fresh.read(tag="t1")
