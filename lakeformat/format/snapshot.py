@@ -6,11 +6,12 @@ import uuid as uuid_module
 from dataclasses import asdict, dataclass, field
 from typing import Optional
 
-from lakeformat.format.metadata_checks import SNAPSHOT_KEYS_IGNORED, check_json_keys
+from lakeformat.format.metadata_checks import SNAPSHOT_KEYS_IGNORED, UnsupportedMetadataError, check_json_keys
 from lakeformat.format.names import check_file_name
 
 SNAPSHOT_VERSION = 3
 APPEND, COMPACT, OVERWRITE, ANALYZE = "APPEND", "COMPACT", "OVERWRITE", "ANALYZE"
+COMMIT_KINDS = (APPEND, COMPACT, OVERWRITE, ANALYZE)
 
 # JSON key for each field, in the order Paimon writes them.
 _JSON_KEYS = {
@@ -79,6 +80,10 @@ class Snapshot:
         for k in _FILE_NAMES:
             if k in kwargs:
                 check_file_name(kwargs[k], _JSON_KEYS[k])
+        if kwargs["commit_kind"] not in COMMIT_KINDS:   # an incremental read would skip it: refuse instead
+            raise UnsupportedMetadataError(
+                f"snapshot {kwargs['id']} has commitKind {kwargs['commit_kind']!r}, not one lakeformat knows "
+                f"({', '.join(COMMIT_KINDS)}; written by a newer Paimon?)")
         return cls(**kwargs)
 
     def manifest_lists(self) -> list[str]:

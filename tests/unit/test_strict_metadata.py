@@ -212,6 +212,17 @@ def test_an_unknown_snapshot_field_with_a_value_is_refused(two_snapshots):
     assert fresh.read(snapshot_id=1).num_rows == 3
 
 
+def test_an_unknown_commit_kind_is_refused_not_skipped_by_incremental_reads(two_snapshots):
+    t = two_snapshots
+    path = _snapshot_file(t, 2)
+    _alter_json(path, commitKind="UPSERT_FROM_THE_FUTURE")
+    fresh = lf.Catalog(str(Path(t.path).parents[1])).get_table("db.t")
+    with pytest.raises(UnsupportedMetadataError) as e:
+        fresh.read_incremental(1, 2)
+    assert "UPSERT_FROM_THE_FUTURE" in str(e.value) and str(path) in str(e.value)
+    assert fresh.read(snapshot_id=1).num_rows == 3
+
+
 def test_an_unknown_schema_field_with_a_value_is_refused(catalog):
     t = catalog.create_table("db.t", events(1).schema)
     t.write(events(2))
