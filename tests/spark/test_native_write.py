@@ -120,26 +120,38 @@ def test_tables_that_keep_the_python_path(catalog):
     assert "tags" in native_write_refusal(t)
 
 
-def test_wall_clock_timestamps_are_written_as_they_are_in_any_session_time_zone(spark, catalog):
-    """TIMESTAMP(3) is a wall-clock time: a session in New York neither shifts it (Spark's
-    date_trunc would make it an instant there) nor fails on 02:30 of the spring-forward gap;
-    the sub-millisecond part is cut, before 1970 too, and the file says it is not UTC."""
+@pytest.mark.parametrize("zone", ["America/New_York", "Asia/Kolkata"])
+def test_wall_clock_timestamps_are_written_as_they_are_in_any_session_time_zone(spark, catalog, zone):
+    """TIMESTAMP(3) is a wall-clock time: a session outside UTC neither shifts it (Spark's
+    date_trunc would make it an instant there) nor fails on 02:30 of New York's spring-forward
+    gap or 01:30 of its fall-back overlap; the sub-millisecond part is cut, before 1970 too and
+    in the 1800s, when zones were local mean time with offsets in odd seconds (New York
+    -4:56:02, Kolkata +5:53:28); a value already in milliseconds is kept; the file says the
+    column is not UTC."""
     schema = pa.schema([("id", pa.int64()), ("ts", pa.timestamp("ms")), ("tz", pa.timestamp("ms", tz="UTC"))])
     t = catalog.create_table("db.wall", schema)
     before = spark.conf.get("spark.sql.session.timeZone")
-    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    spark.conf.set("spark.sql.session.timeZone", zone)
     try:
         df = spark.sql("SELECT 1L id, TIMESTAMP_NTZ'2024-03-10 02:30:00.123456' ts, "
                        "TIMESTAMP'2024-03-10 12:00:00.999999Z' tz UNION ALL "
-                       "SELECT 2L, TIMESTAMP_NTZ'1969-12-31 23:59:59.999999', TIMESTAMP'1969-12-31 23:59:59.999999Z'")
+                       "SELECT 2L, TIMESTAMP_NTZ'1969-12-31 23:59:59.999999', TIMESTAMP'1969-12-31 23:59:59.999999Z' "
+                       "UNION ALL SELECT 3L, TIMESTAMP_NTZ'2024-11-03 01:30:00.500999', TIMESTAMP'1850-06-01 12:00:00.000001Z' "
+                       "UNION ALL SELECT 4L, TIMESTAMP_NTZ'1850-06-01 12:00:00.123999', NULL "
+                       "UNION ALL SELECT 5L, TIMESTAMP_NTZ'2024-06-01 00:00:00.007', TIMESTAMP'2024-06-01 00:00:00.007Z' "
+                       "UNION ALL SELECT 6L, NULL, NULL")
         lfs.write(df, "db.wall", warehouse=catalog.warehouse)
     finally:
         spark.conf.set("spark.sql.session.timeZone", before)
     got = catalog.get_table("db.wall").read().sort_by("id")
     utc = dt.timezone.utc
-    assert got["ts"].to_pylist() == [dt.datetime(2024, 3, 10, 2, 30, 0, 123000), dt.datetime(1969, 12, 31, 23, 59, 59, 999000)]
+    assert got["ts"].to_pylist() == [dt.datetime(2024, 3, 10, 2, 30, 0, 123000), dt.datetime(1969, 12, 31, 23, 59, 59, 999000),
+                                     dt.datetime(2024, 11, 3, 1, 30, 0, 500000), dt.datetime(1850, 6, 1, 12, 0, 0, 123000),
+                                     dt.datetime(2024, 6, 1, 0, 0, 0, 7000), None]
     assert got["tz"].to_pylist() == [dt.datetime(2024, 3, 10, 12, 0, 0, 999000, tzinfo=utc),
-                                     dt.datetime(1969, 12, 31, 23, 59, 59, 999000, tzinfo=utc)]
+                                     dt.datetime(1969, 12, 31, 23, 59, 59, 999000, tzinfo=utc),
+                                     dt.datetime(1850, 6, 1, 12, 0, 0, tzinfo=utc), None,
+                                     dt.datetime(2024, 6, 1, 0, 0, 0, 7000, tzinfo=utc), None]
     import pyarrow.parquet as pq
     stored = pq.ParquetFile(os.path.join(t.path, data_files(t)[0])).schema_arrow
     assert stored.field("ts").type.tz is None and stored.field("tz").type.tz is not None
