@@ -20,7 +20,7 @@ from pyspark.sql.types import IntegerType
 from lakeformat.errors import DataError, LakeformatError
 from lakeformat.format import types as T
 from lakeformat.format.bucket import bucket_ids
-from lakeformat.spark.native_write import native_write_refusal, write_native
+from lakeformat.spark.native_write import native_write_refusal, quoted, write_native
 from lakeformat.spark.options import BUCKETS_BY_TASK, parse
 from lakeformat.spark.source import register
 from lakeformat.spark.tables import open_or_create
@@ -41,8 +41,9 @@ def source_options(table: str, warehouse: Optional[str], options: Optional[Mappi
     return out
 
 
-def align(df, table):
-    """``df`` with exactly the table's columns, in order, cast to the table's types in Spark."""
+def aligned_columns(df, table) -> list:
+    """The table's columns, in order, as Columns of ``df``: its columns matched by name (ignoring
+    case) and cast to the table's types in Spark where they differ. Not yet named."""
     by_lower = {}
     for name in df.columns:
         if name.lower() in by_lower:
@@ -59,9 +60,14 @@ def align(df, table):
     for f in table.schema.fields:
         src = by_lower[f.name.lower()]
         target = spark_type(f.type)
-        c = F.col(f"`{src}`")
-        cols.append((c if types[src] == target else c.cast(target)).alias(f.name))
-    return df.select(*cols)
+        c = F.col(quoted(src))
+        cols.append(c if types[src] == target else c.cast(target))
+    return cols
+
+
+def align(df, table):
+    """``df`` with exactly the table's columns, in order, cast to the table's types in Spark."""
+    return df.select(*[c.alias(f.name) for c, f in zip(aligned_columns(df, table), table.schema.fields)])
 
 
 def bucket_function(keys: list[str], types: list[T.DataType], num_buckets: int):
@@ -129,12 +135,13 @@ def write(df, table: str, *, warehouse: Optional[str] = None, mode: str = "appen
     t = parsed.table.open()
     if overwrite_partition is not None:
         t.partition_matcher(dict(overwrite_partition))   # unknown keys fail before any work
+    if native and native_write_refusal(t) is None:
+        # one projection: the table's columns, field ids, truncated timestamps, partition copies
+        write_native(df, aligned_columns(df, t), t, parsed, mode == "overwrite")
+        return
     shaped = shape(df, t)
     if t.schema.num_buckets > 0:
         opts[BUCKETS_BY_TASK] = "true"   # shaped: each bucket's rows in one task
-    if native and native_write_refusal(t) is None:
-        write_native(shaped, t, parsed, mode == "overwrite")
-        return
     register(df.sparkSession)
     # static overwrite: the rows go in as an append-shaped write, the option names the partition
     shaped.write.format("lakeformat").options(**opts).mode(mode).save()

@@ -75,22 +75,27 @@ def _to_millis(c, root: str):
     return F.when(sub == 0, c).otherwise(F.timestamp_add("MICROSECOND", -sub, c))
 
 
-def _file_columns(df, table):
-    """``df`` (already in the table's columns and types) with Paimon's field ids on its columns,
-    millisecond timestamps truncated like Paimon's writers, and copies of the partition columns
-    for Spark's partitioned layout."""
+def quoted(name: str) -> str:
+    """``name`` as a Spark column reference, whatever characters it holds."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _file_columns(df, columns: Sequence, table):
+    """``df`` projected once to what the files hold: ``columns`` (the table's columns as Columns
+    of ``df``, in its types) named and carrying Paimon's field ids, millisecond timestamps
+    truncated like Paimon's writers, plus copies of the partition columns for Spark's
+    partitioned layout."""
     cols = []
-    for f in table.schema.fields:
-        c = F.col(f"`{f.name}`")
+    for f, c in zip(table.schema.fields, columns):
         if f.type.root in _TIMESTAMPS and f.type.params[0] <= 3:
             c = _to_millis(c, f.type.root)
         cols.append(c.alias(f.name, metadata={"parquet.field.id": f.id}))
-    parts = [F.col(f"`{k}`").alias(f"{_PART}{i}") for i, k in enumerate(table.partition_keys)]
+    parts = [columns[table.schema.names.index(k)].alias(f"{_PART}{i}") for i, k in enumerate(table.partition_keys)]
     return df.select(*cols, *parts), [f"{_PART}{i}" for i in range(len(parts))]
 
 
-def _spark_write(df, table, staging: str) -> None:
-    out, part_cols = _file_columns(df, table)
+def _spark_write(df, columns: Sequence, table, staging: str) -> None:
+    out, part_cols = _file_columns(df, columns, table)
     codec = table.options.get("file.compression", "zstd")
     w = out.write.mode("errorifexists").option("compression", codec)
     if codec == "zstd":
@@ -211,15 +216,16 @@ def _place(table, staged: Sequence[str], threads: int = 8) -> list[CommitMessage
     return [CommitMessage(p, 0, table.schema.num_buckets, tuple(files)) for p, files in by_partition.items()]
 
 
-def write_native(df, table, opts: SourceOptions, overwrite: bool) -> None:
-    """Write ``df`` (in the table's columns and types) into ``table`` with Spark's Parquet writer
-    and commit it (see the module docstring)."""
+def write_native(df, columns: Sequence, table, opts: SourceOptions, overwrite: bool) -> None:
+    """Write ``columns`` of ``df`` (the table's columns, in order, in its types, e.g.
+    :func:`lakeformat.spark.dataframe.aligned_columns`) into ``table`` with Spark's Parquet
+    writer and commit them (see the module docstring)."""
     since = int(time.time() * 1000) - CLOCK_SKEW_MILLIS
     commit_user = opts.write.commit_user or f"spark-{uuid.uuid4()}"
     staging = join(table.path, f"{STAGING_PREFIX}{uuid.uuid4()}")
     messages: list[CommitMessage] = []
     try:
-        _spark_write(df, table, staging)
+        _spark_write(df, columns, table, staging)
         messages = _place(table, _staged_files(table, staging))
     except BaseException:
         table.new_commit().abort(messages)

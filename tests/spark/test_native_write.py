@@ -120,6 +120,15 @@ def test_tables_that_keep_the_python_path(catalog):
     assert "tags" in native_write_refusal(t)
 
 
+def test_column_names_with_backticks_and_spaces(spark, catalog):
+    schema = pa.schema([("odd`name", pa.int64()), ("d t", pa.string())])
+    catalog.create_table("db.odd", schema, partition_keys=["d t"])
+    df = spark.createDataFrame([(1, "x"), (2, "y")], "`odd``name` long, `d t` string")
+    lfs.write(df, "db.odd", warehouse=catalog.warehouse)
+    assert catalog.get_table("db.odd").read().sort_by("odd`name").to_pylist() == [{"odd`name": 1, "d t": "x"},
+                                                                                  {"odd`name": 2, "d t": "y"}]
+
+
 @pytest.mark.parametrize("zone", ["America/New_York", "Asia/Kolkata"])
 def test_wall_clock_timestamps_are_written_as_they_are_in_any_session_time_zone(spark, catalog, zone):
     """TIMESTAMP(3) is a wall-clock time: a session outside UTC neither shifts it (Spark's
