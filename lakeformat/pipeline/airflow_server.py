@@ -189,6 +189,10 @@ class LocalAirflow:
         self.env = services_env(s, database)
         self.say("Airflow: migrating the metadata database")
         _airflow(self.env, "db", "migrate")
+        # the DAGs in the database before the URL is printed: the dag-processor alone would list
+        # them some seconds later (under load, after the UI is already open)
+        self.say("Airflow: parsing the DAGs")
+        _airflow(self.env, "dags", "reserialize")
         if generate_landing(s):
             self.say(f"landing data: generated {s.landing_days[0]}..{s.landing_days[1]} in {s.landing}")
         for name in SERVICES:
