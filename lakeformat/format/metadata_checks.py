@@ -65,6 +65,9 @@ LIST_FIELDS = frozenset({
 REFUSED_LIST_FIELDS = {"_EXTRA_FILES": "extra files of a manifest (manifest sidecars)"}
 INDEX_FIELDS = frozenset({"_VERSION", "_KIND", "_PARTITION", "_BUCKET", "_INDEX_TYPE", "_FILE_NAME",
                           "_FILE_SIZE", "_ROW_COUNT", "_DELETIONS_VECTORS_RANGES", "_DELETION_VECTORS_RANGES"})
+# Paimon's (and pypaimon's) index manifest also has these; lakeformat implements neither
+REFUSED_INDEX_FIELDS = {"_EXTERNAL_PATH": "an index file stored outside the table's index/ directory",
+                        "_GLOBAL_INDEX": "a global index over row ids (data evolution)"}
 DV_RANGE_FIELDS = frozenset({"f0", "f1", "f2", "_CARDINALITY"})
 SNAPSHOT_KEYS_IGNORED = frozenset({
     "writerVersion",   # the writing program's version (pypaimon): informational
@@ -88,7 +91,24 @@ def _unknown(path: str, what: str, field: str, detail: str = "") -> UnsupportedM
 def _refused(path: str, what: str, field: str, meaning: str, detail: str = "") -> UnsupportedMetadataError:
     return UnsupportedMetadataError(
         f"{_at(path)}{what} field {field!r} is set{detail}: {meaning}, which lakeformat does not implement; "
-        "reading the file as whole rows would give wrong rows, so the table is refused")
+        "ignoring it could give wrong rows or lose files the table names, so the table is refused")
+
+
+# Newest record versions lakeformat reads (Paimon's serializers refuse other versions too): a
+# newer version may mean the same fields differently.
+ENTRY_VERSION, LIST_VERSION, INDEX_VERSION = 2, 2, 1   # (snapshots and schemas: their modules)
+
+
+def _newer(path: str, what: str, version, newest: int) -> UnsupportedMetadataError:
+    return UnsupportedMetadataError(
+        f"{_at(path)}{what} version {version} is newer than lakeformat reads ({newest}; written by a newer "
+        "Paimon?)")
+
+
+def check_version(version, newest: int, what: str, path: str = "") -> None:
+    """A record's or JSON file's ``version`` above ``newest`` is refused (absent: an older one)."""
+    if isinstance(version, int) and not isinstance(version, bool) and version > newest:
+        raise _newer(path, what, version, newest)
 
 
 # ---------------------------------------------------------------- Avro / ORC records as columns
@@ -125,6 +145,10 @@ def check_entry_columns(table: pa.Table, path: str = "") -> None:
     """A manifest's entries, decoded as columns: unknown or refused fields of the entry, its
     ``_FILE`` and the file's statistics. KeyError (not a manifest) if the entry has no ``_FILE``."""
     file_type = table.schema.field("_FILE").type
+    if "_VERSION" in table.schema.names:
+        newest = pc.max(table.column("_VERSION")).as_py()
+        if newest is not None and newest > ENTRY_VERSION:
+            raise _newer(path, "manifest entry", newest, ENTRY_VERSION)
     check_columns(table, ENTRY_FIELDS, "manifest entry", path)
     check_columns(table, FILE_FIELDS, "data file", path, REFUSED_FILE_FIELDS, at=("_FILE",))
     for stats in ("_KEY_STATS", "_VALUE_STATS"):
@@ -155,6 +179,7 @@ def _require(names, required: Sequence[str]) -> None:
 
 def check_entry_record(d: Mapping, path: str = "") -> None:
     f = d["_FILE"]
+    check_version(d.get("_VERSION"), ENTRY_VERSION, "manifest entry", path)
     check_record(d, ENTRY_FIELDS, "manifest entry", path)
     check_record(f, FILE_FIELDS, "data file", path, REFUSED_FILE_FIELDS)
     for stats in ("_KEY_STATS", "_VALUE_STATS"):
@@ -164,6 +189,7 @@ def check_entry_record(d: Mapping, path: str = "") -> None:
 
 def check_list_record(d: Mapping, path: str = "") -> None:
     _require(d, ("_FILE_NAME", "_NUM_ADDED_FILES"))
+    check_version(d.get("_VERSION"), LIST_VERSION, "manifest list entry", path)
     check_record(d, LIST_FIELDS, "manifest list entry", path, REFUSED_LIST_FIELDS)
     if isinstance(d.get("_PARTITION_STATS"), Mapping):
         check_record(d["_PARTITION_STATS"], _STATS, "_PARTITION_STATS", path)
@@ -171,7 +197,8 @@ def check_list_record(d: Mapping, path: str = "") -> None:
 
 def check_index_record(d: Mapping, path: str = "") -> None:
     _require(d, ("_INDEX_TYPE", "_FILE_NAME"))
-    check_record(d, INDEX_FIELDS, "index manifest entry", path)
+    check_version(d.get("_VERSION"), INDEX_VERSION, "index manifest entry", path)
+    check_record(d, INDEX_FIELDS, "index manifest entry", path, REFUSED_INDEX_FIELDS)
     for r in d.get("_DELETIONS_VECTORS_RANGES") or d.get("_DELETION_VECTORS_RANGES") or ():
         if r is not None:
             check_record(r, DV_RANGE_FIELDS, "deletion vector range", path)

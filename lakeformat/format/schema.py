@@ -16,7 +16,7 @@ import pyarrow as pa
 from lakeformat.errors import SchemaError
 from lakeformat.format import types as T
 from lakeformat.format.casts import castable
-from lakeformat.format.metadata_checks import SCHEMA_KEYS, check_json_keys
+from lakeformat.format.metadata_checks import SCHEMA_KEYS, check_json_keys, check_version
 
 SCHEMA_VERSION = 3
 SYSTEM_FIELD_PREFIXES = ("_KEY_", "_SEQUENCE_NUMBER", "_VALUE_KIND")
@@ -94,7 +94,8 @@ class TableSchema:
                      primary_keys=tuple(d.get("primaryKeys") or ()),
                      options=dict(d.get("options") or {}), comment=d.get("comment"),
                      time_millis=int(d.get("timeMillis") or 0))
-        check_json_keys(d, SCHEMA_KEYS, "schema")   # a schema, but of a newer Paimon?
+        check_version(d.get("version"), SCHEMA_VERSION, "schema")   # a schema, but of a newer Paimon?
+        check_json_keys(d, SCHEMA_KEYS, "schema")
         return schema
 
 

@@ -6,7 +6,12 @@ import uuid as uuid_module
 from dataclasses import asdict, dataclass, field
 from typing import Optional
 
-from lakeformat.format.metadata_checks import SNAPSHOT_KEYS_IGNORED, UnsupportedMetadataError, check_json_keys
+from lakeformat.format.metadata_checks import (
+    SNAPSHOT_KEYS_IGNORED,
+    UnsupportedMetadataError,
+    check_json_keys,
+    check_version,
+)
 from lakeformat.format.names import check_file_name
 
 SNAPSHOT_VERSION = 3
@@ -72,6 +77,7 @@ class Snapshot:
         if missing:
             raise ValueError(f"missing {', '.join(missing)}")
         # a snapshot, but of a newer Paimon?
+        check_version(d.get("version"), SNAPSHOT_VERSION, "snapshot")
         check_json_keys(d, _JSON_KEYS.values(), "snapshot", ignored=SNAPSHOT_KEYS_IGNORED)
         for k, v in kwargs.items():
             want = _FIELD_TYPES.get(k)

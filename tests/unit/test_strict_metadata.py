@@ -223,6 +223,34 @@ def test_an_unknown_commit_kind_is_refused_not_skipped_by_incremental_reads(two_
     assert fresh.read(snapshot_id=1).num_rows == 3
 
 
+def test_newer_record_and_file_versions_are_refused(two_snapshots):
+    """Paimon's serializers refuse versions they do not know; so does lakeformat."""
+    t = two_snapshots
+    (manifest,) = delta_manifests(t, 2)
+    wh = str(Path(t.path).parents[1])
+
+    def newer(r):
+        r["_VERSION"] = 3
+    for path in (manifest, delta_list(t, 2)):
+        original = path.read_bytes()
+        alter_avro(path, change=newer)
+        for read in (READS["columns"], READS["filtered"]):
+            with pytest.raises(UnsupportedMetadataError, match="version 3 is newer") as e:
+                read(lf.Catalog(wh).get_table("db.t"))
+            assert path.name in str(e.value)
+        path.write_bytes(original)
+    snapshot = _snapshot_file(t, 2)
+    _alter_json(snapshot, version=4)
+    with pytest.raises(UnsupportedMetadataError, match="snapshot version 4"):
+        lf.Catalog(wh).get_table("db.t").read()
+    assert lf.Catalog(wh).get_table("db.t").read(snapshot_id=1).num_rows == 3
+    _alter_json(snapshot, version=3)
+    schema = Path(t.path, "schema", "schema-0")
+    _alter_json(schema, version=4)
+    with pytest.raises(UnsupportedError, match="schema version 4"):
+        lf.Catalog(wh).get_table("db.t").read()
+
+
 def test_an_unknown_schema_field_with_a_value_is_refused(catalog):
     t = catalog.create_table("db.t", events(1).schema)
     t.write(events(2))
@@ -270,6 +298,12 @@ def test_an_unknown_index_manifest_field_with_a_value_is_refused(tmp_path):
     with pytest.raises(UnsupportedMetadataError) as e:
         lf.Catalog(str(wh)).get_table(name).read()
     assert "_NEWER_INDEX_THING" in str(e.value) and index_manifest.name in str(e.value)
+
+    def external(r):   # Paimon's index manifests have this field; lakeformat would look in index/
+        r["_NEWER_INDEX_THING"], r["_EXTERNAL_PATH"] = None, "s3://elsewhere/index-1"
+    alter_avro(index_manifest, _opt("_EXTERNAL_PATH", "string"), external)
+    with pytest.raises(UnsupportedMetadataError, match="_EXTERNAL_PATH.*outside the table's index"):
+        lf.Catalog(str(wh)).get_table(name).read()
 
 
 def test_lakeformat_writes_nothing_it_would_refuse(catalog):
