@@ -61,6 +61,9 @@ def add_args(ap: argparse.ArgumentParser) -> None:
     g.add_argument("--spark-driver-memory", default="6g")
     g.add_argument("--spark-no-pk", action="store_true", help="skip the primary-key upsert and read")
     g.add_argument("--spark-no-compaction", action="store_true", help="skip the compaction benchmark")
+    g.add_argument("--spark-only-read", choices=["pk", "dv"],
+                   help="only the read of the compacted (pk) or deletion-vector (dv) primary-key table, "
+                        "from a table the library writes (benchmark 4 or 4b alone)")
     g.add_argument("--spark-compact-rows", type=int, default=4_000_000, help="rows of the table compacted")
 
 
@@ -187,6 +190,15 @@ def bench(tmp: Path, args, profiles: dict) -> dict:
     spark = _session(args.spark_driver_memory)
     try:
         out["spark"] = spark.version
+        if args.spark_only_read:
+            from primary_key import PK_SCHEMA
+            whp = tmp / "wh-pk-lib"
+            t = _table(whp, "db.pk", schema=PK_SCHEMA, partition_keys=["dt"], primary_keys=PK_KEYS,
+                       options={"bucket": "4"})
+            t.write(pa.concat_tables(pq.read_table(p) for p in inputs).cast(PK_SCHEMA))
+            read = spark_native.dv_read if args.spark_only_read == "dv" else spark_native.pk_read
+            out[f"{args.spark_only_read}_read"] = read(spark, tmp, whp, "db.pk", runs)
+            return out
         df = spark.read.parquet(str(tmp / "spark-input")).cache()
         assert df.count() == n
         out["input_partitions"] = df.rdd.getNumPartitions()
@@ -282,6 +294,9 @@ def bench(tmp: Path, args, profiles: dict) -> dict:
 
 
 def print_results(p: dict) -> None:
+    if "write" not in p:   # --spark-only-read
+        spark_native.print_results(p)
+        return
     w, r = p["write"], p["read"]
     t = RichTable(title=f"spark 1. Append write of one cached DataFrame: {p['rows']:,} rows, {len(p['days'])} days, "
                         f"{p['input_partitions']} Spark partitions, local[2] (Spark {p.get('spark')})",
@@ -329,6 +344,9 @@ def print_results(p: dict) -> None:
 
 def goals(p: Optional[dict], add) -> None:
     if not p:
+        return
+    if "write" not in p:   # --spark-only-read
+        spark_native.goals(p, add)
         return
     x = ratio(p["write"][LF_NATIVE_WRITE]["median"], p["write"][PQ_WRITE]["median"])
     add("spark append write: lakeformat.spark.write vs df.write.parquet", x, None if x is None else x <= 1.3, "≤ 1.30×")

@@ -14,9 +14,10 @@ own reader does.
 
 Buckets of a deletion-vector table whose files need no merge (none at level 0, none holding
 delete rows: Paimon's raw-convertible split; every file of an append table) are read natively
-too: each row carries Spark's ``_metadata.row_index``, and an anti-join with the positions the
-vectors delete (one 64-bit key per row: see :func:`_drop_deleted`) drops those rows. Tables on object stores are read on the Python path: Spark would
-need its own connector.
+too: the scan of the files with deleted rows keeps a row when its bit in a bitmap literal of the
+vectors, found by Spark's ``_metadata.file_name`` and ``_metadata.row_index``, is clear (see
+:mod:`lakeformat.spark.deleted_rows`). Tables on object stores are read on the Python path: Spark
+would need its own connector.
 """
 from __future__ import annotations
 
@@ -24,13 +25,11 @@ import functools
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
-import numpy as np
-import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import ByteType, StructField, StructType
 
-from lakeformat.errors import LakeformatError, SchemaError
+from lakeformat.errors import SchemaError
 from lakeformat.format import options as O
 from lakeformat.format import predicate as P
 from lakeformat.format import types as T
@@ -42,15 +41,13 @@ from lakeformat.mergetree.kv_file import DELETE, KIND, UPDATE_BEFORE
 from lakeformat.mergetree.read import sections
 from lakeformat.read.scan import Split
 from lakeformat.read.split_read import raw_readable
+from lakeformat.spark import deleted_rows
 from lakeformat.spark import scan as S
 from lakeformat.spark.dataframe import source_options
 from lakeformat.spark.filters import to_spark_column
 from lakeformat.spark.options import parse
 from lakeformat.spark.read import read_partition
 from lakeformat.spark.types import spark_field, spark_schema, spark_type
-
-
-KEY_SALTS = 16   # hash salts tried for a row key that no two files share
 
 
 @dataclass(frozen=True)
@@ -61,7 +58,7 @@ class NativeFiles:
     key_value: bool       # primary-key files: the _VALUE_KIND column says which rows are deletes
     paths: tuple[str, ...]
     deletion_files: tuple[IndexFileMeta, ...] = ()   # vectors of these files' buckets, applied by row index
-    max_rows: int = 0     # rows of the largest file: the row indexes stay below it
+    row_counts: tuple[int, ...] = ()                  # of the files in paths, in their order
 
 
 @dataclass(frozen=True)
@@ -97,7 +94,7 @@ def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
     O.check_supported(table.schema.options, O.READ, table.name)
     dv_table = bool(table.typed_options.get(O.DELETION_VECTORS))
     native: dict[tuple[int, bool], list[str]] = {}
-    max_rows: dict[tuple[int, bool], int] = {}
+    row_counts: dict[tuple[int, bool], list[int]] = {}
     vectors: dict[tuple[int, bool], dict[str, IndexFileMeta]] = {}
     merged: list[S.ReadUnit] = []
     pk = bool(table.schema.primary_keys)
@@ -112,7 +109,7 @@ def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
         if dv_table and (not pk or raw_readable(s.files)) and readable(s.files):
             for f in s.files:   # each row in one file, once: the vectors say which rows are gone
                 native.setdefault((f.schema_id, pk), []).append(join(d, f.file_name))
-                max_rows[(f.schema_id, pk)] = max(max_rows.get((f.schema_id, pk), 0), f.row_count)
+                row_counts.setdefault((f.schema_id, pk), []).append(f.row_count)
                 vectors.setdefault((f.schema_id, pk), {}).update((m.file_name, m) for m in s.deletion_files)
             continue
         groups = sections(s.files, key_of) if pk else [[f] for f in s.files]
@@ -120,11 +117,12 @@ def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
             if not dv_table and _single_run(files) and readable(files):
                 for f in files:
                     native.setdefault((f.schema_id, pk), []).append(join(d, f.file_name))
+                    row_counts.setdefault((f.schema_id, pk), []).append(f.row_count)
             else:
                 merged.append(S.ReadUnit(S.SECTION if pk else S.FILE, s, tuple(files)))
     groups = tuple(NativeFiles(sid, kv, tuple(paths), tuple(sorted(vectors.get((sid, kv), {}).values(),
                                                                    key=lambda m: m.file_name)),
-                               max_rows.get((sid, kv), 0))
+                               tuple(row_counts.get((sid, kv), ())))
                    for (sid, kv), paths in sorted(native.items()))
     return ReadPlan(groups, tuple(merged))
 
@@ -150,9 +148,14 @@ def _native_frame(spark, table, group: NativeFiles, needed: Sequence[str]) -> Da
     read = [spark_field(by_id[w.id]) for w in wanted if w.id in by_id]
     if group.key_value:
         read.append(StructField(KIND, ByteType(), False))
-    df = spark.read.schema(StructType(read)).parquet(*(spark_path(table, p) for p in group.paths))
+
+    def scan(paths: Sequence[str]) -> DataFrame:
+        return spark.read.schema(StructType(read)).parquet(*(spark_path(table, p) for p in paths))
     if group.deletion_files:
-        df = _drop_deleted(spark, table, group, df)
+        frames = deleted_rows.scans(spark, scan, group.paths, group.row_counts, _vectors(table, group))
+        df = functools.reduce(DataFrame.union, frames)
+    else:
+        df = scan(group.paths)
     if group.key_value:
         df = df.where(~F.col(KIND).isin(DELETE, UPDATE_BEFORE))
     cols = []
@@ -167,47 +170,14 @@ def _native_frame(spark, table, group: NativeFiles, needed: Sequence[str]) -> Da
     return df.select(*cols)
 
 
-def keys_unique(hashes: Sequence[int], max_rows: int) -> bool:
-    """Whether ``hash(file name) XOR row index`` names every row of these files once (pure). A row
-    index below ``max_rows`` changes only the hash's low bits, so the keys of two files can meet
-    only where their hashes agree on every bit above those."""
-    low = max(max_rows - 1, 0).bit_length()
-    return len({h >> low for h in hashes}) == len(hashes)
-
-
-def _row_key(salt: int):
-    return F.xxhash64(F.col("_metadata.file_name"), F.lit(salt)).bitwiseXOR(F.col("_metadata.row_index"))
-
-
-def _drop_deleted(spark, table, group: NativeFiles, df: DataFrame) -> DataFrame:
-    """``df`` without the rows the group's deletion vectors delete. Each row gets one 64-bit key,
-    a hash of its file's name XOR Spark's ``_metadata.row_index`` (its position in the file), and
-    a broadcast anti-join on that key drops the deleted ones: a join on one long probes Spark's
-    map of longs, where (file name, position) made it build, hash and compare a key holding a
-    string for every row. The hash is salted until no two planned files' keys can meet."""
-    names = sorted({p.rsplit("/", 1)[-1] for p in group.paths})
+def _vectors(table, group: NativeFiles) -> dict:
+    """File name to the positions its deletion vector deletes, for the group's files."""
+    names = {p.rsplit("/", 1)[-1] for p in group.paths}
     index_files = IndexFiles(table.io, table.path)
-    vectors = {}
+    out = {}
     for meta in group.deletion_files:
-        for name, deleted in index_files.read_deletion_vectors(meta).items():
-            if name in names and len(deleted):
-                vectors[name] = deleted
-    if not vectors:
-        return df
-    listed = spark.createDataFrame([(n,) for n in names], "n string")
-    for salt in range(KEY_SALTS):
-        hashes = dict(listed.select("n", F.xxhash64("n", F.lit(salt))).collect())
-        if keys_unique(list(hashes.values()), group.max_rows):
-            break
-    else:
-        raise LakeformatError(f"no row key of {KEY_SALTS} tried tells the rows of {len(names)} files of "
-                              f"{table.name} apart; read it with native=False")
-    keys = np.concatenate([np.bitwise_xor(np.int64(hashes[n]), np.asarray(p, np.int64)) for n, p in vectors.items()])
-    deleted = spark.createDataFrame(pa.table({"_lf_key": keys}))
-    cols = df.columns
-    df = df.select("*", _row_key(salt).alias("_lf_key"))
-    # broadcast: the positions are few beside the rows, and a shuffle of every row would cost more
-    return df.join(F.broadcast(deleted), "_lf_key", "left_anti").select(*(F.col(f"`{c}`") for c in cols))
+        out.update((n, d) for n, d in index_files.read_deletion_vectors(meta).items() if n in names)
+    return out
 
 
 def _merged_frame(spark, opts, table, units: Sequence[S.ReadUnit], columns: Sequence[str],

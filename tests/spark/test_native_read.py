@@ -10,13 +10,15 @@ import shutil
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pyarrow.compute as pc
 import pytest
 
 import lakeformat as lf
 import lakeformat.spark as lfs
 from lakeformat.pipeline.demo_data import SCHEMA as UB_SCHEMA, user_behavior
-from lakeformat.spark.native_read import keys_unique, native_available, plan_read
+from lakeformat.spark import deleted_rows
+from lakeformat.spark.native_read import native_available, plan_read
 from tests.interop.helpers import assert_same_rows
 from tests.s3server import BUCKET, CREDS, s3_endpoint  # noqa: F401 (fixture)
 
@@ -183,14 +185,6 @@ def test_a_deletion_vector_table_written_by_paimon_java_is_read_natively(spark, 
     assert sorted(map(tuple, (r.values() for r in got.to_pylist()))) == sorted(map(tuple, case["rows"]))
 
 
-def test_row_keys_of_files_whose_hashes_share_their_high_bits_are_not_unique():
-    """Rows below 2**10: hashes equal above bit 10 would give two files the same keys."""
-    a, b = 0b1010 << 10, (0b1010 << 10) | 5
-    assert not keys_unique([a, b], max_rows=1024)
-    assert keys_unique([a, b], max_rows=4)
-    assert keys_unique([-1 << 20, 1 << 20], max_rows=1 << 19)
-
-
 def test_deleted_positions_apply_to_their_own_file_only(spark, catalog):
     """One row deleted: its position is dropped in its file, and the row at the same position of
     the other bucket's file stays (a key of the position alone would drop both)."""
@@ -205,3 +199,61 @@ def test_deleted_positions_apply_to_their_own_file_only(spark, catalog):
     assert [len(g.paths) for g in plan.native] == [2] and plan.native[0].deletion_files
     native = lfs.read_table(spark, "db.dv1", warehouse=catalog.warehouse).toArrow()
     assert sorted(native["id"].to_pylist()) == list(range(1, 200))
+
+
+def test_bitmaps_set_the_bits_of_the_deleted_positions_and_refuse_positions_outside_the_file():
+    words = deleted_rows.bitmap([0, 63, 64, 129], 130)
+    assert len(words) == 3 and words.dtype == "int64"
+    assert words[0] == (1 | (1 << 63)) - (1 << 64) and words[1] == 1 and words[2] == 2
+    assert not deleted_rows.bitmap([], 64).any() and len(deleted_rows.bitmap([], 64)) == 2
+    with pytest.raises(lf.LakeformatError, match="outside"):
+        deleted_rows.bitmap([130], 130, "f.parquet")
+
+
+def test_files_are_packed_into_scans_of_bounded_files_and_words():
+    files = [("a", 10), ("b", 10), ("c", 10), ("d", 50), ("e", 1)]
+    assert deleted_rows.pack(files, max_files=2, max_words=100) == [["a", "b"], ["c", "d"], ["e"]]
+    assert deleted_rows.pack(files, max_files=10, max_words=25) == [["a", "b"], ["c"], ["d"], ["e"]]
+    assert deleted_rows.pack([], max_files=2, max_words=10) == []
+
+
+def test_many_files_with_vectors_read_in_several_scans_drop_positions_at_word_and_row_group_edges(
+        spark, catalog, monkeypatch):
+    """Eight buckets, each file with a vector, packed three files to a scan: every scan's bitmap
+    offsets line up, and positions 0, 63, 64, the last row and the first rows of row groups go,
+    with Spark splitting each file into several tasks (row indexes counted across row groups)."""
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
+    t = catalog.create_table("db.dvmany", schema, primary_keys=["id"],
+                             options={"bucket": "8", "deletion-vectors.enabled": "true"})
+    t.write(pa.table({"id": list(range(4000)), "v": [f"a{i}" for i in range(4000)]}, schema=schema))
+    t.compact(full=True)
+    t = catalog.get_table("db.dvmany")
+    gone = set()
+    for f in t.files():   # the same rows in the same order, in row groups of 100 rows
+        rows = pq.read_table(f["path"])
+        pq.write_table(rows, f["path"], row_group_size=100, compression="zstd")
+        ids = rows["id"].to_pylist()
+        assert pq.ParquetFile(f["path"]).metadata.num_row_groups > 3
+        gone.update(ids[p] for p in (0, 63, 64, 100, 300, len(ids) - 1))
+    t.delete(pa.table({"id": pa.array(sorted(gone), pa.int64())}))
+    t = catalog.get_table("db.dvmany")
+    plan = plan_read(t, t.scan().plan())
+    assert plan.native_files == 8 and not plan.merged
+    monkeypatch.setattr(deleted_rows, "MAX_FILES_PER_SCAN", 3)
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "2048")
+    spark.conf.set("spark.sql.files.openCostInBytes", "0")
+    try:
+        df = lfs.read_table(spark, "db.dvmany", warehouse=catalog.warehouse)
+        assert scan_text(df).count("FileScan parquet") == 3
+        assert df.rdd.getNumPartitions() > 8, "files split into several tasks"
+        native = df.toArrow()
+        where = lf.col("id") < 2000
+        filtered = lfs.read_table(spark, "db.dvmany", warehouse=catalog.warehouse, filter=where)
+        assert "LessThan(id,2000)" in scan_text(filtered)
+        filtered_ids = filtered.toArrow()["id"].to_pylist()
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+        spark.conf.unset("spark.sql.files.openCostInBytes")
+    assert len(gone) == 48 and sorted(native["id"].to_pylist()) == sorted(set(range(4000)) - gone)
+    assert_same_rows(native, t.read(), ["id"], "many vectors")
+    assert sorted(filtered_ids) == sorted(set(range(2000)) - gone)
