@@ -178,13 +178,20 @@ def _require(names, required: Sequence[str]) -> None:
 
 
 def check_entry_record(d: Mapping, path: str = "") -> None:
+    """``check_record`` of a manifest entry, its ``_FILE`` and statistics, and its version: set
+    inclusions of the keys (about 1 µs a record, on paths that decode records at ~10 µs each)."""
     f = d["_FILE"]
-    check_version(d.get("_VERSION"), ENTRY_VERSION, "manifest entry", path)
-    check_record(d, ENTRY_FIELDS, "manifest entry", path)
-    check_record(f, FILE_FIELDS, "data file", path, REFUSED_FILE_FIELDS)
+    version = d.get("_VERSION")
+    if version is not None and version > ENTRY_VERSION:
+        check_version(version, ENTRY_VERSION, "manifest entry", path)
+    if not ENTRY_FIELDS.issuperset(d):
+        check_record(d, ENTRY_FIELDS, "manifest entry", path)
+    if not FILE_FIELDS.issuperset(f):
+        check_record(f, FILE_FIELDS, "data file", path, REFUSED_FILE_FIELDS)
     for stats in ("_KEY_STATS", "_VALUE_STATS"):
-        if isinstance(f.get(stats), Mapping):
-            check_record(f[stats], _STATS, f"data file {stats}", path)
+        s = f.get(stats)
+        if isinstance(s, dict) and not _STATS.issuperset(s):
+            check_record(s, _STATS, f"data file {stats}", path)
 
 
 def check_list_record(d: Mapping, path: str = "") -> None:
