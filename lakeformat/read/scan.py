@@ -251,9 +251,13 @@ class FileScan:
 
     def changelog_entries(self, snapshots: Sequence[Snapshot]) -> list[ManifestEntry]:
         """Changelog files the given snapshots produced, in commit order."""
-        mlist = self._mlist()
-        return [e for s in snapshots if s.changelog_manifest_list
-                for e in self.read_manifests(mlist.read(s.changelog_manifest_list)) if self.keep(e)]
+        mlist, out = self._mlist(), []
+        for s in snapshots:
+            if s.changelog_manifest_list:
+                entries = self.read_manifests(mlist.read(s.changelog_manifest_list))
+                self._check_partial([e for e in entries.partial if e.kind == ADD], s)
+                out += [e for e in entries if self.keep(e)]
+        return out
 
     def plan_incremental(self, snapshots: Sequence[Snapshot]) -> list[Split]:
         """Files added by the given snapshots' deltas (APPEND commits only: compaction and

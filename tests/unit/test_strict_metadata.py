@@ -323,3 +323,21 @@ def test_lakeformat_writes_nothing_it_would_refuse(catalog):
     _alter_json(tag, newerThing=1)
     with pytest.raises(UnsupportedMetadataError, match=f"newerThing.*|.*{tag.name}"):
         fresh.read(tag="t1")
+
+
+def test_a_changelog_file_of_some_columns_is_refused(catalog):
+    """Changelog files are read as rows too: the same rule as data files."""
+    t = catalog.create_table("db.c", pa.schema([("id", pa.int64()), ("v", pa.string())]), primary_keys=["id"],
+                             options={"bucket": "1", "changelog-producer": "input"})
+    t.write(pa.table({"id": [1, 2], "v": ["a", "b"]}))
+    t.write(pa.table({"id": [1], "v": ["c"]}))
+    metas = ManifestList(t.io, t.path).read(t.snapshot(2).changelog_manifest_list)
+    assert t.read_incremental(1, 2).num_rows == 1
+
+    def partial(r):
+        r["_FILE"]["_WRITE_COLS"] = ["id"]
+    for m in metas:
+        alter_avro(Path(t.path, "manifest", m.file_name), change=partial)
+    with pytest.raises(UnsupportedMetadataError, match="_WRITE_COLS"):
+        t.read_incremental(1, 2)
+    assert t.read_incremental(0, 1).num_rows == 2
