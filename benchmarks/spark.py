@@ -3,7 +3,8 @@ Parquet source, in one SparkSession on ``local[2]``.
 
   1. append write of the same cached DataFrame (``--spark-rows``, default 10,000,000
      ``user_behavior`` rows over 2 days) into a table partitioned by dt (bucket-unaware, so no
-     shuffle) vs ``df.write.parquet`` (goal ≤ 1.3×);
+     shuffle) vs ``df.write.parquet`` (goal ≤ 1.3×), and, like for like, Spark's own zstd write
+     partitioned by dt, without dt in the files and with it (as Paimon's data files keep it);
      plus, once, ``lakeformat.spark.write`` into a 4-bucket table (shuffled by partition and bucket);
   2. full read back of those outputs into Spark's ``noop`` sink (every row and column
      materialised, nothing collected) vs ``spark.read.parquet`` (goal ≤ 1.2×);
@@ -17,10 +18,11 @@ Spark's Parquet writer, ``lakeformat.spark.read_table`` with Spark's Parquet rea
 data source (``format("lakeformat")``) kept as the comparison row, and raw Spark Parquet.
 
 Write and read runs alternate the contenders' order, on fresh outputs, after a warm-up that
-starts the Python workers both paths use; tables show the median and every run. To say where
-the time goes, the executor-side Python work of a write (``write_task`` on one task's rows) is
-timed on its own, and so is a write of a tiny DataFrame (the fixed cost of a job: planning and
-committing in Python processes the driver starts).
+starts the Python workers both paths use and sends a tenth of the rows through every write;
+tables show the median and every run. To say where the time goes, the executor-side Python
+work of a write (``write_task`` on one task's rows) is timed on its own, and so is a write of a
+tiny DataFrame (the fixed cost of a job: planning and committing in Python processes the driver
+starts).
 """
 from __future__ import annotations
 
@@ -46,12 +48,14 @@ LF_NATIVE_READ = "lakeformat.spark.read_table (native Parquet reader)"
 LF_BUCKETED = "lakeformat.spark.write, 4 buckets (shuffle)"
 PQ_WRITE = "spark: df.write.parquet"
 PQ_WRITE_LAYOUT = "spark: df.write.partitionBy('dt').parquet, zstd (the table's layout and codec)"
+PQ_WRITE_FILES = "spark: partitionBy a copy of dt, dt kept in the files, zstd (the table's files)"
 LF_READ = "lakeformat: spark.read.format('lakeformat') (Python data source)"
 PQ_READ = "spark: spark.read.parquet"
 PK_SPARK = "lakeformat.spark.write (Spark, local[2])"
 PK_LIB = "Table.write (library only, this process)"
 PK_KEYS = ["dt", "user_id", "item_id"]
 CHUNK = 1_000_000
+DT_COPY = "dt_partition"
 
 
 def add_args(ap: argparse.ArgumentParser) -> None:
@@ -181,6 +185,29 @@ def _floors(spark, df, files: list[str], runs: int) -> dict:
     return {k: median(v) for k, v in out.items()} | {"runs": out}
 
 
+def _zstd(writer):
+    return writer.mode("overwrite").option("compression", "zstd").option("parquet.compression.codec.zstd.level", "1")
+
+
+def _with_dt_copy(df):
+    """``df`` plus a copy of dt to partition by, so that dt stays in the files, as Paimon's data
+    files keep their partition columns (Spark's partitionBy takes the column out of them)."""
+    from pyspark.sql import functions as F
+    return df.withColumn(DT_COPY, F.col("dt"))
+
+
+def _warm_writes(spark, sample, d: Path) -> None:
+    import lakeformat.spark as lfs
+    _table(d / "native", "db.t", partition_keys=["dt"])
+    _table(d / "source", "db.t", partition_keys=["dt"])
+    lfs.write(sample, "db.t", warehouse=str(d / "native"))
+    sample.write.format("lakeformat").option("warehouse", str(d / "source")).option("table", "db.t").mode("append").save()
+    sample.write.mode("overwrite").parquet(str(d / "pq"))
+    _zstd(sample.write).partitionBy("dt").parquet(str(d / "pq-dt"))
+    _zstd(_with_dt_copy(sample).write).partitionBy(DT_COPY).parquet(str(d / "pq-files"))
+    shutil.rmtree(d, ignore_errors=True)
+
+
 def bench(tmp: Path, args, profiles: dict) -> dict:
     import lakeformat.spark as lfs
     n, runs = args.spark_rows, args.spark_runs
@@ -213,19 +240,24 @@ def bench(tmp: Path, args, profiles: dict) -> dict:
 
         lfs.write(tiny, "db.t", warehouse=str(tmp / "wh-warm"))
         lfs.read_table(spark, "db.t", warehouse=str(tmp / "wh-warm")).write.format("noop").mode("overwrite").save()
+        # and a tenth of the rows through every timed write, in the timed plans' shape (same
+        # partitions): after a thousand rows the per-row paths are not yet compiled, and the path
+        # that ran first in run 1 (the native write) paid for the JIT in its first timed run
+        _warm_writes(spark, df.sample(fraction=0.1, seed=0), tmp / "warm-writes")
         writes: dict = {LF_NATIVE_WRITE: {"runs": []}, LF_WRITE: {"runs": []}, PQ_WRITE: {"runs": []},
-                        PQ_WRITE_LAYOUT: {"runs": []}}
+                        PQ_WRITE_LAYOUT: {"runs": []}, PQ_WRITE_FILES: {"runs": []}}
         reads: dict = {LF_NATIVE_READ: {"runs": []}, LF_READ: {"runs": []}, PQ_READ: {"runs": []}}
         for r in range(runs):
             wh, whn, raw, rawp = tmp / f"wh-{r}", tmp / f"wh-native-{r}", tmp / f"pq-{r}", tmp / f"pq-dt-{r}"
+            rawf = tmp / f"pq-files-{r}"
             _table(wh, "db.t", partition_keys=["dt"])
             _table(whn, "db.t", partition_keys=["dt"])
             jobs = {LF_NATIVE_WRITE: lambda: lfs.write(df, "db.t", warehouse=str(whn)),
                     LF_WRITE: lambda: df.write.format("lakeformat").option("warehouse", str(wh))
                     .option("table", "db.t").mode("append").save(),
                     PQ_WRITE: lambda: df.write.mode("overwrite").parquet(str(raw)),
-                    PQ_WRITE_LAYOUT: lambda: df.write.mode("overwrite").option("compression", "zstd")
-                    .option("parquet.compression.codec.zstd.level", "1").partitionBy("dt").parquet(str(rawp))}
+                    PQ_WRITE_LAYOUT: lambda: _zstd(df.write).partitionBy("dt").parquet(str(rawp)),
+                    PQ_WRITE_FILES: lambda: _zstd(_with_dt_copy(df).write).partitionBy(DT_COPY).parquet(str(rawf))}
             for name in _rotated(list(jobs), r):
                 writes[name]["runs"].append(_timed(jobs[name]))
             readers = {LF_NATIVE_READ: lambda: lfs.read_table(spark, "db.t", warehouse=str(wh)),
@@ -238,6 +270,7 @@ def bench(tmp: Path, args, profiles: dict) -> dict:
                 writes[LF_WRITE].update(describe_files(wh))
                 writes[PQ_WRITE].update(describe_files(raw))
                 writes[PQ_WRITE_LAYOUT].update(describe_files(rawp))
+                writes[PQ_WRITE_FILES].update(describe_files(rawf))
                 assert _lf_reader(spark, wh, "db.t").count() == n and spark.read.parquet(str(raw)).count() == n
                 out["floors"] = _floors(spark, df, [str(f) for f in sorted(wh.rglob("*.parquet"))], runs)
             else:
@@ -245,6 +278,7 @@ def bench(tmp: Path, args, profiles: dict) -> dict:
                 shutil.rmtree(raw, ignore_errors=True)
             shutil.rmtree(whn, ignore_errors=True)
             shutil.rmtree(rawp, ignore_errors=True)
+            shutil.rmtree(rawf, ignore_errors=True)
             console.print(f"  run {r + 1}: write native {writes[LF_NATIVE_WRITE]['runs'][-1]:.1f}s, data source "
                           f"{writes[LF_WRITE]['runs'][-1]:.1f}s, parquet {writes[PQ_WRITE]['runs'][-1]:.1f}s; read native "
                           f"{reads[LF_NATIVE_READ]['runs'][-1]:.1f}s, data source {reads[LF_READ]['runs'][-1]:.1f}s, "
@@ -304,8 +338,10 @@ def print_results(p: dict) -> None:
     for c in ("contender", "median s", "runs s", "× parquet", "M rows/s", "files", "MB", "codec"):
         t.add_column(c, justify="left" if c in ("contender", "runs s", "codec") else "right")
     base = w[PQ_WRITE]["median"]
-    for name in (PQ_WRITE, PQ_WRITE_LAYOUT, LF_NATIVE_WRITE, LF_WRITE, LF_BUCKETED):
-        v = w[name]
+    for name in (PQ_WRITE, PQ_WRITE_LAYOUT, PQ_WRITE_FILES, LF_NATIVE_WRITE, LF_WRITE, LF_BUCKETED):
+        v = w.get(name)
+        if v is None:
+            continue
         t.add_row(name, fmt_s(v["median"]), " ".join(f"{x:.2f}" for x in v["runs"]), fmt_x(ratio(v["median"], base)),
                   f"{p['rows'] / v['median'] / 1e6:.2f}", str(v.get("files", "—")),
                   f"{v.get('bytes', 0) / 1e6:.0f}", str(v.get("codec")))
@@ -353,6 +389,10 @@ def goals(p: Optional[dict], add) -> None:
     if PQ_WRITE_LAYOUT in p["write"]:
         x = ratio(p["write"][LF_NATIVE_WRITE]["median"], p["write"][PQ_WRITE_LAYOUT]["median"])
         add("spark append write: lakeformat.spark.write vs Spark writing the table's layout and codec", x,
+            None if x is None else x <= 1.3, "≤ 1.30×")
+    if PQ_WRITE_FILES in p["write"]:
+        x = ratio(p["write"][LF_NATIVE_WRITE]["median"], p["write"][PQ_WRITE_FILES]["median"])
+        add("spark append write: lakeformat.spark.write vs Spark writing the table's files (partition column kept)", x,
             None if x is None else x <= 1.3, "≤ 1.30×")
     x = ratio(p["read"][LF_NATIVE_READ]["median"], p["read"][PQ_READ]["median"])
     add("spark append read: read_table vs spark.read.parquet", x, None if x is None else x <= 1.2, "≤ 1.20×")
