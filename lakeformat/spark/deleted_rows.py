@@ -4,18 +4,22 @@ Each file's vector becomes a bitmap of its row positions (one bit per row, ``row
 64-bit words); the bitmaps of the files one scan reads are concatenated into one ``array<bigint>``
 literal, and each row is kept when its bit is clear:
 
-    word = get(bits, (_metadata.row_index >> 6) + offset(_metadata.file_name))
+    word = get(bits, (_metadata.row_index >> 6) + offset(_metadata.file_size))
     keep = (word >> (_metadata.row_index & 63)) & 1 == 0
 
-``offset`` is a balanced tree of comparisons of the file name (depth log2 of the scan's files), and
-a name outside the tree fails the query instead of keeping a row. Spark evaluates this in the
-scan's generated code: a few integer operations a row, where the anti-join it replaces built a
-table of keys in Python workers (a Spark job on every read) and hashed and probed every row.
+``offset`` is a balanced tree of comparisons of the file's size (depth log2 of the scan's files):
+the files of one scan have distinct sizes (the manifests record them), and a size outside the
+tree (a file that is not the one its manifest describes) fails the query instead of keeping a
+row. Sizes, not names: a tree of string comparisons made the generated code of each row larger
+and cost a fifth more CPU in the benchmark. Spark evaluates this in the scan's generated code, a
+few integer operations a row, where the anti-join it replaces built a table of keys in Python
+workers (a Spark job on every read) and hashed and probed every row.
 
 The literal travels once per stage with the task binary. Files are packed into scans of at most
 :data:`MAX_FILES_PER_SCAN` files and :data:`MAX_WORDS_PER_SCAN` words (a file larger than that
-gets a scan of its own), so a table with thousands of vectors makes tens of scans, each with a
-bounded literal and a shallow tree; files without deleted rows go into one plain scan.
+gets a scan of its own) with distinct sizes, so a table with thousands of vectors makes tens of
+scans, each with a bounded literal and a shallow tree; files without deleted rows go into one
+plain scan.
 """
 from __future__ import annotations
 
@@ -42,33 +46,35 @@ def bitmap(positions, row_count: int, file_name: str = "") -> np.ndarray:
     return words.view(np.int64)
 
 
-def pack(words: Sequence[tuple[str, int]], max_files: Optional[int] = None,
+def pack(files: Sequence[tuple[str, int, int]], max_files: Optional[int] = None,
          max_words: Optional[int] = None) -> list[list[str]]:
-    """Files (name, bitmap words) packed in order into scans of at most ``max_files`` files and
-    ``max_words`` words (the module's limits by default); a file above ``max_words`` is a scan
-    alone (pure)."""
+    """Files (name, bitmap words, file size) packed in order into scans of at most ``max_files``
+    files and ``max_words`` words (the module's limits by default), no two of one size; a file
+    above ``max_words`` is a scan alone (pure)."""
     max_files = MAX_FILES_PER_SCAN if max_files is None else max_files
     max_words = MAX_WORDS_PER_SCAN if max_words is None else max_words
     scans: list[list[str]] = []
-    size = 0
-    for name, n in words:
-        if not scans or len(scans[-1]) >= max_files or size + n > max_words:
+    words, sizes = 0, set()
+    for name, n, size in files:
+        if not scans or len(scans[-1]) >= max_files or words + n > max_words or size in sizes:
             scans.append([])
-            size = 0
+            words, sizes = 0, set()
         scans[-1].append(name)
-        size += n
+        words += n
+        sizes.add(size)
     return scans
 
 
-def _offset(name: Column, offsets: Sequence[tuple[str, int]]) -> Column:
-    """The word offset of the file called ``name``: a balanced tree of comparisons over
-    ``offsets`` sorted by name; a name not in it raises."""
+def _offset(size: Column, offsets: Sequence[tuple[int, int]]) -> Column:
+    """The word offset of the file of ``size`` bytes: a balanced tree of comparisons over
+    ``offsets`` (size, offset) sorted by size; a size not in it raises."""
     if len(offsets) == 1:
         n, off = offsets[0]
-        return F.when(name == F.lit(n), F.lit(off)).otherwise(
-            F.raise_error(F.concat(F.lit("lakeformat: no deletion vector planned for file "), name)))
+        return F.when(size == F.lit(n), F.lit(off)).otherwise(F.raise_error(F.concat(
+            F.lit("lakeformat: a file read for its deletion vector is not the size its manifest records: "),
+            F.col("_metadata.file_path"), F.lit("; read the table with native=False"))))
     mid = len(offsets) // 2
-    return F.when(name < F.lit(offsets[mid][0]), _offset(name, offsets[:mid])).otherwise(_offset(name, offsets[mid:]))
+    return F.when(size < F.lit(offsets[mid][0]), _offset(size, offsets[:mid])).otherwise(_offset(size, offsets[mid:]))
 
 
 def _long_array(spark, words: np.ndarray) -> Column:
@@ -80,25 +86,25 @@ def _long_array(spark, words: np.ndarray) -> Column:
     return Column(jvm.org.apache.spark.sql.functions.lit(longs))
 
 
-def keep(spark, bitmaps: Mapping[str, np.ndarray]) -> Column:
-    """True for the rows of the files in ``bitmaps`` whose bit is clear."""
-    names = sorted(bitmaps)
-    starts = np.cumsum([0] + [len(bitmaps[n]) for n in names[:-1]])
-    bits = _long_array(spark, np.concatenate([bitmaps[n] for n in names]))
+def keep(spark, bitmaps: Mapping[int, np.ndarray]) -> Column:
+    """True for the rows of the files in ``bitmaps`` (by file size, distinct) whose bit is clear."""
+    sizes = sorted(bitmaps)
+    starts = np.cumsum([0] + [len(bitmaps[n]) for n in sizes[:-1]])
+    bits = _long_array(spark, np.concatenate([bitmaps[n] for n in sizes]))
     row = F.col("_metadata.row_index")
-    index = (F.shiftright(row, 6) + _offset(F.col("_metadata.file_name"),
-                                            [(n, int(s)) for n, s in zip(names, starts)])).cast("int")
+    index = (F.shiftright(row, 6) + _offset(F.col("_metadata.file_size"),
+                                            [(n, int(s)) for n, s in zip(sizes, starts)])).cast("int")
     bit = F.call_function("shiftright", F.get(bits, index), row.bitwiseAND(F.lit(63)).cast("int"))
     return bit.bitwiseAND(F.lit(1)) == F.lit(0)
 
 
 def scans(spark, read: Callable[[Sequence[str]], DataFrame], paths: Sequence[str], row_counts: Sequence[int],
-          vectors: Mapping[str, Sequence[int]]) -> list[DataFrame]:
-    """``read`` of ``paths`` without the rows ``vectors`` (file name to deleted positions) delete:
-    one plain scan of the files without deleted rows, and scans of the others filtered by
-    :func:`keep`."""
+          file_sizes: Sequence[int], vectors: Mapping[str, Sequence[int]]) -> list[DataFrame]:
+    """``read`` of ``paths`` (with their row counts and sizes) without the rows ``vectors`` (file
+    name to deleted positions) delete: one plain scan of the files without deleted rows, and scans
+    of the others filtered by :func:`keep`."""
     name_of = {p: p.rsplit("/", 1)[-1] for p in paths}
-    rows = dict(zip(paths, row_counts))
+    rows, size_of = dict(zip(paths, row_counts)), dict(zip(paths, file_sizes))
     deleted = [p for p in paths if len(vectors.get(name_of[p], ()))]
     plain = [p for p in paths if not len(vectors.get(name_of[p], ()))]
     frames = [read(plain)] if plain else []
@@ -106,7 +112,7 @@ def scans(spark, read: Callable[[Sequence[str]], DataFrame], paths: Sequence[str
     by_name = {name_of[p]: p for p in deleted}
     if len(by_name) != len(deleted):
         raise LakeformatError("two planned files with deletion vectors share a file name")
-    for group in pack([(name_of[p], len(bitmaps[p])) for p in deleted]):
+    for group in pack([(name_of[p], len(bitmaps[p]), size_of[p]) for p in deleted]):
         group_paths = [by_name[n] for n in group]
-        frames.append(read(group_paths).where(keep(spark, {name_of[p]: bitmaps[p] for p in group_paths})))
+        frames.append(read(group_paths).where(keep(spark, {size_of[p]: bitmaps[p] for p in group_paths})))
     return frames

@@ -59,6 +59,7 @@ class NativeFiles:
     paths: tuple[str, ...]
     deletion_files: tuple[IndexFileMeta, ...] = ()   # vectors of these files' buckets, applied by row index
     row_counts: tuple[int, ...] = ()                  # of the files in paths, in their order
+    file_sizes: tuple[int, ...] = ()                  # the same
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,7 @@ def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
     dv_table = bool(table.typed_options.get(O.DELETION_VECTORS))
     native: dict[tuple[int, bool], list[str]] = {}
     row_counts: dict[tuple[int, bool], list[int]] = {}
+    file_sizes: dict[tuple[int, bool], list[int]] = {}
     vectors: dict[tuple[int, bool], dict[str, IndexFileMeta]] = {}
     merged: list[S.ReadUnit] = []
     pk = bool(table.schema.primary_keys)
@@ -110,6 +112,7 @@ def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
             for f in s.files:   # each row in one file, once: the vectors say which rows are gone
                 native.setdefault((f.schema_id, pk), []).append(join(d, f.file_name))
                 row_counts.setdefault((f.schema_id, pk), []).append(f.row_count)
+                file_sizes.setdefault((f.schema_id, pk), []).append(f.file_size)
                 vectors.setdefault((f.schema_id, pk), {}).update((m.file_name, m) for m in s.deletion_files)
             continue
         groups = sections(s.files, key_of) if pk else [[f] for f in s.files]
@@ -118,11 +121,12 @@ def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
                 for f in files:
                     native.setdefault((f.schema_id, pk), []).append(join(d, f.file_name))
                     row_counts.setdefault((f.schema_id, pk), []).append(f.row_count)
+                    file_sizes.setdefault((f.schema_id, pk), []).append(f.file_size)
             else:
                 merged.append(S.ReadUnit(S.SECTION if pk else S.FILE, s, tuple(files)))
     groups = tuple(NativeFiles(sid, kv, tuple(paths), tuple(sorted(vectors.get((sid, kv), {}).values(),
                                                                    key=lambda m: m.file_name)),
-                               tuple(row_counts.get((sid, kv), ())))
+                               tuple(row_counts.get((sid, kv), ())), tuple(file_sizes.get((sid, kv), ())))
                    for (sid, kv), paths in sorted(native.items()))
     return ReadPlan(groups, tuple(merged))
 
@@ -152,7 +156,8 @@ def _native_frame(spark, table, group: NativeFiles, needed: Sequence[str]) -> Da
     def scan(paths: Sequence[str]) -> DataFrame:
         return spark.read.schema(StructType(read)).parquet(*(spark_path(table, p) for p in paths))
     if group.deletion_files:
-        frames = deleted_rows.scans(spark, scan, group.paths, group.row_counts, _vectors(table, group))
+        frames = deleted_rows.scans(spark, scan, group.paths, group.row_counts, group.file_sizes,
+                                    _vectors(table, group))
         df = functools.reduce(DataFrame.union, frames)
     else:
         df = scan(group.paths)

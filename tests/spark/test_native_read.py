@@ -210,50 +210,58 @@ def test_bitmaps_set_the_bits_of_the_deleted_positions_and_refuse_positions_outs
         deleted_rows.bitmap([130], 130, "f.parquet")
 
 
-def test_files_are_packed_into_scans_of_bounded_files_and_words():
-    files = [("a", 10), ("b", 10), ("c", 10), ("d", 50), ("e", 1)]
+def test_files_are_packed_into_scans_of_bounded_files_and_words_and_distinct_sizes():
+    files = [("a", 10, 1), ("b", 10, 2), ("c", 10, 3), ("d", 50, 4), ("e", 1, 5)]
     assert deleted_rows.pack(files, max_files=2, max_words=100) == [["a", "b"], ["c", "d"], ["e"]]
     assert deleted_rows.pack(files, max_files=10, max_words=25) == [["a", "b"], ["c"], ["d"], ["e"]]
+    same = [("a", 1, 7), ("b", 1, 8), ("c", 1, 7), ("d", 1, 9)]
+    assert deleted_rows.pack(same, max_files=10, max_words=100) == [["a", "b"], ["c", "d"]]
     assert deleted_rows.pack([], max_files=2, max_words=10) == []
 
 
 def test_many_files_with_vectors_read_in_several_scans_drop_positions_at_word_and_row_group_edges(
         spark, catalog, monkeypatch):
-    """Eight buckets, each file with a vector, packed three files to a scan: every scan's bitmap
-    offsets line up, and positions 0, 63, 64, the last row and the first rows of row groups go,
-    with Spark splitting each file into several tasks (row indexes counted across row groups)."""
+    """Six buckets, each file with a vector, packed four files to a scan: every scan's bitmap
+    offsets line up, and positions 0, 63, 64, the last row and those around the row-group
+    boundary go, with Spark splitting each file into a task per row group (row indexes counted
+    across row groups). A file that is not the size its manifest records fails the read."""
     schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
     t = catalog.create_table("db.dvmany", schema, primary_keys=["id"],
-                             options={"bucket": "8", "deletion-vectors.enabled": "true"})
-    t.write(pa.table({"id": list(range(4000)), "v": [f"a{i}" for i in range(4000)]}, schema=schema))
+                             options={"bucket": "6", "deletion-vectors.enabled": "true"})
+    n = 120_000
+    t.write(pa.table({"id": list(range(n)), "v": [f"a{i}" for i in range(n)]}, schema=schema))
     t.compact(full=True)
     t = catalog.get_table("db.dvmany")
     gone = set()
-    for f in t.files():   # the same rows in the same order, in row groups of 100 rows
-        rows = pq.read_table(f["path"])
-        pq.write_table(rows, f["path"], row_group_size=100, compression="zstd")
-        ids = rows["id"].to_pylist()
-        assert pq.ParquetFile(f["path"]).metadata.num_row_groups > 3
-        gone.update(ids[p] for p in (0, 63, 64, 100, 300, len(ids) - 1))
+    for f in t.files():
+        groups = pq.ParquetFile(f["path"]).metadata
+        assert groups.num_row_groups == 2, "compaction wrote two row groups"
+        edge = groups.row_group(0).num_rows
+        ids = pq.read_table(f["path"], columns=["id"])["id"].to_pylist()
+        gone.update(ids[p] for p in (0, 63, 64, edge - 1, edge, edge + 1, len(ids) - 1))
     t.delete(pa.table({"id": pa.array(sorted(gone), pa.int64())}))
     t = catalog.get_table("db.dvmany")
     plan = plan_read(t, t.scan().plan())
-    assert plan.native_files == 8 and not plan.merged
-    monkeypatch.setattr(deleted_rows, "MAX_FILES_PER_SCAN", 3)
+    assert plan.native_files == 6 and not plan.merged
+    monkeypatch.setattr(deleted_rows, "MAX_FILES_PER_SCAN", 4)
     spark.conf.set("spark.sql.files.maxPartitionBytes", "2048")
     spark.conf.set("spark.sql.files.openCostInBytes", "0")
     try:
         df = lfs.read_table(spark, "db.dvmany", warehouse=catalog.warehouse)
-        assert scan_text(df).count("FileScan parquet") == 3
-        assert df.rdd.getNumPartitions() > 8, "files split into several tasks"
+        assert scan_text(df).count("FileScan parquet") == 2
+        assert df.rdd.getNumPartitions() >= 12, "each file split into its row groups"
         native = df.toArrow()
-        where = lf.col("id") < 2000
+        where = lf.col("id") < n // 2
         filtered = lfs.read_table(spark, "db.dvmany", warehouse=catalog.warehouse, filter=where)
-        assert "LessThan(id,2000)" in scan_text(filtered)
+        assert f"LessThan(id,{n // 2})" in scan_text(filtered)
         filtered_ids = filtered.toArrow()["id"].to_pylist()
     finally:
         spark.conf.unset("spark.sql.files.maxPartitionBytes")
         spark.conf.unset("spark.sql.files.openCostInBytes")
-    assert len(gone) == 48 and sorted(native["id"].to_pylist()) == sorted(set(range(4000)) - gone)
+    assert len(gone) == 42 and sorted(native["id"].to_pylist()) == sorted(set(range(n)) - gone)
     assert_same_rows(native, t.read(), ["id"], "many vectors")
-    assert sorted(filtered_ids) == sorted(set(range(2000)) - gone)
+    assert sorted(filtered_ids) == sorted(set(range(n // 2)) - gone)
+    victim = t.files()[0]["path"]
+    pq.write_table(pq.read_table(victim), victim, compression="zstd", row_group_size=100)   # another size
+    with pytest.raises(Exception, match="not the size its manifest records"):
+        lfs.read_table(spark, "db.dvmany", warehouse=catalog.warehouse).count()
