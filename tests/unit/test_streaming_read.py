@@ -156,4 +156,6 @@ def test_streaming_a_primary_key_table_is_bounded_by_the_read_buffer(tmp_path):
     n_read, read_mib = net_peak(str(tmp_path / "wh"), "read")
     n_small, small_mib = net_peak(str(tmp_path / "wh"), "stream", str(4 << 20))
     assert n_read == n_small
-    assert small_mib * 2 < read_mib, (small_mib, read_mib)
+    # without key slices the stream holds what a read holds; with them ~0.5x here (1.9-2x under
+    # load, where the read-ahead thread gets further): 1.5x tells the two apart
+    assert small_mib * 1.5 < read_mib, (small_mib, read_mib)
