@@ -41,7 +41,7 @@ import fastavro
 import pyarrow.fs as pafs
 
 from lakeformat.commit.staging import list_staged
-from lakeformat.errors import LakeformatError
+from lakeformat.errors import LakeformatError, UnsupportedError
 from lakeformat.format import options as O
 from lakeformat.format.human import human_size
 from lakeformat.format.partition import escape_path_name
@@ -135,7 +135,11 @@ def select_orphans(candidates: Iterable[Candidate], reachable: Reachable,
 # ---------------------------------------------------------------- reachability
 
 class _Refuse(LakeformatError):
-    pass
+    """A file the scan needs could not be read: nothing may be deleted. ``cause`` says why."""
+
+    def __init__(self, message: str, cause: Exception):
+        super().__init__(message)
+        self.cause = cause
 
 
 def _read_records(table, root: str, what: str, names: Iterable[str], parse) -> list:
@@ -148,7 +152,7 @@ def _read_records(table, root: str, what: str, names: Iterable[str], parse) -> l
         except FileNotFoundError:
             continue   # deleted while we listed (an expired changelog, a deleted tag)
         except Exception as e:
-            raise _Refuse(f"{path} cannot be read ({e})") from None
+            raise _Refuse(f"{path} cannot be read ({e})", e) from None
     return out
 
 
@@ -187,7 +191,7 @@ def reachable_files(table, progress: Optional[Progress] = None, threads: int = 8
     try:
         staged = [s for s in list_staged(table) if ("staged", s.stage_id, s.create_time) not in seen]
     except Exception as e:
-        raise _Refuse(f"a staged commit cannot be read ({e})") from None
+        raise _Refuse(f"a staged commit cannot be read ({e})", e) from None
     data: set[str] = set()
     for s in staged:
         data |= s.file_names()
@@ -247,7 +251,7 @@ def _index_files(io, root: str, name: str) -> set[str]:
     try:
         records = list(fastavro.reader(_io.BytesIO(io.read_bytes(path))))
     except Exception as e:
-        raise _Refuse(f"index manifest {path} cannot be read ({e})") from None
+        raise _Refuse(f"index manifest {path} cannot be read ({e})", e) from None
     return {r["_FILE_NAME"] for r in records if isinstance(r, dict) and r.get("_FILE_NAME")}
 
 
@@ -258,7 +262,7 @@ def _refuse_unless_expired(table, root: str, users: Sequence[tuple[str, Snapshot
     alive = [f"{kind} (snapshot {s.id})" if kind != "snapshot" else f"snapshot {s.id}" for kind, s in users
              if kind != "snapshot" or table.io.exists(join(root, "snapshot", f"snapshot-{s.id}"))]
     if alive:
-        raise _Refuse(f"{join(root, MANIFEST, name)} (named by {', '.join(alive[:3])}) cannot be read ({error})")
+        raise _Refuse(f"{join(root, MANIFEST, name)} (named by {', '.join(alive[:3])}) cannot be read ({error})", error)
     log.info("%s vanished with its expired snapshot(s) while orphan cleaning read it", name)
 
 
@@ -266,7 +270,7 @@ def _iceberg_reachable(table) -> tuple[str, set[str]]:
     try:
         return reachable_metadata(table)
     except Exception as e:
-        raise _Refuse(f"the Iceberg metadata cannot be read ({e})") from None
+        raise _Refuse(f"the Iceberg metadata cannot be read ({e})", e) from None
 
 
 # ---------------------------------------------------------------- candidates
@@ -360,8 +364,10 @@ def remove_orphan_files(table, *, older_than: dt.timedelta = dt.timedelta(days=1
             late = reachable_files(table, seen=seen, kinds=("tag", "changelog"), roots=[table.path])
             orphans = [c for c in orphans if not late.reaches(c)]
     except _Refuse as e:
+        todo = ("lakeformat does not understand that file, so it cannot tell which files it keeps alive"
+                if isinstance(e.cause, UnsupportedError) else "repair or remove that file first")
         raise LakeformatError(f"refusing to remove orphan files of {table.name}: {e}. Nothing was "
-                              "deleted; repair or remove that file first.") from None
+                              f"deleted; {todo}.") from None
     total_bytes = sum(c.size for c in orphans)
     if dry_run:
         log.info("dry run: %d orphan file(s) of %s (%d bytes) older than %s would be deleted; %d younger kept",

@@ -79,6 +79,8 @@ def test_an_unknown_data_file_field_with_a_value_is_refused_naming_field_and_fil
         READS[how](t)
     assert "_NEWER_THING" in str(e.value) and manifest.name in str(e.value) and t.path in str(e.value)
     assert "newer Paimon" in str(e.value)
+    if how == "orphan scan":   # a valid file of a newer Paimon is not called broken
+        assert "does not understand that file" in str(e.value) and "repair" not in str(e.value)
     assert t.read(snapshot_id=1).num_rows == 3   # the snapshot before it does not name that manifest
 
 
