@@ -17,6 +17,7 @@ runs in ``TableCommit`` (lakeformat/table/table_commit.py), one layer up, as Pai
 """
 from __future__ import annotations
 
+import json
 import logging
 import random
 import time
@@ -32,7 +33,7 @@ from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.index_manifest import HASH, IndexManifestEntry, combine
 from lakeformat.format.manifest import ADD, DELETE, ManifestEntry, ManifestFileMeta
 from lakeformat.format.metadata_checks import check_writable
-from lakeformat.format.snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
+from lakeformat.format.snapshot import APPEND, COMPACT, OVERWRITE, Snapshot, inherited
 from lakeformat.io.fileio import join
 from lakeformat.io.index_files import IndexFiles
 from lakeformat.io.manifests import ManifestFile, ManifestList
@@ -399,7 +400,8 @@ class FileStoreCommit:
                 delta_record_count=added - deleted, base_manifest_list_size=base_size,
                 delta_manifest_list_size=delta_size, changelog_manifest_list=changelog_name,
                 changelog_record_count=changelog_rows, changelog_manifest_list_size=changelog_size,
-                index_manifest=index_manifest)
+                index_manifest=index_manifest,
+                **inherited(latest, t.schema.id, self._statistics_schema_id(latest)))
             if not self._create_snapshot(snapshot):
                 self._delete(written)
                 return None
@@ -414,6 +416,19 @@ class FileStoreCommit:
         self.deltas[snapshot.id] = entries   # what follows the commit (the Iceberg publish) need not read it back
         log.info("committed snapshot %d of %s (%s, %+d rows)", snapshot.id, t.name, kind, added - deleted)
         return snapshot
+
+    def _statistics_schema_id(self, latest: Optional[Snapshot]) -> Optional[int]:
+        """The schema id the latest snapshot's statistics file (Paimon's ``statistics/``) says it
+        describes; None without one, or when it cannot be read (then it is not carried forward:
+        statistics are the optimizer's hints, never needed for a correct result)."""
+        if latest is None or latest.statistics is None:
+            return None
+        path = join(self.table.path, "statistics", latest.statistics)
+        try:
+            return int(json.loads(self.table.io.read_bytes(path))["schemaId"])
+        except Exception as e:   # missing, not JSON, no schemaId
+            log.warning("statistics %s of snapshot %d not carried forward: cannot be read (%s)", path, latest.id, e)
+            return None
 
     def _create_snapshot(self, snapshot: Snapshot) -> bool:
         """Create ``snapshot-N`` if absent. Under the catalog lock a plain write suffices, for

@@ -109,3 +109,16 @@ _FIELD_TYPES = {**{k: int for k in ("version", "id", "schema_id", "commit_identi
                 **{k: str for k in ("commit_user", "commit_kind", "uuid") + _FILE_NAMES},
                 "log_offsets": dict, "properties": dict}
 _TYPE_NAMES = {int: "an integer", str: "a string", dict: "a JSON object"}
+
+
+def inherited(latest: Optional[Snapshot], schema_id: int, statistics_schema_id: Optional[int]) -> dict:
+    """What a new snapshot keeps of ``latest``, as Paimon's committer does: its watermark and log
+    offsets (lakeformat's commits bring none of their own), and its statistics file while the
+    statistics describe the table's current schema ``schema_id`` (``statistics_schema_id``: the
+    schema the file says it describes, None if unknown). Dropping them would lose a streaming
+    writer's watermark and the optimizer's statistics at the first lakeformat commit."""
+    if latest is None:
+        return {}
+    keep_statistics = latest.statistics is not None and statistics_schema_id == schema_id
+    return {"watermark": latest.watermark, "log_offsets": latest.log_offsets,
+            "statistics": latest.statistics if keep_statistics else None}
