@@ -14,17 +14,11 @@ from itertools import repeat
 from typing import Iterable, Optional
 
 import fastavro
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeformat.format.binary_row import serialize_row
-from lakeformat.format.metadata_checks import (
-    check_entry_columns,
-    check_entry_record,
-    check_list_record,
-    partial_rows,
-)
+from lakeformat.format.metadata_checks import check_entry_columns, check_entry_record, check_list_record
 from lakeformat.format.names import check_file_name, check_file_names
 from lakeformat.format.partition import PartitionFilter
 
@@ -254,29 +248,6 @@ def _entries(table: pa.Table) -> list[ManifestEntry]:
         e.__class__ = ManifestEntry
         out.append(e)
     return out
-
-
-def partial_from_arrow(table: pa.Table) -> np.ndarray:
-    """Positions of the entries of a manifest decoded into columns whose ``_WRITE_COLS`` is set
-    (``metadata_checks.check_write_cols`` decides them against the table's schemas): a
-    ``null_count`` when none is, the usual case."""
-    return partial_rows(table)
-
-
-def is_partial(entry: "ManifestEntry") -> bool:
-    """``partial_from_arrow`` of one entry."""
-    return entry.file.write_cols is not None
-
-
-class Entries(list):
-    """Entries of a manifest, and (``partial``) those among them whose ``_WRITE_COLS`` is set:
-    found on the decoded columns, so that checking them costs nothing per entry."""
-
-    __slots__ = ("partial",)
-
-    def __init__(self, values=(), partial=None):
-        super().__init__(values)
-        self.partial = tuple(e for e in self if is_partial(e)) if partial is None else tuple(partial)
 
 
 def keys_from_arrow(table: pa.Table) -> list[tuple]:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Mapping, Optional, Sequence
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -229,20 +228,8 @@ def with_path(e: UnsupportedMetadataError, path: str) -> UnsupportedMetadataErro
 
 # ---------------------------------------------------------------- _WRITE_COLS
 
-def partial_rows(table: pa.Table) -> np.ndarray:
-    """Positions of the entries of a manifest decoded as columns whose ``_WRITE_COLS`` is set: a
-    ``null_count`` in the usual case where none is (or the field is absent: an older Paimon)."""
-    if table.schema.field("_FILE").type.get_field_index("_WRITE_COLS") < 0:
-        return np.empty(0, np.int64)
-    write_cols = pc.struct_field(table.column("_FILE"), "_WRITE_COLS")
-    if write_cols.null_count == len(write_cols):
-        return np.empty(0, np.int64)
-    return pc.indices_nonzero(pc.is_valid(write_cols)).to_numpy(zero_copy_only=False)
-
-
 def check_write_cols(files: Sequence, columns_of: Callable[[int], Sequence[str]], where: str) -> None:
-    """``files`` (``DataFileMeta`` whose ``write_cols`` is set: the rare entries ``partial_rows``
-    found) hold every column of their schema (``columns_of(schema_id)``), or the table is refused:
+    """``files`` (``DataFileMeta`` whose ``write_cols`` is set) hold every column of their schema (``columns_of(schema_id)``), or the table is refused:
     such a file holds some columns of rows whose other columns are in other files."""
     for f in files:
         if f.write_cols is None:

@@ -117,7 +117,6 @@ class Block:
 
     values: tuple
     ends: array
-    marked: tuple = ()   # the values ``Columns.marked`` picks (rare metadata a caller checks against the table)
 
     def __len__(self) -> int:
         return len(self.values)
@@ -169,9 +168,8 @@ def _schema(head: bytes, text: bytes) -> dict:
     return parsed
 
 
-def _decode_block(plain: bytes, count: int, schema: dict, convert, is_marked=None) -> Block:
-    """The ``count`` records of a decompressed block, converted, with their end offsets (and the
-    values ``is_marked``)."""
+def _decode_block(plain: bytes, count: int, schema: dict, convert) -> Block:
+    """The ``count`` records of a decompressed block, converted, with their end offsets."""
     bio, read = io.BytesIO(plain), fastavro.schemaless_reader
     values, ends = [], array("Q")
     for _ in range(count):
@@ -181,7 +179,7 @@ def _decode_block(plain: bytes, count: int, schema: dict, convert, is_marked=Non
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise RecordError(str(e)) from None
         ends.append(bio.tell())
-    return Block(tuple(values), ends, tuple(v for v in values if is_marked(v)) if is_marked else ())
+    return Block(tuple(values), ends)
 
 
 def _head(kind: str, metadata: dict) -> bytes:
@@ -190,9 +188,9 @@ def _head(kind: str, metadata: dict) -> bytes:
 
 
 def remember(metadata: dict, kind: str, raw: bytes, values: tuple, ends: array,
-             cache: BlockCache = CACHE, marked: tuple = ()) -> None:
+             cache: BlockCache = CACHE) -> None:
     """Put a block a writer made (its raw bytes in a file of ``metadata``) into the cache."""
-    cache.put((_head(kind, metadata), _digest(raw)), Block(tuple(values), ends, tuple(marked)))
+    cache.put((_head(kind, metadata), _digest(raw)), Block(tuple(values), ends))
 
 
 SMALL_BLOCK = 64   # records: blocks with fewer are joined by ``coalesce``
@@ -221,8 +219,7 @@ def coalesce(metadata: dict, kind: str, blocks: list[tuple[int, bytes]]) -> list
                 for p, plain in zip(parts, plains):
                     ends.extend(e + shift for e in p.ends)
                     shift += len(plain)
-                remember(metadata, kind, raw, tuple(v for p in parts for v in p.values), ends,
-                         marked=tuple(v for p in parts for v in p.marked))
+                remember(metadata, kind, raw, tuple(v for p in parts for v in p.values), ends)
         run.clear()
 
     for count, raw in blocks:
@@ -245,10 +242,6 @@ class Columns:
 
     convert: Callable[[pa.Table], list]
     from_record: Callable[[dict], object]   # the same of one fastavro record, where the compiled reader cannot run
-    # positions of the records whose values a caller must see apart (rare; ``Block.marked``), from
-    # the columns, and the same decided on one value
-    marked: Optional[Callable[[pa.Table], np.ndarray]] = None
-    is_marked: Optional[Callable[[object], bool]] = None
 
 
 COLUMN_CHUNK = 1024   # records decoded in one call: bounds the memory of the bytes and columns in flight
@@ -270,9 +263,7 @@ def _decode_run(codec: str, text: bytes, head: bytes, items: list[tuple], conver
     """Blocks (key, count, raw) of one kind of file decoded: key -> ``Block``."""
     if not isinstance(convert, Columns) or not avro_columns.chosen_for(sum(count for _, count, _ in items)):
         schema, per_record = _schema(head, text), getattr(convert, "from_record", convert)
-        is_marked = getattr(convert, "is_marked", None)
-        return {key: _decode_block(decompress(codec, raw), count, schema, per_record, is_marked)
-                for key, count, raw in items}
+        return {key: _decode_block(decompress(codec, raw), count, schema, per_record) for key, count, raw in items}
     out = {}
     for run in _chunks(items, COLUMN_CHUNK):
         framed = [(count, decompress(codec, raw)) for _, count, raw in run]
@@ -280,14 +271,11 @@ def _decode_run(codec: str, text: bytes, head: bytes, items: list[tuple], conver
         ends = avro_columns.record_ends(text, table, framed)
         try:
             values = convert.convert(table)
-            marked = convert.marked(table) if convert.marked is not None else ()
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise RecordError(str(e)) from None
         start = 0
         for (key, count, _), block_ends in zip(run, ends):
-            picked = tuple(values[i] for i in marked if start <= i < start + count) if len(marked) else ()
-            out[key] = Block(tuple(values[start:start + count]), array("Q", block_ends.astype(np.uint64).tobytes()),
-                             picked)
+            out[key] = Block(tuple(values[start:start + count]), array("Q", block_ends.astype(np.uint64).tobytes()))
             start += count
     return out
 

@@ -23,13 +23,10 @@ from lakeformat.format.manifest import (
     SORTED_BY,
     ManifestEntry,
     ManifestFileMeta,
-    Entries,
     SimpleStats,
     entries_from_arrow,
     file_names_from_arrow,
-    is_partial,
     keys_from_arrow,
-    partial_from_arrow,
     _avro_codec,
     _filtered_records,
     _write_avro,
@@ -48,8 +45,7 @@ def _file_names(record: dict) -> tuple:
 
 
 # decoded column by column (each with what the same is of one record, for where that cannot run):
-ENTRIES = manifest_cache.Columns(entries_from_arrow, ManifestEntry.from_avro,   # manifest entries,
-                                 partial_from_arrow, is_partial)   # those with _WRITE_COLS apart
+ENTRIES = manifest_cache.Columns(entries_from_arrow, ManifestEntry.from_avro)   # manifest entries
 FILE_NAMES = manifest_cache.Columns(file_names_from_arrow, _file_names)   # the file names each entry names
 KEYS = manifest_cache.Columns(keys_from_arrow, lambda r: ManifestEntry.from_avro(r).key)   # what a merge decides on
 
@@ -83,9 +79,6 @@ def _read_values(fio: FileIO, path: str, kind: str, from_avro, data: Optional[by
             raise CorruptFileError(path, f"cannot read ORC: {e}") from None
         return _decode(path, from_avro, records)
     try:
-        if convert is ENTRIES:
-            blocks = manifest_cache.blocks(data, kind, convert)[1]
-            return Entries([v for b in blocks for v in b.values], [v for b in blocks for v in b.marked])
         return manifest_cache.decode(data, kind, convert or from_avro)
     except Exception as e:
         raise _avro_error(path, e) from None
@@ -103,12 +96,11 @@ def _avro_error(path: str, e: Exception) -> Exception:
 def _decode(path: str, from_avro, records) -> list:
     """Records as values; a record of another shape or naming a file outside the table is corrupt."""
     try:
-        values = [from_avro(r) for r in records]
+        return [from_avro(r) for r in records]
     except UnsupportedMetadataError as e:
         raise UnsupportedMetadataError(f"{path}: {e}") from None
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise CorruptFileError(path, f"not a Paimon manifest or manifest list: {e}") from None
-    return Entries(values) if from_avro == ManifestEntry.from_avro else values
 
 
 class ManifestFile:
@@ -147,8 +139,6 @@ class ManifestFile:
                     got = decoded.get(name, data)
                     if isinstance(got, tuple):
                         data = [v for b in got[1] for v in b.values]
-                        if not file_names:
-                            data = Entries(data, [v for b in got[1] for v in b.marked])
                     elif isinstance(got, Exception) and got is not data:
                         data = _avro_error(self.path(name), got)
                     elif not isinstance(data, Exception):   # ORC
@@ -168,7 +158,7 @@ class ManifestFile:
             return _read_values(self.io, path, "entry", ManifestEntry.from_avro, convert=ENTRIES)
         data = _read_bytes(self.io, path)
         if is_orc(data):
-            return Entries(e for e in self.read(name) if partitions.matches(e.partition))
+            return [e for e in self.read(name) if partitions.matches(e.partition)]
         try:
             records = _filtered_records(data, partitions)
         except Exception as e:  # fastavro raises many kinds on garbage input

@@ -22,7 +22,6 @@ from lakeformat.format.index_manifest import DELETION_VECTORS, IndexFileMeta, In
 from lakeformat.format.manifest import (
     ADD,
     DataFileMeta,
-    Entries,
     ManifestEntry,
     ManifestFileMeta,
     SimpleStats,
@@ -152,27 +151,26 @@ class FileScan:
         else:
             with ThreadPoolExecutor(min(self.threads, len(metas))) as pool:
                 chunks = list(pool.map(lambda m: mfile.read(m.file_name, self.partitions), metas))
-        return Entries([e for chunk in chunks for e in chunk],
-                       [e for chunk in chunks for e in getattr(chunk, "partial", None) or ()])
+        return [e for chunk in chunks for e in chunk]
 
     def live_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
         mlist = self._mlist()
         metas = mlist.read(snapshot.base_manifest_list) + mlist.read(snapshot.delta_manifest_list)
-        entries = self.read_manifests(metas)
-        live = merge_entries(entries)
-        self._check_partial([e for e in entries.partial if live.get(e.identifier) is e], snapshot)
-        return list(live.values())
+        live = list(merge_entries(self.read_manifests(metas)).values())
+        self._check_partial(live, snapshot)
+        return live
 
     def delta_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
         entries = self.read_manifests(self._mlist().read(snapshot.delta_manifest_list))
-        self._check_partial([e for e in entries.partial if e.kind == ADD], snapshot)
+        self._check_partial([e for e in entries if e.kind == ADD], snapshot)
         return entries
 
     def _check_partial(self, entries: Sequence[ManifestEntry], snapshot: Snapshot) -> None:
-        """Live files whose ``_WRITE_COLS`` is set (found while decoding, rare) must hold every
-        column of their schema (``metadata_checks.check_write_cols``)."""
-        if entries:
-            check_write_cols([e.file for e in entries], lambda sid: self.table.schema_manager.get(sid).names,
+        """Files of ``entries`` whose ``_WRITE_COLS`` is set (rare) must hold every column of their
+        schema (``metadata_checks.check_write_cols``)."""
+        partial = [e.file for e in entries if e.file.write_cols is not None]
+        if partial:
+            check_write_cols(partial, lambda sid: self.table.schema_manager.get(sid).names,
                              f"table {self.table.path}, snapshot {snapshot.id}")
 
     def keep(self, e: ManifestEntry) -> bool:
@@ -255,7 +253,7 @@ class FileScan:
         for s in snapshots:
             if s.changelog_manifest_list:
                 entries = self.read_manifests(mlist.read(s.changelog_manifest_list))
-                self._check_partial([e for e in entries.partial if e.kind == ADD], s)
+                self._check_partial([e for e in entries if e.kind == ADD], s)
                 out += [e for e in entries if self.keep(e)]
         return out
 
