@@ -180,9 +180,7 @@ def check_entry_record(d: Mapping, path: str = "") -> None:
     """``check_record`` of a manifest entry, its ``_FILE`` and statistics, and its version: set
     inclusions of the keys (about 1 µs a record, on paths that decode records at ~10 µs each)."""
     f = d["_FILE"]
-    version = d.get("_VERSION")
-    if version is not None and version > ENTRY_VERSION:
-        check_version(version, ENTRY_VERSION, "manifest entry", path)
+    check_version(d.get("_VERSION"), ENTRY_VERSION, "manifest entry", path)
     if not ENTRY_FIELDS.issuperset(d):
         check_record(d, ENTRY_FIELDS, "manifest entry", path)
     if not FILE_FIELDS.issuperset(f):

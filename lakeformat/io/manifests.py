@@ -14,7 +14,7 @@ import fastavro
 
 from lakeformat.errors import CorruptFileError
 from lakeformat.format.binary_row import deserialize_row, serialize_row
-from lakeformat.format.metadata_checks import UnsupportedMetadataError
+from lakeformat.format.metadata_checks import UnsupportedMetadataError, with_path
 from lakeformat.format.manifest import (
     ADD,
     EMPTY_ROW,
@@ -87,7 +87,7 @@ def _read_values(fio: FileIO, path: str, kind: str, from_avro, data: Optional[by
 def _avro_error(path: str, e: Exception) -> Exception:
     """What decoding the Avro file ``path`` raised (many kinds on garbage input), as the error."""
     if isinstance(e, UnsupportedMetadataError):   # readable, but not by lakeformat: name the file
-        return UnsupportedMetadataError(f"{path}: {e}")
+        return with_path(e, path)
     if isinstance(e, manifest_cache.RecordError):
         return CorruptFileError(path, f"not a Paimon manifest or manifest list: {e}")
     return CorruptFileError(path, f"cannot read Avro: {e}")
@@ -98,7 +98,7 @@ def _decode(path: str, from_avro, records) -> list:
     try:
         return [from_avro(r) for r in records]
     except UnsupportedMetadataError as e:
-        raise UnsupportedMetadataError(f"{path}: {e}") from None
+        raise with_path(e, path) from None
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise CorruptFileError(path, f"not a Paimon manifest or manifest list: {e}") from None
 
