@@ -65,10 +65,10 @@ def add_args(ap: argparse.ArgumentParser) -> None:
     g.add_argument("--spark-driver-memory", default="6g")
     g.add_argument("--spark-no-pk", action="store_true", help="skip the primary-key upsert and read")
     g.add_argument("--spark-no-compaction", action="store_true", help="skip the compaction benchmark")
-    g.add_argument("--spark-only-read", choices=["pk", "dv"],
+    g.add_argument("--spark-only-read", choices=["pk", "dv", "compaction"],
                    help="only the read of the compacted (pk) or deletion-vector (dv) primary-key table, "
-                        "from a table the library writes (benchmark 4 or 4b alone)")
-    g.add_argument("--spark-compact-rows", type=int, default=4_000_000, help="rows of the table compacted")
+                        "from a table the library writes (benchmark 4 or 4b alone), or only the compaction (5)")
+    g.add_argument("--spark-compact-rows", type=int, default=10_000_000, help="rows of the table compacted (at most --spark-rows)")
 
 
 def quick(args) -> None:
@@ -217,6 +217,10 @@ def bench(tmp: Path, args, profiles: dict) -> dict:
     spark = _session(args.spark_driver_memory)
     try:
         out["spark"] = spark.version
+        if args.spark_only_read == "compaction":
+            rows = pa.concat_tables(pq.read_table(p) for p in inputs).slice(0, args.spark_compact_rows)
+            out["compaction"] = spark_native.compaction(spark, tmp, rows, runs)
+            return out
         if args.spark_only_read:
             from primary_key import PK_SCHEMA
             whp = tmp / "wh-pk-lib"
