@@ -118,6 +118,7 @@ class FileStoreCommit:
         self.snapshots_made = 0   # snapshots this committer created (a re-run of a committed identifier makes none)
         self._published: set[str] = set()   # files a snapshot of this committer references: abort keeps them
         self.deltas: dict[int, list[ManifestEntry]] = {}   # snapshot id -> its delta, of the last commit()
+        self._index_checked: Optional[str] = None   # the index manifest last carried along, decoded once
 
     # -- exactly-once ------------------------------------------------------------------
     def filter_committed(self, identifiers: Iterable[int]) -> list[int]:
@@ -311,6 +312,11 @@ class FileStoreCommit:
         index files it does not touch), or a new one with ``changes`` applied."""
         previous = latest.index_manifest if latest is not None else None
         if not changes:
+            if previous and previous != self._index_checked:
+                # decoded for its checks only: an index file of a kind lakeformat does not know is
+                # refused, not named unread by a snapshot whose files it may no longer describe
+                IndexFiles(self.table.io, self.table.path).read_manifest(previous)
+                self._index_checked = previous
             return previous
         files = IndexFiles(self.table.io, self.table.path, self.table.typed_options.get(O.MANIFEST_COMPRESSION))
         before = files.read_manifest(previous)

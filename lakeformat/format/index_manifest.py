@@ -19,6 +19,7 @@ from lakeformat.format.metadata_checks import check_index_record
 from lakeformat.format.names import check_file_name
 
 DELETION_VECTORS, HASH = "DELETION_VECTORS", "HASH"
+INDEX_TYPES = frozenset({DELETION_VECTORS, HASH})   # any other is refused when decoded (metadata_checks)
 INDEX_MANIFEST_PREFIX = "index-manifest-"
 INDEX_FILE_PREFIX = "index-"
 
@@ -70,7 +71,7 @@ class IndexManifestEntry:
 
     @classmethod
     def from_avro(cls, d: dict) -> "IndexManifestEntry":
-        check_index_record(d)
+        check_index_record(d, INDEX_TYPES)
         raw = d.get("_DELETIONS_VECTORS_RANGES", d.get("_DELETION_VECTORS_RANGES"))
         ranges = None if raw is None else tuple(
             DeletionVectorRange(r["f0"], r["f1"], r["f2"], r.get("_CARDINALITY")) for r in raw if r is not None)

@@ -19,12 +19,16 @@ Two kinds, both pure decisions over decoded metadata:
   tracks rows is refused from its snapshot (``check_writable``), since lakeformat's files would
   carry no row ids.
 
+* **Index files of a kind lakeformat does not know** (``_INDEX_TYPE`` other than the deletion
+  vectors and hash indexes it implements): refused where the index manifest is decoded, so reads,
+  commits (which would carry the file along unread) and maintenance all refuse the table.
+
 The checks on manifest entries run on the decoded Arrow columns: whole-column ``null_count`` and
 field-name comparisons, nothing per entry unless a rare value is present.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, Mapping, Optional, Sequence
+from typing import Callable, Collection, Iterable, Mapping, Optional, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -199,13 +203,27 @@ def check_list_record(d: Mapping, path: str = "") -> None:
         check_record(d["_PARTITION_STATS"], _STATS, "_PARTITION_STATS", path)
 
 
-def check_index_record(d: Mapping, path: str = "") -> None:
+def check_index_record(d: Mapping, types: Collection[str], path: str = "") -> None:
+    """``check_record`` of an index manifest entry, its version and its index type (one of
+    ``types``: see ``check_index_type``)."""
     _require(d, ("_INDEX_TYPE", "_FILE_NAME"))
     check_version(d.get("_VERSION"), INDEX_VERSION, "index manifest entry", path)
     check_record(d, INDEX_FIELDS, "index manifest entry", path, REFUSED_INDEX_FIELDS)
+    check_index_type(d["_INDEX_TYPE"], d["_FILE_NAME"], types, path)
     for r in d.get("_DELETIONS_VECTORS_RANGES") or d.get("_DELETION_VECTORS_RANGES") or ():
         if r is not None:
             check_record(r, DV_RANGE_FIELDS, "deletion vector range", path)
+
+
+def check_index_type(index_type, file_name, types: Collection[str], path: str = "") -> None:
+    """An index file of a type not in ``types`` (a newer Paimon's kind of index) is refused, not
+    carried along: what it says about the rows would go unread, and a compaction or overwrite of
+    its bucket would leave it describing files that are gone, for the engines that do read it."""
+    if index_type not in types:
+        raise UnsupportedMetadataError(
+            f"{_at(path)}index file {file_name!r} has index type {index_type!r}, which lakeformat does not know "
+            f"(it knows {', '.join(sorted(types))}; written by a newer Paimon?); reading or writing the table "
+            "could ignore what that index says or leave it stale, so the table is refused")
 
 
 # ---------------------------------------------------------------- JSON

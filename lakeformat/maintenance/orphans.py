@@ -28,7 +28,6 @@ instant it is removed.
 from __future__ import annotations
 
 import datetime as dt
-import io as _io
 import logging
 import re
 import time
@@ -37,7 +36,6 @@ from dataclasses import dataclass, replace
 from itertools import chain
 from typing import Callable, Iterable, Optional, Sequence
 
-import fastavro
 import pyarrow.fs as pafs
 
 from lakeformat.commit.staging import list_staged
@@ -47,6 +45,7 @@ from lakeformat.format.human import human_size
 from lakeformat.format.partition import escape_path_name
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.fileio import join
+from lakeformat.io.index_files import IndexFiles
 from lakeformat.io.manifests import ManifestFile, ManifestList
 from lakeformat.maintenance.deletes import delete_files
 from lakeformat.maintenance.iceberg import enabled as iceberg_enabled
@@ -246,13 +245,14 @@ def _reach_records(table, root: str, records: Sequence[tuple[str, Snapshot]], pr
 
 
 def _index_files(io, root: str, name: str) -> set[str]:
-    """Index file names an index manifest lists (it lives in manifest/, index files in index/)."""
-    path = join(root, MANIFEST, name)
+    """Index file names an index manifest lists (it lives in manifest/, index files in index/),
+    decoded with the same checks as every read: an index file of a kind or with fields lakeformat
+    does not know refuses the run (it cannot tell what such an index keeps alive)."""
     try:
-        records = list(fastavro.reader(_io.BytesIO(io.read_bytes(path))))
+        entries = IndexFiles(io, root).read_manifest(name)
     except Exception as e:
-        raise _Refuse(f"index manifest {path} cannot be read ({e})", e) from None
-    return {r["_FILE_NAME"] for r in records if isinstance(r, dict) and r.get("_FILE_NAME")}
+        raise _Refuse(f"index manifest {join(root, MANIFEST, name)} cannot be read ({e})", e) from None
+    return {e.file.file_name for e in entries}
 
 
 def _refuse_unless_expired(table, root: str, users: Sequence[tuple[str, Snapshot]], name: str,

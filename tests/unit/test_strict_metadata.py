@@ -3,6 +3,7 @@ result: unknown fields of manifests, manifest lists, index manifests, snapshots 
 newer Paimon), and fields whose meaning lakeformat does not implement (``_WRITE_COLS``,
 ``_WRITE_COLS_SEQUENCES``, a snapshot's ``nextRowId``). Unknown fields that are null say nothing
 and are ignored. The files are written by lakeformat's own writers, then altered."""
+import datetime as dt
 import json
 import shutil
 from pathlib import Path
@@ -343,3 +344,96 @@ def test_a_changelog_file_of_some_columns_is_refused(catalog):
     with pytest.raises(UnsupportedMetadataError, match="_WRITE_COLS"):
         t.read_incremental(1, 2)
     assert t.read_incremental(0, 1).num_rows == 2
+
+
+# ---------------------------------------------------------------- index types a newer Paimon writes
+
+NEWER_INDEX = "NEWER_INDEX_KIND"
+
+
+def _with_newer_index(t, manifest: Path) -> str:
+    """Add to the index manifest ``manifest`` an index file of a type lakeformat does not know
+    (the file itself placed in index/, as its writer would), for bucket 0; returns its name."""
+    name = "index-newer-kind-0"
+    Path(t.path, "index", name).parent.mkdir(exist_ok=True)
+    Path(t.path, "index", name).write_bytes(b"newer index")
+    with open(manifest, "rb") as f:
+        reader = fastavro.reader(f)
+        schema, codec, records = reader.writer_schema, reader.codec, list(reader)
+    extra = dict(records[0], _INDEX_TYPE=NEWER_INDEX, _FILE_NAME=name, _FILE_SIZE=11, _ROW_COUNT=1,
+                 _DELETIONS_VECTORS_RANGES=None)
+    with open(manifest, "wb") as f:
+        fastavro.writer(f, schema, records + [extra], codec=codec)
+    return name
+
+
+@pytest.fixture
+def dv_table_with_newer_index(catalog):
+    """A deletion-vector table whose latest index manifest also lists an index file of
+    a newer Paimon's kind, and an old unreachable file (a real orphan)."""
+    t = catalog.create_table("db.pk", pa.schema([("id", pa.int64()), ("v", pa.string())]), primary_keys=["id"],
+                             options={"bucket": "1", "deletion-vectors.enabled": "true"})
+    t.write(pa.table({"id": range(100), "v": ["a"] * 100}))
+    t.write(pa.table({"id": [2], "v": ["B"]}))
+    manifest = Path(t.path, "manifest", t.latest_snapshot().index_manifest)
+    name = _with_newer_index(t, manifest)
+    orphan = Path(t.path, "bucket-0", "data-orphan-0.parquet")
+    orphan.write_bytes(b"x")
+    return lf.Catalog(str(Path(t.path).parents[1])).get_table("db.pk"), manifest, name, orphan
+
+
+def _names_newer_index(e, manifest: Path, name: str) -> None:
+    msg = str(e.value)
+    assert NEWER_INDEX in msg and name in msg and manifest.name in msg, msg
+
+
+@pytest.mark.parametrize("how", ["read", "filtered read", "write", "compaction", "overwrite"])
+def test_an_index_file_of_an_unknown_type_is_refused(dv_table_with_newer_index, how):
+    t, manifest, name, _ = dv_table_with_newer_index
+    latest = t.latest_snapshot().id
+    act = {"read": lambda: t.read(), "filtered read": lambda: t.read(filter=lf.col("id") == 1),
+           "write": lambda: t.write(pa.table({"id": [4], "v": ["d"]})),
+           "compaction": lambda: t.compact(full=True),
+           "overwrite": lambda: t.write(pa.table({"id": [9], "v": ["z"]}), overwrite=True)}[how]
+    with pytest.raises(UnsupportedMetadataError) as e:
+        act()
+    _names_newer_index(e, manifest, name)
+    assert t.latest_snapshot().id == latest
+
+
+def test_expiration_refuses_a_table_with_an_index_file_of_an_unknown_type(dv_table_with_newer_index):
+    t, manifest, name, _ = dv_table_with_newer_index
+    before = sorted(p for p in Path(t.path).rglob("*") if p.is_file())
+    with pytest.raises(UnsupportedMetadataError) as e:
+        t.expire_snapshots(retain_min=1, retain_max=1, older_than=dt.timedelta(0))
+    _names_newer_index(e, manifest, name)
+    assert sorted(p for p in Path(t.path).rglob("*") if p.is_file()) == before
+
+
+def test_orphan_removal_refuses_a_table_with_an_index_file_of_an_unknown_type(dv_table_with_newer_index):
+    t, manifest, name, orphan = dv_table_with_newer_index
+    before = sorted(p for p in Path(t.path).rglob("*") if p.is_file())
+    assert orphan in before
+    with pytest.raises(LakeformatError) as e:
+        t.remove_orphan_files(older_than=dt.timedelta(0))
+    _names_newer_index(e, manifest, name)
+    assert "does not understand that file" in str(e.value)
+    assert sorted(p for p in Path(t.path).rglob("*") if p.is_file()) == before   # not even the orphan
+
+
+def test_a_commit_does_not_carry_along_an_index_file_of_an_unknown_type(two_snapshots):
+    """An append table's writes never read the index manifest; the commit does: it would name
+    that index, unchanged, in a snapshot whose files it no longer describes."""
+    from lakeformat.format.index_manifest import IndexFileMeta, IndexManifestEntry
+    from lakeformat.io.index_files import IndexFiles
+    t = two_snapshots
+    entry = IndexManifestEntry(0, t.live_entries(t.latest_snapshot())[0].partition, 0,
+                               IndexFileMeta(NEWER_INDEX, "index-newer-kind-0", 11, 1))
+    manifest = Path(t.path, "manifest", IndexFiles(t.io, t.path).write_manifest([entry]))
+    _alter_json(_snapshot_file(t, 2), indexManifest=manifest.name)
+    fresh = lf.Catalog(str(Path(t.path).parents[1])).get_table("db.t")
+    with pytest.raises(UnsupportedMetadataError) as e:
+        fresh.write(events(1, start=90))
+    _names_newer_index(e, manifest, "index-newer-kind-0")
+    assert fresh.latest_snapshot().id == 2
+
