@@ -79,6 +79,13 @@ SNAPSHOT_KEYS_IGNORED = frozenset({
 SCHEMA_KEYS = frozenset({"version", "id", "fields", "highestFieldId", "partitionKeys", "primaryKeys",
                          "options", "comment", "timeMillis"})
 SCHEMA_FIELD_KEYS = frozenset({"id", "name", "type", "description"})
+# The keys of a nested type's JSON object, as Paimon Java writes and reads them (the types'
+# serializeJson, DataTypeJsonParser). MULTISET and VECTOR are refused as types (format/types.py).
+NESTED_TYPE_KEYS = {"ARRAY": frozenset({"type", "element"}), "MAP": frozenset({"type", "key", "value"}),
+                    "ROW": frozenset({"type", "fields"})}
+# pypaimon also writes "nullable", the type string's NOT NULL again (Paimon Java ignores the key):
+# accepted while it agrees with the type string (check_type_json)
+NESTED_TYPE_KEYS_IGNORED = frozenset({"nullable"})
 
 
 def _at(path: str) -> str:
@@ -235,6 +242,19 @@ def check_json_keys(d: Mapping, known: Iterable[str], what: str, path: str = "",
     for k, v in d.items():
         if k not in known and v is not None:
             raise _unknown(path, what, k, f" (to {v!r})" if isinstance(v, (str, int, float, bool)) else "")
+
+
+def check_type_json(d: Mapping, kind: str, nullable: bool, path: str = "") -> None:
+    """A nested type's JSON object (``kind`` ARRAY, MAP or ROW; ``nullable`` as its type string
+    says): a key Paimon does not write, set, is an error naming it (a newer Paimon's attribute of
+    the type may change what the column holds), and so is a ``nullable`` that contradicts the
+    type string (readers differ on which one wins: pypaimon's MAP takes the key)."""
+    flag = d.get("nullable")
+    if flag is not None and flag is not nullable:
+        raise UnsupportedMetadataError(
+            f"{_at(path)}{kind} type {d.get('type')!r} has 'nullable' {flag!r}, which contradicts its type string; "
+            "lakeformat cannot tell whether the values may be null, so the table is refused")
+    check_json_keys(d, NESTED_TYPE_KEYS[kind], f"{kind} type", path, ignored=NESTED_TYPE_KEYS_IGNORED)
 
 
 def with_path(e: UnsupportedMetadataError, path: str) -> UnsupportedMetadataError:

@@ -13,7 +13,13 @@ from typing import Any, Optional, Union
 import pyarrow as pa
 
 from lakeformat.errors import SchemaError, UnsupportedTypeError
-from lakeformat.format.metadata_checks import SCHEMA_FIELD_KEYS, check_json_keys
+from lakeformat.format.metadata_checks import (
+    NESTED_TYPE_KEYS,
+    SCHEMA_FIELD_KEYS,
+    UnsupportedMetadataError,
+    check_json_keys,
+    check_type_json,
+)
 
 MAX_LENGTH = 2147483647
 
@@ -140,7 +146,7 @@ def field_to_json(f: DataField) -> dict:
 def field_from_json(d: dict) -> DataField:
     try:
         t = type_from_json(d["type"])
-    except SchemaError as e:   # name the column: nested fields name their path
+    except (SchemaError, UnsupportedMetadataError) as e:   # name the column: nested fields name their path
         raise type(e)(f"column {d.get('name')!r}: {e}") from None
     field = DataField(int(d["id"]), d["name"], t, d.get("description"))
     check_json_keys(d, SCHEMA_FIELD_KEYS, f"schema column {d['name']!r}")   # a column of a newer Paimon?
@@ -167,6 +173,8 @@ def type_from_json(v: Any) -> DataType:
         kind = v["type"].upper()
         nullable = "NOT NULL" not in kind
         base = kind.replace("NOT NULL", "").strip()
+        if base in NESTED_TYPE_KEYS:   # keys a newer Paimon might add: refused when set
+            check_type_json(v, base, nullable)
         if base == "ARRAY":
             return ArrayType(type_from_json(v["element"]), nullable)
         if base == "MAP":

@@ -437,3 +437,64 @@ def test_a_commit_does_not_carry_along_an_index_file_of_an_unknown_type(two_snap
     _names_newer_index(e, manifest, "index-newer-kind-0")
     assert fresh.latest_snapshot().id == 2
 
+
+# ---------------------------------------------------------------- nested types of a newer Paimon
+
+NESTED = pa.schema([("id", pa.int64()), ("tags", pa.list_(pa.string())),
+                    ("attrs", pa.map_(pa.string(), pa.int64())),
+                    ("point", pa.struct([("x", pa.float64()), ("y", pa.float64())]))])
+
+
+@pytest.fixture
+def nested_table(catalog):
+    t = catalog.create_table("db.n", NESTED)
+    t.write(pa.table({"id": [1], "tags": [["a"]], "attrs": [[("k", 1)]], "point": [{"x": 1.0, "y": 2.0}]},
+                     schema=NESTED))
+    return t
+
+
+def _schema_types(t) -> tuple[Path, dict]:
+    path = Path(t.path, "schema", "schema-0")
+    return path, json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("column,kind", [("tags", "ARRAY"), ("attrs", "MAP"), ("point", "ROW")])
+def test_an_unknown_key_of_a_nested_type_is_refused(nested_table, column, kind):
+    t = nested_table
+    path, d = _schema_types(t)
+    (field,) = [f for f in d["fields"] if f["name"] == column]
+    assert field["type"]["type"] == kind
+    field["type"]["newerTypeThing"] = None   # null says nothing
+    path.write_text(json.dumps(d))
+    assert lf.Catalog(str(Path(t.path).parents[1])).get_table("db.n").read().num_rows == 1
+    field["type"]["newerTypeThing"] = 3
+    path.write_text(json.dumps(d))
+    with pytest.raises(UnsupportedMetadataError) as e:
+        lf.Catalog(str(Path(t.path).parents[1])).get_table("db.n").read()
+    msg = str(e.value)
+    assert "newerTypeThing" in msg and kind in msg and repr(column) in msg and "schema-0" in msg, msg
+
+
+def test_an_unknown_key_deep_inside_a_nested_type_is_refused(catalog):
+    schema = pa.schema([("id", pa.int64()), ("deep", pa.list_(pa.map_(pa.string(), pa.list_(pa.int32()))))])
+    t = catalog.create_table("db.d", schema)
+    path, d = _schema_types(t)
+    d["fields"][1]["type"]["element"]["value"]["newerTypeThing"] = "x"
+    path.write_text(json.dumps(d))
+    with pytest.raises(UnsupportedMetadataError, match="newerTypeThing.*ARRAY|ARRAY.*newerTypeThing"):
+        lf.Catalog(str(Path(t.path).parents[1])).get_table("db.d").read()
+
+
+def test_pypaimons_redundant_nullable_key_of_nested_types_is_accepted_when_it_agrees(nested_table):
+    """pypaimon writes ``"nullable"`` beside the type string (Paimon Java ignores it): the same
+    fact twice. Disagreeing, the type would mean two things (pypaimon's MAP reader takes the key)."""
+    t = nested_table
+    path, d = _schema_types(t)
+    for f in d["fields"][1:]:
+        f["type"]["nullable"] = True
+    path.write_text(json.dumps(d))
+    assert lf.Catalog(str(Path(t.path).parents[1])).get_table("db.n").read().num_rows == 1
+    d["fields"][2]["type"]["nullable"] = False
+    path.write_text(json.dumps(d))
+    with pytest.raises(UnsupportedMetadataError, match="nullable"):
+        lf.Catalog(str(Path(t.path).parents[1])).get_table("db.n").read()
