@@ -7,10 +7,10 @@ literal, and each row is kept when its bit is clear:
     word = get(bits, (_metadata.row_index >> 6) + offset(_metadata.file_size))
     keep = (word >> (_metadata.row_index & 63)) & 1 == 0
 
-``offset`` is a balanced tree of comparisons of the file's size (depth log2 of the scan's files):
-the files of one scan have distinct sizes (the manifests record them), and a size outside the
-tree (a file that is not the one its manifest describes) fails the query instead of keeping a
-row. Sizes, not names: a tree of string comparisons made the generated code of each row larger
+``offset`` is a balanced tree of comparisons of the file's size (depth log2 of the scan's files),
+given to Spark as one SQL expression: the files of one scan have distinct sizes (the manifests
+record them), and a size outside the tree (a file that is not the one its manifest describes)
+fails the query instead of keeping a row. Sizes, not names: a tree of string comparisons made the generated code of each row larger
 and cost a fifth more CPU in the benchmark. Spark evaluates this in the scan's generated code, a
 few integer operations a row, where the anti-join it replaces built a table of keys in Python
 workers (a Spark job on every read) and hashed and probed every row.
@@ -33,6 +33,9 @@ from lakeformat.errors import LakeformatError
 
 MAX_FILES_PER_SCAN = 64
 MAX_WORDS_PER_SCAN = 1 << 20    # 8 MiB of bitmap (64M rows) in one scan's literal
+_SIZE = "_metadata.file_size"
+_WRONG_SIZE = ("lakeformat: a file read for its deletion vector is not the size its manifest records "
+               "(read the table with native=False): ")
 
 
 def bitmap(positions, row_count: int, file_name: str = "") -> np.ndarray:
@@ -65,16 +68,21 @@ def pack(files: Sequence[tuple[str, int, int]], max_files: Optional[int] = None,
     return scans
 
 
-def _offset(size: Column, offsets: Sequence[tuple[int, int]]) -> Column:
-    """The word offset of the file of ``size`` bytes: a balanced tree of comparisons over
-    ``offsets`` (size, offset) sorted by size; a size not in it raises."""
+def _offset_sql(offsets: Sequence[tuple[int, int]]) -> str:
+    """The word offset of the scanned row's file, as Spark SQL: a balanced tree of comparisons of
+    its size over ``offsets`` (size, offset) sorted by size, NULL for a size not in it (pure)."""
     if len(offsets) == 1:
         n, off = offsets[0]
-        return F.when(size == F.lit(n), F.lit(off)).otherwise(F.raise_error(F.concat(
-            F.lit("lakeformat: a file read for its deletion vector is not the size its manifest records: "),
-            F.col("_metadata.file_path"), F.lit("; read the table with native=False"))))
+        return f"CASE WHEN {_SIZE} = {int(n)} THEN {int(off)} END"
     mid = len(offsets) // 2
-    return F.when(size < F.lit(offsets[mid][0]), _offset(size, offsets[:mid])).otherwise(_offset(size, offsets[mid:]))
+    return (f"CASE WHEN {_SIZE} < {int(offsets[mid][0])} THEN {_offset_sql(offsets[:mid])} "
+            f"ELSE {_offset_sql(offsets[mid:])} END")
+
+
+def _offset(offsets: Sequence[tuple[int, int]]) -> Column:
+    """:func:`_offset_sql` as one expression Spark parses (a Column built call by call costs a
+    Py4J round trip per node: 80 ms of planning for 8 files); a size not in it raises."""
+    return F.expr(f"coalesce({_offset_sql(offsets)}, raise_error(concat('{_WRONG_SIZE}', _metadata.file_path)))")
 
 
 def _long_array(spark, words: np.ndarray) -> Column:
@@ -91,10 +99,8 @@ def keep(spark, bitmaps: Mapping[int, np.ndarray]) -> Column:
     sizes = sorted(bitmaps)
     starts = np.cumsum([0] + [len(bitmaps[n]) for n in sizes[:-1]])
     bits = _long_array(spark, np.concatenate([bitmaps[n] for n in sizes]))
-    row = F.col("_metadata.row_index")
-    index = (F.shiftright(row, 6) + _offset(F.col("_metadata.file_size"),
-                                            [(n, int(s)) for n, s in zip(sizes, starts)])).cast("int")
-    bit = F.call_function("shiftright", F.get(bits, index), row.bitwiseAND(F.lit(63)).cast("int"))
+    index = (F.expr("shiftright(_metadata.row_index, 6)") + _offset([(n, int(s)) for n, s in zip(sizes, starts)]))
+    bit = F.call_function("shiftright", F.get(bits, index.cast("int")), F.expr("cast(_metadata.row_index & 63 as int)"))
     return bit.bitwiseAND(F.lit(1)) == F.lit(0)
 
 

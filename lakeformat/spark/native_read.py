@@ -55,7 +55,7 @@ class NativeFiles:
     """Files one ``spark.read.parquet`` reads: same schema, same layout."""
 
     schema_id: int
-    key_value: bool       # primary-key files: the _VALUE_KIND column says which rows are deletes
+    key_value: bool       # primary-key files that may hold retractions: _VALUE_KIND says which rows are
     paths: tuple[str, ...]
     deletion_files: tuple[IndexFileMeta, ...] = ()   # vectors of these files' buckets, applied by row index
     row_counts: tuple[int, ...] = ()                  # of the files in paths, in their order
@@ -103,25 +103,32 @@ def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
     key_of = table.key_decoder() if pk else None
     agree = functools.lru_cache(maxsize=None)(lambda schema_id: _spark_casts_agree(table, schema_id))
 
+    def retracts(f: DataFileMeta) -> bool:
+        """A primary-key file that may hold deletes (its _VALUE_KIND is read and filtered); the
+        count is unknown (None) in files of older writers. Files known to hold none skip both."""
+        return pk and f.delete_row_count != 0
+
     def readable(files: Sequence[DataFileMeta]) -> bool:
         return all(_is_parquet(f) and agree(f.schema_id) for f in files)
+
+    def add(f: DataFileMeta, bucket_dir: str, deletion_files: Sequence[IndexFileMeta] = ()) -> None:
+        key = (f.schema_id, retracts(f))
+        native.setdefault(key, []).append(join(bucket_dir, f.file_name))
+        row_counts.setdefault(key, []).append(f.row_count)
+        file_sizes.setdefault(key, []).append(f.file_size)
+        vectors.setdefault(key, {}).update((m.file_name, m) for m in deletion_files)
 
     for s in splits:
         d = table.bucket_dir_of(s.partition_bytes, s.bucket)
         if dv_table and (not pk or raw_readable(s.files)) and readable(s.files):
             for f in s.files:   # each row in one file, once: the vectors say which rows are gone
-                native.setdefault((f.schema_id, pk), []).append(join(d, f.file_name))
-                row_counts.setdefault((f.schema_id, pk), []).append(f.row_count)
-                file_sizes.setdefault((f.schema_id, pk), []).append(f.file_size)
-                vectors.setdefault((f.schema_id, pk), {}).update((m.file_name, m) for m in s.deletion_files)
+                add(f, d, s.deletion_files)
             continue
         groups = sections(s.files, key_of) if pk else [[f] for f in s.files]
         for files in groups:
             if not dv_table and _single_run(files) and readable(files):
                 for f in files:
-                    native.setdefault((f.schema_id, pk), []).append(join(d, f.file_name))
-                    row_counts.setdefault((f.schema_id, pk), []).append(f.row_count)
-                    file_sizes.setdefault((f.schema_id, pk), []).append(f.file_size)
+                    add(f, d)
             else:
                 merged.append(S.ReadUnit(S.SECTION if pk else S.FILE, s, tuple(files)))
     groups = tuple(NativeFiles(sid, kv, tuple(paths), tuple(sorted(vectors.get((sid, kv), {}).values(),

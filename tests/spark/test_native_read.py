@@ -110,6 +110,23 @@ def test_primary_key_native_read_of_compacted_and_overlapping_runs(spark, catalo
     assert_same_rows(python, expected, ["id"], "merged python")
 
 
+def test_only_files_that_may_hold_deletes_read_and_filter_their_row_kind(spark, catalog):
+    """A compacted run holds no retractions (its manifest says 0): Spark reads its values alone.
+    A level-0 file holding only the delete of a key no other file has is one sorted run read
+    natively too, and its row kind drops that delete."""
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
+    t = catalog.create_table("db.kinds", schema, primary_keys=["id"], options={"bucket": "1"})
+    t.write(pa.table({"id": list(range(100)), "v": [f"a{i}" for i in range(100)]}, schema=schema))
+    t.compact(full=True)
+    t.delete(pa.table({"id": pa.array([1000], pa.int64())}))
+    t = catalog.get_table("db.kinds")
+    plan = plan_read(t, t.scan().plan())
+    assert not plan.merged and sorted((g.key_value, len(g.paths)) for g in plan.native) == [(False, 1), (True, 1)]
+    df = lfs.read_table(spark, "db.kinds", warehouse=catalog.warehouse)
+    assert scan_text(df).count("_VALUE_KIND") >= 1 and scan_text(df).count("FileScan parquet") == 2
+    assert sorted(df.toArrow()["id"].to_pylist()) == list(range(100))
+
+
 def test_deletion_vector_tables_are_read_natively_with_their_vectors_applied(spark, catalog):
     """Spark reads the compacted files itself and drops the rows the vectors delete by their row
     index; with a filter pushed into the reader the positions still line up."""
