@@ -318,7 +318,8 @@ class FileStoreCommit:
                 IndexFiles(self.table.io, self.table.path).read_manifest(previous)
                 self._index_checked = previous
             return previous
-        files = IndexFiles(self.table.io, self.table.path, self.table.typed_options.get(O.MANIFEST_COMPRESSION))
+        o = self.table.typed_options
+        files = IndexFiles(self.table.io, self.table.path, o.get(O.MANIFEST_COMPRESSION), o.get(O.MANIFEST_FORMAT))
         before = files.read_manifest(previous)
         names = {e.file.file_name for e in before}
         stale = [e.file.file_name for e in changes if e.kind == DELETE and e.file.file_name not in names]

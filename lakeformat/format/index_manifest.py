@@ -92,13 +92,22 @@ INDEX_MANIFEST_SCHEMA = fastavro.parse_schema({"type": "record", "name": _NS, "f
 
 
 def encode(entries: Sequence[IndexManifestEntry], codec: str) -> bytes:
+    """The Avro form. The ORC form (``manifest.format = orc``) is the same records through
+    ``io/manifest_orc.py``, which derives its schema from ``INDEX_MANIFEST_SCHEMA``."""
     buf = io.BytesIO()
     fastavro.writer(buf, INDEX_MANIFEST_SCHEMA, [e.to_avro() for e in entries], codec=codec)
     return buf.getvalue()
 
 
 def decode(data: bytes) -> list[IndexManifestEntry]:
-    return [IndexManifestEntry.from_avro(r) for r in fastavro.reader(io.BytesIO(data))]
+    """The entries of an Avro index manifest."""
+    return from_records(fastavro.reader(io.BytesIO(data)))
+
+
+def from_records(records: Iterable[dict]) -> list[IndexManifestEntry]:
+    """Entries of decoded records (Avro, or ORC in the Avro form's shape): every record goes
+    through ``check_index_record`` (unknown fields, version, index type), whichever form it had."""
+    return [IndexManifestEntry.from_avro(r) for r in records]
 
 
 def combine(previous: Iterable[IndexManifestEntry], changes: Iterable[IndexManifestEntry]) -> list[IndexManifestEntry]:

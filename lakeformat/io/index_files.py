@@ -1,5 +1,11 @@
 """Index files of one table on storage: index manifests in ``manifest/`` and the index files
-they name in ``index/`` (deletion vectors, dynamic-bucket hashes)."""
+they name in ``index/`` (deletion vectors, dynamic-bucket hashes).
+
+Paimon writes index manifests in the table's ``manifest.format``, as data manifests and manifest
+lists (``AbstractFileStore#indexManifestFileFactory`` passes the same manifest ``FileFormat``):
+Avro by default, ORC when the table says ``orc``. They are read by the form their bytes have
+(``io/manifest_orc.py``), as data manifests are, and written in the table's format.
+"""
 from __future__ import annotations
 
 import uuid
@@ -27,13 +33,31 @@ from lakeformat.format.index_manifest import (
 )
 from lakeformat.format.manifest import _avro_codec
 from lakeformat.io.fileio import FileIO, join
+from lakeformat.io.manifest_orc import is_orc, read_orc, write_orc
+
+
+def decode_manifest(data: bytes) -> list[IndexManifestEntry]:
+    """An index manifest's entries, Avro or ORC by its first bytes (a table whose
+    ``manifest.format`` changed names index manifests of both forms)."""
+    return IM.from_records(read_orc(data)) if is_orc(data) else IM.decode(data)
+
+
+def encode_manifest(entries: Sequence[IndexManifestEntry], codec: str, orc: bool) -> bytes:
+    """``entries`` as an index manifest in ORC (Paimon's schema: the Avro one with ``_KIND`` a
+    TINYINT, the ranges an ORC list of structs) or Avro."""
+    if orc:
+        return write_orc(IM.INDEX_MANIFEST_SCHEMA, [e.to_avro() for e in entries], codec)
+    return IM.encode(entries, codec)
 
 
 class IndexFiles:
     """Reads and writes the index manifests and index files of one table."""
 
-    def __init__(self, fio: FileIO, table_path: str, compression: str = "zstd"):
+    def __init__(self, fio: FileIO, table_path: str, compression: str = "zstd", fmt: str = "avro"):
+        """``compression`` and ``fmt``: the table's ``manifest.compression`` and ``manifest.format``,
+        which only writing uses (a manifest is read by the form its bytes have)."""
         self.io, self.table_path, self.codec = fio, table_path, _avro_codec(compression)
+        self.orc = fmt == "orc"
         self.manifest_dir, self.index_dir = join(table_path, "manifest"), join(table_path, "index")
 
     # -- index manifests ---------------------------------------------------------------
@@ -46,15 +70,16 @@ class IndexFiles:
         except FileNotFoundError:
             raise CorruptFileError(path, "index manifest is missing") from None
         try:
-            return IM.decode(data)
+            return decode_manifest(data)
         except UnsupportedMetadataError as e:
             raise with_path(e, path) from None
-        except Exception as e:  # fastavro raises many kinds on garbage input
-            raise CorruptFileError(path, f"cannot read index manifest: {e}") from None
+        except Exception as e:  # fastavro and the ORC reader raise many kinds on garbage input
+            form = "ORC" if is_orc(data) else "Avro"
+            raise CorruptFileError(path, f"cannot read {form} index manifest: {e}") from None
 
     def write_manifest(self, entries: Sequence[IndexManifestEntry]) -> str:
         name = f"{IM.INDEX_MANIFEST_PREFIX}{uuid.uuid4()}-0"
-        self.io.write_bytes(join(self.manifest_dir, name), IM.encode(entries, self.codec))
+        self.io.write_bytes(join(self.manifest_dir, name), encode_manifest(entries, self.codec, self.orc))
         return name
 
     def delete_manifest(self, name: str) -> None:

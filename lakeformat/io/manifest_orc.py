@@ -1,9 +1,11 @@
-"""Manifests and manifest lists as ORC files (``manifest.format = orc``), as Paimon's Java writers
-write them: the same records as the Avro form, with Paimon's TINYINT fields as ORC bytes.
+"""Manifests, manifest lists and index manifests as ORC files (``manifest.format = orc``), as
+Paimon's Java writers write them: the same records as the Avro form, with Paimon's TINYINT fields
+as ORC bytes and arrays of rows (an index manifest's deletion-vector ranges) as lists of structs.
 
-The ORC form is derived from the Avro schemas in ``format/manifest.py``, so both stay one
-definition. Which form a file has is read from its first bytes, not from the table's option: a
-table whose ``manifest.format`` changed keeps manifests of both.
+The ORC form is derived from the Avro schemas in ``format/manifest.py`` and
+``format/index_manifest.py``, so each stays one definition. Which form a file has is read from
+its first bytes, not from the table's option: a table whose ``manifest.format`` changed keeps
+manifests of both.
 """
 from __future__ import annotations
 
@@ -68,7 +70,7 @@ def _utc(v):
 
 
 def read_orc(data: bytes) -> list[dict]:
-    """The records of an ORC manifest or manifest list, in the Avro form's shape."""
+    """The records of an ORC manifest, manifest list or index manifest, in the Avro form's shape."""
     table = po.ORCFile(pa.BufferReader(data)).read()
     records = table.to_pylist()
     if "_FILE" in table.column_names:
