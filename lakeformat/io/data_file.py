@@ -27,6 +27,7 @@ from lakeformat.format.options import parse_list
 from lakeformat.format.schema import TableSchema
 from lakeformat.io.file_format import FormatWriter, check_writable, format_of, iter_tables, read_table
 from lakeformat.io.fileio import join
+from lakeformat.io.orc_ids import data_schema
 
 
 EXTERNAL_PATHS = "data-file.external-paths"   # Paimon's roots for data files outside the table
@@ -259,8 +260,9 @@ class RollingFileWriter:
         self._name = f"{self._prefix}{self._count}.{fmt}"
         self._count += 1
         self._stream = self.table.io.open_output(join(self.dir, self._name))
+        orc_schema = data_schema(self.arrow_schema, self.schema.fields) if fmt == "orc" else None
         self._writer = FormatWriter(self._stream, fmt, self.arrow_schema, opts.get(O.FILE_COMPRESSION),
-                                    opts.get(O.FILE_COMPRESSION_ZSTD_LEVEL))
+                                    opts.get(O.FILE_COMPRESSION_ZSTD_LEVEL), orc_schema)
         self._rows = 0
         self._start_file()
 

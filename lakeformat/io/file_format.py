@@ -128,8 +128,12 @@ def check_table_formats(schema) -> None:
 class FormatWriter:
     """Appends Arrow tables of one schema to one data file of ``fmt``."""
 
-    def __init__(self, stream, fmt: str, schema: pa.Schema, compression: str, zstd_level: int):
+    def __init__(self, stream, fmt: str, schema: pa.Schema, compression: str, zstd_level: int,
+                 orc_schema: Optional[pa.Schema] = None):
+        """``orc_schema``: ``schema`` with the field metadata an ORC file's types carry as
+        attributes (Paimon's ids: ``io/orc_ids.py``); none when not given."""
         self.fmt, self.schema, self._stream = fmt, schema, stream
+        self._orc_schema = orc_schema
         if fmt == "parquet":
             level = zstd_level if compression == "zstd" else None
             self._w = pq.ParquetWriter(stream, schema, compression=compression, compression_level=level,
@@ -144,7 +148,7 @@ class FormatWriter:
         if self.fmt == "parquet":
             self._w.write_table(table, row_group_size=1 << 20)
         elif self.fmt == "orc":
-            self._w.write(_orc_ready(table))
+            self._w.write(_orc_ready(table, self._orc_schema))
         else:
             for record in _avro_records(table):
                 self._w.write(record)
@@ -156,11 +160,17 @@ class FormatWriter:
             self._w.close()
 
 
-def _orc_ready(table: pa.Table) -> pa.Table:
-    """ORC has no TIME type: Paimon stores a TIME as its milliseconds of the day (INT)."""
-    if not any(pa.types.is_time(f.type) for f in table.schema):
+def _orc_ready(table: pa.Table, orc_schema: Optional[pa.Schema] = None) -> pa.Table:
+    """ORC has no TIME type: Paimon stores a TIME as its milliseconds of the day (INT). The
+    fields' metadata become the ORC types' attributes: ``orc_schema``'s when given."""
+    if any(pa.types.is_time(f.type) for f in table.schema):
+        table = table.cast(pa.schema([f.with_type(pa.int32()) if pa.types.is_time(f.type) else f
+                                      for f in table.schema]))
+    if orc_schema is None:
         return table
-    return table.cast(pa.schema([f.with_type(pa.int32()) if pa.types.is_time(f.type) else f for f in table.schema]))
+    target = pa.schema([f.with_type(pa.int32()) if pa.types.is_time(f.type) else f for f in orc_schema])
+    return table.cast(target)
+
 
 
 def _codec(table: dict, compression: str, what: str) -> str:

@@ -14,6 +14,8 @@ import datetime as dt
 import pyarrow as pa
 import pyarrow.orc as po
 
+from lakeformat.io.orc_ids import metadata_schema
+
 ORC_MAGIC = b"ORC"
 _TINYINT_FIELDS = ("_KIND", "_FILE_SOURCE")   # Paimon's TINYINT: 'int' in Avro, a byte in ORC
 _PRIMITIVES = {"int": pa.int32(), "long": pa.int64(), "bytes": pa.binary(), "string": pa.string(),
@@ -57,7 +59,7 @@ def arrow_schema(avro_schema: dict) -> pa.Schema:
 
 def write_orc(avro_schema: dict, records: list[dict], codec: str) -> bytes:
     """``records`` (the Avro form) as an ORC file."""
-    schema = arrow_schema(avro_schema)
+    schema = metadata_schema(arrow_schema(avro_schema))   # with Paimon's ids as ORC type attributes
     table = pa.Table.from_pylist(records, schema=schema)
     sink = pa.BufferOutputStream()
     po.write_table(table, sink, compression=_ORC_CODECS.get(codec, "zstd"))
