@@ -163,14 +163,10 @@ class FormatWriter:
 def _orc_ready(table: pa.Table, orc_schema: Optional[pa.Schema] = None) -> pa.Table:
     """ORC has no TIME type: Paimon stores a TIME as its milliseconds of the day (INT). The
     fields' metadata become the ORC types' attributes: ``orc_schema``'s when given."""
-    if any(pa.types.is_time(f.type) for f in table.schema):
-        table = table.cast(pa.schema([f.with_type(pa.int32()) if pa.types.is_time(f.type) else f
-                                      for f in table.schema]))
-    if orc_schema is None:
+    if orc_schema is None and not any(pa.types.is_time(f.type) for f in table.schema):
         return table
-    target = pa.schema([f.with_type(pa.int32()) if pa.types.is_time(f.type) else f for f in orc_schema])
-    return table.cast(target)
-
+    target = orc_schema or table.schema
+    return table.cast(pa.schema([f.with_type(pa.int32()) if pa.types.is_time(f.type) else f for f in target]))
 
 
 def _codec(table: dict, compression: str, what: str) -> str:
