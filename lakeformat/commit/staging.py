@@ -45,8 +45,9 @@ from lakeformat.errors import (
     NotFoundError,
 )
 from lakeformat.format.commit_message import CommitMessage
-from lakeformat.format.index_manifest import DeletionVectorRange, IndexFileMeta
+from lakeformat.format.index_manifest import INDEX_TYPES, DeletionVectorRange, IndexFileMeta
 from lakeformat.format.manifest import ADD, DataFileMeta, SimpleStats
+from lakeformat.format.metadata_checks import UnsupportedMetadataError, check_index_type, with_path
 from lakeformat.format.names import validate_name
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.data_file import read_columns
@@ -163,6 +164,7 @@ def index_file_to_json(f: IndexFileMeta) -> dict:
 
 
 def index_file_from_json(d: dict) -> IndexFileMeta:
+    check_index_type(d["index_type"], d["file_name"], INDEX_TYPES)   # a newer lakeformat's staged index
     ranges = d.get("dv_ranges")
     return IndexFileMeta(d["index_type"], d["file_name"], int(d["file_size"]), int(d["row_count"]),
                          None if ranges is None else tuple(DeletionVectorRange(*r) for r in ranges))
@@ -211,6 +213,8 @@ def _from_json(path: str, data: bytes) -> StagedCommit:
                             tuple(message_from_json(m) for m in d["messages"]),
                             dt.datetime.fromtimestamp(d["createTimeMillis"] / 1000, dt.timezone.utc),
                             int(d["schemaId"]))
+    except UnsupportedMetadataError as e:
+        raise with_path(e, path) from None
     except (ValueError, KeyError, TypeError, AttributeError, OverflowError, UnicodeDecodeError) as e:
         raise CorruptFileError(path, f"cannot read staged commit: {e}") from None
 

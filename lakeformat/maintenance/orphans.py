@@ -251,7 +251,7 @@ def _index_files(io, root: str, name: str) -> set[str]:
     try:
         entries = IndexFiles(io, root).read_manifest(name)
     except Exception as e:
-        raise _Refuse(f"index manifest {join(root, MANIFEST, name)} cannot be read ({e})", e) from None
+        raise _Refuse(f"an index manifest cannot be read ({e})", e) from None   # e names its path
     return {e.file.file_name for e in entries}
 
 

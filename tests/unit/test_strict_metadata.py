@@ -418,6 +418,7 @@ def test_orphan_removal_refuses_a_table_with_an_index_file_of_an_unknown_type(dv
         t.remove_orphan_files(older_than=dt.timedelta(0))
     _names_newer_index(e, manifest, name)
     assert "does not understand that file" in str(e.value)
+    assert str(e.value).count(manifest.name) == 1, "the index manifest named once"
     assert sorted(p for p in Path(t.path).rglob("*") if p.is_file()) == before   # not even the orphan
 
 
@@ -498,3 +499,28 @@ def test_pypaimons_redundant_nullable_key_of_nested_types_is_accepted_when_it_ag
     path.write_text(json.dumps(d))
     with pytest.raises(UnsupportedMetadataError, match="nullable"):
         lf.Catalog(str(Path(t.path).parents[1])).get_table("db.n").read()
+
+
+def test_a_staged_commit_naming_an_index_file_of_an_unknown_type_is_refused_not_published(catalog):
+    """A stage another (newer) writer left with an index file lakeformat does not know is refused,
+    naming the type and the stage file, and publishing it makes no snapshot."""
+    import json
+    t = catalog.create_table("db.st", pa.schema([("id", pa.int64()), ("v", pa.string())]), primary_keys=["id"],
+                             options={"bucket": "1", "deletion-vectors.enabled": "true"})
+    t.write(pa.table({"id": range(10), "v": ["a"] * 10}))
+    w = t.new_write("job")
+    w.write(pa.table({"id": [2], "v": ["B"]}))
+    lf.stage(t, w.prepare_commit(), "s1", commit_user="job", identifier=1)
+    stage_file = next(p for p in Path(t.path).rglob("*") if p.is_file() and "s1" in p.name)
+    d = json.loads(stage_file.read_text())
+    added = [f for m in d["messages"] for f in m.get("index_added", ())]
+    assert added, "the update marked a row in a deletion vector"
+    added[0]["index_type"] = NEWER_INDEX
+    stage_file.write_text(json.dumps(d))
+    latest = t.latest_snapshot().id
+    with pytest.raises(UnsupportedMetadataError) as e:
+        lf.load_staged(t, "s1")
+    assert NEWER_INDEX in str(e.value) and stage_file.name in str(e.value)
+    with pytest.raises(UnsupportedMetadataError):
+        lf.publish(t, "s1")
+    assert t.latest_snapshot().id == latest
