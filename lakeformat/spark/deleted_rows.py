@@ -10,10 +10,11 @@ literal, and each row is kept when its bit is clear:
 ``offset`` is a balanced tree of comparisons of the file's size (depth log2 of the scan's files),
 given to Spark as one SQL expression: the files of one scan have distinct sizes (the manifests
 record them), and a size outside the tree (a file that is not the one its manifest describes)
-fails the query instead of keeping a row. Sizes, not names: a tree of string comparisons made the generated code of each row larger
-and cost a fifth more CPU in the benchmark. Spark evaluates this in the scan's generated code, a
-few integer operations a row, where the anti-join it replaces built a table of keys in Python
-workers (a Spark job on every read) and hashed and probed every row.
+fails the query instead of keeping a row. Sizes, not names: a tree of string comparisons made
+the generated code of each row larger and cost a fifth more CPU in the benchmark. Spark
+evaluates this in the scan's generated code, a few integer operations a row, where the anti-join
+it replaces built a table of keys in Python workers (a Spark job on every read) and hashed and
+probed every row.
 
 The literal travels once per stage with the task binary. Files are packed into scans of at most
 :data:`MAX_FILES_PER_SCAN` files and :data:`MAX_WORDS_PER_SCAN` words (a file larger than that
