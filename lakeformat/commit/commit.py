@@ -311,15 +311,15 @@ class FileStoreCommit:
         """The new snapshot's index manifest: the latest one unchanged (a write never drops
         index files it does not touch), or a new one with ``changes`` applied."""
         previous = latest.index_manifest if latest is not None else None
+        o = self.table.typed_options
+        files = IndexFiles(self.table.io, self.table.path, o.get(O.MANIFEST_COMPRESSION), o.get(O.MANIFEST_FORMAT))
         if not changes:
             if previous and previous != self._index_checked:
                 # decoded for its checks only: an index file of a kind lakeformat does not know is
                 # refused, not named unread by a snapshot whose files it may no longer describe
-                IndexFiles(self.table.io, self.table.path).read_manifest(previous)
+                files.read_manifest(previous)
                 self._index_checked = previous
             return previous
-        o = self.table.typed_options
-        files = IndexFiles(self.table.io, self.table.path, o.get(O.MANIFEST_COMPRESSION), o.get(O.MANIFEST_FORMAT))
         before = files.read_manifest(previous)
         names = {e.file.file_name for e in before}
         stale = [e.file.file_name for e in changes if e.kind == DELETE and e.file.file_name not in names]

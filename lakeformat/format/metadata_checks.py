@@ -265,8 +265,9 @@ def with_path(e: UnsupportedMetadataError, path: str) -> UnsupportedMetadataErro
 # ---------------------------------------------------------------- _WRITE_COLS
 
 def check_write_cols(files: Sequence, columns_of: Callable[[int], Sequence[str]], where: str) -> None:
-    """``files`` (``DataFileMeta`` whose ``write_cols`` is set) hold every column of their schema (``columns_of(schema_id)``), or the table is refused:
-    such a file holds some columns of rows whose other columns are in other files."""
+    """``files`` (``DataFileMeta`` whose ``write_cols`` is set) hold every column of their schema
+    (``columns_of(schema_id)``), or the table is refused: such a file holds some columns of rows
+    whose other columns are in other files."""
     for f in files:
         if f.write_cols is None:
             continue

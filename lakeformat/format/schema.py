@@ -20,6 +20,7 @@ from lakeformat.format.metadata_checks import SCHEMA_KEYS, check_json_keys, chec
 
 SCHEMA_VERSION = 3
 SYSTEM_FIELD_PREFIXES = ("_KEY_", "_SEQUENCE_NUMBER", "_VALUE_KIND")
+KEY_FIELD_ID_START = 2147483647 // 2   # a key column's id in a primary-key file: this + the field's id
 
 
 @dataclass(frozen=True)

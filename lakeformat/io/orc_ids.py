@@ -14,12 +14,12 @@ from typing import Optional
 import pyarrow as pa
 
 from lakeformat.format import types as T
+from lakeformat.format.schema import KEY_FIELD_ID_START
 
 PAIMON_ORC_ID = b"paimon.id"
 PARQUET_ID = b"PARQUET:field_id"
 _BASE = 2147483647 // 4          # SpecialFields.STRUCTURED_TYPE_FIELD_ID_BASE
 _DEPTH = 1 << 10                 # SpecialFields.STRUCTURED_TYPE_FIELD_DEPTH_LIMIT
-KEY_FIELD_ID_START = 2147483647 // 2
 VERSION_FIELD_ID = -1            # the _VERSION field of Paimon's versioned metadata records
 
 

@@ -17,12 +17,11 @@ import pyarrow.compute as pc
 from lakeformat.format import types as T
 from lakeformat.format.binary_row import serialize_row
 from lakeformat.format.manifest import FILE_SOURCE_APPEND, DataFileMeta
-from lakeformat.format.schema import TableSchema
+from lakeformat.format.schema import KEY_FIELD_ID_START, TableSchema
 from lakeformat.io.data_file import RollingFileWriter, StatsCollector
 
 KEY_PREFIX = "_KEY_"
 SEQ, KIND = "_SEQUENCE_NUMBER", "_VALUE_KIND"
-KEY_FIELD_ID_START = 2147483647 // 2
 SEQ_FIELD_ID, KIND_FIELD_ID = 2147483646, 2147483645
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
 ROW_KINDS = {"+I": INSERT, "-U": UPDATE_BEFORE, "+U": UPDATE_AFTER, "-D": DELETE}
