@@ -218,6 +218,24 @@ def test_deleted_positions_apply_to_their_own_file_only(spark, catalog):
     assert sorted(native["id"].to_pylist()) == list(range(1, 200))
 
 
+def test_the_bitmap_literal_is_one_unsafe_array_that_the_plan_does_not_print(spark, catalog):
+    """The vectors of 200,000 rows (3,126 words) go into the plan as one unsafe array: a boxed
+    array literal printed every word into the plan description Spark builds on each execution."""
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.int64())])
+    t = catalog.create_table("db.dvbig", schema, primary_keys=["id"],
+                             options={"bucket": "1", "deletion-vectors.enabled": "true"})
+    n = 200_000
+    t.write(pa.table({"id": pa.array(range(n), pa.int64()), "v": pa.array(range(n), pa.int64())}))
+    t.compact(full=True)
+    gone = list(range(5, n, 7))
+    t.delete(pa.table({"id": pa.array(gone, pa.int64())}))
+    df = lfs.read_table(spark, "db.dvbig", warehouse=catalog.warehouse)
+    described = df._jdf.queryExecution().toString()
+    assert "UnsafeArrayData" in described and len(described) < 20_000, len(described)
+    ids = df.toArrow()["id"].to_numpy()
+    assert len(ids) == n - len(gone) and not set(gone) & set(ids.tolist())
+
+
 def test_bitmaps_set_the_bits_of_the_deleted_positions_and_refuse_positions_outside_the_file():
     words = deleted_rows.bitmap([0, 63, 64, 129], 130)
     assert len(words) == 3 and words.dtype == "int64"
