@@ -31,6 +31,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from lakeformat.errors import LakeformatError
+from lakeformat.spark import catalyst
 
 MAX_FILES_PER_SCAN = 64
 MAX_WORDS_PER_SCAN = 1 << 20    # 8 MiB of bitmap (64M rows) in one scan's literal
@@ -86,27 +87,11 @@ def _offset(offsets: Sequence[tuple[int, int]]) -> Column:
     return F.expr(f"coalesce({_offset_sql(offsets)}, raise_error(concat('{_WRONG_SIZE}', _metadata.file_path)))")
 
 
-def _long_array(spark, words: np.ndarray) -> Column:
-    """A non-null ``array<bigint>`` literal of ``words``, sent to the JVM as one byte string (a
-    literal per element would be a Py4J call per element) and held as one ``UnsafeArrayData``.
-    ``functions.lit`` of a ``long[]`` boxes every word into a ``GenericArrayData``: each row's
-    lookup then follows a pointer, the task binary carries the words as Java objects, and every
-    query's plan description, built on each execution, prints them all (11 MB and 0.3 s for
-    10M rows); the unsafe array is contiguous, serialises as bytes and prints as its class."""
-    jvm = spark._jvm
-    longs = spark.sparkContext._gateway.new_array(jvm.long, len(words))
-    jvm.java.nio.ByteBuffer.wrap(bytearray(words.astype(">i8").tobytes())).asLongBuffer().get(longs)
-    expressions, types = jvm.org.apache.spark.sql.catalyst.expressions, jvm.org.apache.spark.sql.types
-    array_type = types.DataTypes.createArrayType(types.DataType.fromDDL("bigint"), False)
-    literal = expressions.Literal(expressions.UnsafeArrayData.fromPrimitiveArray(longs), array_type)
-    return Column(jvm.org.apache.spark.sql.classic.ExpressionUtils.column(literal))
-
-
 def keep(spark, bitmaps: Mapping[int, np.ndarray]) -> Column:
     """True for the rows of the files in ``bitmaps`` (by file size, distinct) whose bit is clear."""
     sizes = sorted(bitmaps)
     starts = np.cumsum([0] + [len(bitmaps[n]) for n in sizes[:-1]])
-    bits = _long_array(spark, np.concatenate([bitmaps[n] for n in sizes]))
+    bits = catalyst.long_array(spark, np.concatenate([bitmaps[n] for n in sizes]))
     index = (F.expr("shiftright(_metadata.row_index, 6)") + _offset([(n, int(s)) for n, s in zip(sizes, starts)]))
     bit = F.call_function("shiftright", F.get(bits, index.cast("int")), F.expr("cast(_metadata.row_index & 63 as int)"))
     return bit.bitwiseAND(F.lit(1)) == F.lit(0)
