@@ -27,7 +27,7 @@ from typing import Mapping, Optional, Sequence
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import ByteType, StructField, StructType
+from pyspark.sql.types import ByteType, LongType, StructField, StructType
 
 from lakeformat.errors import SchemaError
 from lakeformat.format import options as O
@@ -102,6 +102,8 @@ def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
     pk = bool(table.schema.primary_keys)
     key_of = table.key_decoder() if pk else None
     agree = functools.lru_cache(maxsize=None)(lambda schema_id: _spark_casts_agree(table, schema_id))
+    positions = functools.lru_cache(maxsize=None)(
+        lambda schema_id: deleted_rows.reads_row_index(table.schema_manager.get(schema_id).names))
 
     def retracts(f: DataFileMeta) -> bool:
         """A primary-key file that may hold deletes (its _VALUE_KIND is read and filtered); the
@@ -110,6 +112,9 @@ def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
 
     def readable(files: Sequence[DataFileMeta]) -> bool:
         return all(_is_parquet(f) and agree(f.schema_id) for f in files)
+
+    def positions_readable(files: Sequence[DataFileMeta]) -> bool:
+        return all(positions(f.schema_id) for f in files)
 
     def add(f: DataFileMeta, bucket_dir: str, deletion_files: Sequence[IndexFileMeta] = ()) -> None:
         key = (f.schema_id, retracts(f))
@@ -120,7 +125,7 @@ def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
 
     for s in splits:
         d = table.bucket_dir_of(s.partition_bytes, s.bucket)
-        if dv_table and (not pk or raw_readable(s.files)) and readable(s.files):
+        if dv_table and (not pk or raw_readable(s.files)) and readable(s.files) and positions_readable(s.files):
             for f in s.files:   # each row in one file, once: the vectors say which rows are gone
                 add(f, d, s.deletion_files)
             continue
@@ -160,8 +165,9 @@ def _native_frame(spark, table, group: NativeFiles, needed: Sequence[str]) -> Da
     if group.key_value:
         read.append(StructField(KIND, ByteType(), False))
 
-    def scan(paths: Sequence[str]) -> DataFrame:
-        return spark.read.schema(StructType(read)).parquet(*(spark_path(table, p) for p in paths))
+    def scan(paths: Sequence[str], row_index: bool = False) -> DataFrame:
+        fields = [*read, StructField(deleted_rows.ROW_INDEX, LongType(), True)] if row_index else read
+        return spark.read.schema(StructType(fields)).parquet(*(spark_path(table, p) for p in paths))
     if group.deletion_files:
         frames = deleted_rows.scans(spark, scan, group.paths, group.row_counts, group.file_sizes,
                                     _vectors(table, group))

@@ -236,6 +236,24 @@ def test_the_bitmap_literal_is_one_unsafe_array_that_the_plan_does_not_print(spa
     assert len(ids) == n - len(gone) and not set(gone) & set(ids.tolist())
 
 
+def test_a_column_named_like_sparks_row_index_keeps_its_values(spark, catalog):
+    """Spark's reader gives a file's own column of the row-index name instead of the positions,
+    so files with one are read through lakeformat, and the column keeps its values."""
+    name = deleted_rows.ROW_INDEX.upper()
+    schema = pa.schema([pa.field("id", pa.int64(), False), (name, pa.int64())])
+    t = catalog.create_table("db.dvname", schema, primary_keys=["id"],
+                             options={"bucket": "1", "deletion-vectors.enabled": "true"})
+    t.write(pa.table({"id": pa.array(range(100), pa.int64()), name: pa.array(range(1000, 1100), pa.int64())}))
+    t.compact(full=True)
+    t.delete(pa.table({"id": pa.array([0, 50], pa.int64())}))
+    t = catalog.get_table("db.dvname")
+    plan = plan_read(t, t.scan().plan())
+    assert plan.native_files == 0 and plan.merged
+    got = lfs.read_table(spark, "db.dvname", warehouse=catalog.warehouse).toArrow().sort_by("id")
+    assert got["id"].to_pylist() == [i for i in range(100) if i not in (0, 50)]
+    assert got[name].to_pylist() == [1000 + i for i in range(100) if i not in (0, 50)]
+
+
 def test_bitmaps_set_the_bits_of_the_deleted_positions_and_refuse_positions_outside_the_file():
     words = deleted_rows.bitmap([0, 63, 64, 129], 130)
     assert len(words) == 3 and words.dtype == "int64"
