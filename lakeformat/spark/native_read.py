@@ -240,7 +240,7 @@ def read_table(spark, table: str, *, warehouse: Optional[str] = None, columns: O
         df = _native_frame(spark, t, group, needed)
         if filter is not None:
             df = df.where(to_spark_column(filter, t.schema))
-        frames.append(df.select(*(F.col(f"`{n}`") for n in names)))
+        frames.append(df if needed == names else df.select(*(F.col(f"`{n}`") for n in names)))
     if plan.merged:
         frames.append(_merged_frame(spark, opts, t, plan.merged, names, filter))
     if not frames:
