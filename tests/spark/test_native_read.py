@@ -277,7 +277,7 @@ def test_many_files_with_vectors_read_in_several_scans_drop_positions_at_word_an
     """Six buckets, each file with a vector, packed four files to a scan: every scan's bitmap
     offsets line up, and positions 0, 63, 64, the last row and those around the row-group
     boundary go, with Spark splitting each file into a task per row group (row indexes counted
-    across row groups). A file that is not the size its manifest records fails the read."""
+    across row groups), in the vectorised reader and the row-by-row one. A file that is not the size its manifest records fails the read."""
     schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
     t = catalog.create_table("db.dvmany", schema, primary_keys=["id"],
                              options={"bucket": "6", "deletion-vectors.enabled": "true"})
@@ -308,10 +308,14 @@ def test_many_files_with_vectors_read_in_several_scans_drop_positions_at_word_an
         filtered = lfs.read_table(spark, "db.dvmany", warehouse=catalog.warehouse, filter=where)
         assert f"LessThan(id,{n // 2})" in scan_text(filtered)
         filtered_ids = filtered.toArrow()["id"].to_pylist()
+        spark.conf.set("spark.sql.parquet.enableVectorizedReader", "false")   # the row-by-row reader
+        row_reader_ids = lfs.read_table(spark, "db.dvmany", warehouse=catalog.warehouse).toArrow()["id"].to_pylist()
     finally:
         spark.conf.unset("spark.sql.files.maxPartitionBytes")
         spark.conf.unset("spark.sql.files.openCostInBytes")
+        spark.conf.unset("spark.sql.parquet.enableVectorizedReader")
     assert len(gone) == 42 and sorted(native["id"].to_pylist()) == sorted(set(range(n)) - gone)
+    assert sorted(row_reader_ids) == sorted(set(range(n)) - gone)
     assert_same_rows(native, t.read(), ["id"], "many vectors")
     assert sorted(filtered_ids) == sorted(set(range(n // 2)) - gone)
     victim = t.files()[0]["path"]
