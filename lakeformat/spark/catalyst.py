@@ -1,7 +1,7 @@
 """Catalyst expressions PySpark has no function for, built in the driver's JVM (classic Spark).
 
-Two per-row operations of the native paths are several times cheaper as Catalyst's own
-expressions than through any public function:
+Two per-row operations of the native paths are cheaper as Catalyst's own expressions than
+through any public function:
 
 - a timestamp's raw microseconds: every public route from ``TIMESTAMP_NTZ`` to a number
   (``cast``, ``unix_micros``, ``second``, ``timestampdiff``) goes through a ``LocalDateTime`` per
