@@ -14,6 +14,8 @@ them, so a Spark upgrade that moves them fails there, not in a user's job.
 """
 from __future__ import annotations
 
+import tempfile
+
 import numpy as np
 from pyspark.sql import Column
 
@@ -41,15 +43,24 @@ def reinterpret(spark, c: Column, from_ddl: str, to_ddl: str) -> Column:
 
 
 def long_array(spark, words: np.ndarray) -> Column:
-    """A non-null ``array<bigint>`` literal of ``words``, sent to the JVM as one byte string (a
-    literal per element would be a Py4J call per element) and held as one ``UnsafeArrayData``.
+    """A non-null ``array<bigint>`` literal of ``words``, held in the JVM as one ``UnsafeArrayData``.
     ``functions.lit`` of a ``long[]`` boxes every word into a ``GenericArrayData``: each row's
     lookup then follows a pointer, the task binary carries the words as Java objects, and every
     query's plan description, built on each execution, prints them all (11 MB and 0.3 s for
-    10M rows); the unsafe array is contiguous, serialises as bytes and prints as its class."""
+    10M rows); the unsafe array is contiguous, serialises as bytes and prints as its class.
+    The words reach the JVM through a temporary file it maps (the driver's JVM runs beside this
+    process): Py4J sends a byte string as base64 text, 13 ms for 1.25 MB against 4 ms."""
     jvm = _jvm(spark)
     longs = spark.sparkContext._gateway.new_array(jvm.long, len(words))
-    jvm.java.nio.ByteBuffer.wrap(bytearray(words.astype(">i8").tobytes())).asLongBuffer().get(longs)
+    with tempfile.NamedTemporaryFile(prefix="lakeformat-", suffix=".words") as f:
+        f.write(words.astype(">i8").tobytes())
+        f.flush()
+        file = jvm.java.io.RandomAccessFile(f.name, "r")
+        try:
+            read_only = getattr(jvm.java.nio.channels, "FileChannel$MapMode").READ_ONLY
+            file.getChannel().map(read_only, 0, len(words) * 8).asLongBuffer().get(longs)
+        finally:
+            file.close()
     expressions, types = jvm.org.apache.spark.sql.catalyst.expressions, jvm.org.apache.spark.sql.types
     array_type = types.DataTypes.createArrayType(_type(spark, "bigint"), False)
     return _column(spark, expressions.Literal(expressions.UnsafeArrayData.fromPrimitiveArray(longs), array_type))
