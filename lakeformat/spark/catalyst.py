@@ -20,22 +20,18 @@ import numpy as np
 from pyspark.sql import Column
 
 
-def _jvm(spark):
-    return spark._jvm
-
-
 def _column(spark, expression) -> Column:
-    return Column(_jvm(spark).org.apache.spark.sql.classic.ExpressionUtils.column(expression))
+    return Column(spark._jvm.org.apache.spark.sql.classic.ExpressionUtils.column(expression))
 
 
 def _type(spark, ddl: str):
-    return _jvm(spark).org.apache.spark.sql.types.DataType.fromDDL(ddl)
+    return spark._jvm.org.apache.spark.sql.types.DataType.fromDDL(ddl)
 
 
 def reinterpret(spark, c: Column, from_ddl: str, to_ddl: str) -> Column:
     """``c`` of type ``from_ddl`` read as ``to_ddl`` with its bits unchanged: a timestamp (``timestamp``
     or ``timestamp_ntz``) as its ``bigint`` microseconds since the epoch, or back."""
-    jvm = _jvm(spark)
+    jvm = spark._jvm
     expression = jvm.org.apache.spark.sql.classic.ExpressionUtils.expression(c._jc)
     conversion = jvm.org.apache.spark.sql.catalyst.expressions.PreciseTimestampConversion(
         expression, _type(spark, from_ddl), _type(spark, to_ddl))
@@ -50,7 +46,7 @@ def long_array(spark, words: np.ndarray) -> Column:
     10M rows); the unsafe array is contiguous, serialises as bytes and prints as its class.
     The words reach the JVM through a temporary file it maps (the driver's JVM runs beside this
     process): Py4J sends a byte string as base64 text, 13 ms for 1.25 MB against 4 ms."""
-    jvm = _jvm(spark)
+    jvm = spark._jvm
     longs = spark.sparkContext._gateway.new_array(jvm.long, len(words))
     with tempfile.NamedTemporaryFile(prefix="lakeformat-", suffix=".words") as f:
         f.write(words.astype(">i8").tobytes())
