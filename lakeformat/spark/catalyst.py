@@ -1,7 +1,7 @@
-"""Catalyst expressions PySpark has no function for, built in the driver's JVM (classic Spark).
+"""JVM objects of the native paths that PySpark has no function for, or builds slowly, made in the
+driver's JVM (classic Spark).
 
-Two per-row operations of the native paths are cheaper as Catalyst's own expressions than
-through any public function:
+Two per-row operations are cheaper as Catalyst's own expressions than through any public function:
 
 - a timestamp's raw microseconds: every public route from ``TIMESTAMP_NTZ`` to a number
   (``cast``, ``unix_micros``, ``second``, ``timestampdiff``) goes through a ``LocalDateTime`` per
@@ -9,31 +9,58 @@ through any public function:
 - a large array literal: ``functions.lit`` of a ``long[]`` boxes every element (see
   :func:`long_array`).
 
-Both are internal classes of the pinned Spark version; the tests of the native paths exercise
-them, so a Spark upgrade that moves them fails there, not in a user's job.
+And a list of strings (the files of a scan) crosses Py4J as one string, split in the JVM: PySpark
+sends a list element by element, a round trip each (33 ms for 1,000 paths, against 0.4 ms).
+
+The expressions are internal classes of the pinned Spark version; the tests of the native paths
+exercise them, so a Spark upgrade that moves them fails there, not in a user's job.
 """
 from __future__ import annotations
 
+import functools
 import tempfile
+from typing import Sequence
 
 import numpy as np
+from py4j.java_gateway import JavaClass
 from pyspark.sql import Column
+
+_EXPRESSIONS = "org.apache.spark.sql.catalyst.expressions."
+
+
+@functools.lru_cache(maxsize=None)
+def _class(client, name: str) -> JavaClass:
+    """The JVM class ``name`` of the gateway ``client``. Reached as ``jvm.org.apache...``, each dot
+    is a Py4J round trip to ask the JVM whether the name is a package or a class (a dozen for one
+    expression); held here, a class costs none and a static member one, once."""
+    return JavaClass(name, client)
+
+
+def _static(spark, name: str):
+    """The static method or field ``name`` (``package.Class.member``) in the driver's JVM."""
+    cls, member = name.rsplit(".", 1)
+    return _member(spark._jvm._gateway_client, cls, member)
+
+
+@functools.lru_cache(maxsize=None)
+def _member(client, cls: str, member: str):
+    return getattr(_class(client, cls), member)
 
 
 def _column(spark, expression) -> Column:
-    return Column(spark._jvm.org.apache.spark.sql.classic.ExpressionUtils.column(expression))
+    return Column(_static(spark, "org.apache.spark.sql.classic.ExpressionUtils.column")(expression))
 
 
 def _type(spark, ddl: str):
-    return spark._jvm.org.apache.spark.sql.types.DataType.fromDDL(ddl)
+    return _static(spark, "org.apache.spark.sql.types.DataType.fromDDL")(ddl)
 
 
 def reinterpret(spark, c: Column, from_ddl: str, to_ddl: str) -> Column:
     """``c`` of type ``from_ddl`` read as ``to_ddl`` with its bits unchanged: a timestamp (``timestamp``
     or ``timestamp_ntz``) as its ``bigint`` microseconds since the epoch, or back."""
-    jvm = spark._jvm
-    expression = jvm.org.apache.spark.sql.classic.ExpressionUtils.expression(c._jc)
-    conversion = jvm.org.apache.spark.sql.catalyst.expressions.PreciseTimestampConversion(
+    client = spark._jvm._gateway_client
+    expression = _static(spark, "org.apache.spark.sql.classic.ExpressionUtils.expression")(c._jc)
+    conversion = _class(client, _EXPRESSIONS + "PreciseTimestampConversion")(
         expression, _type(spark, from_ddl), _type(spark, to_ddl))
     return _column(spark, conversion)
 
@@ -46,17 +73,24 @@ def long_array(spark, words: np.ndarray) -> Column:
     10M rows); the unsafe array is contiguous, serialises as bytes and prints as its class.
     The words reach the JVM through a temporary file it maps (the driver's JVM runs beside this
     process): Py4J sends a byte string as base64 text, 13 ms for 1.25 MB against 4 ms."""
-    jvm = spark._jvm
-    longs = spark.sparkContext._gateway.new_array(jvm.long, len(words))
+    client = spark._jvm._gateway_client
+    longs = spark.sparkContext._gateway.new_array(spark._jvm.long, len(words))
     with tempfile.NamedTemporaryFile(prefix="lakeformat-", suffix=".words") as f:
         f.write(words.astype(">i8").tobytes())
         f.flush()
-        file = jvm.java.io.RandomAccessFile(f.name, "r")
+        file = _class(client, "java.io.RandomAccessFile")(f.name, "r")
         try:
-            read_only = getattr(jvm.java.nio.channels, "FileChannel$MapMode").READ_ONLY
+            read_only = _static(spark, "java.nio.channels.FileChannel$MapMode.READ_ONLY")
             file.getChannel().map(read_only, 0, len(words) * 8).asLongBuffer().get(longs)
         finally:
             file.close()
-    expressions, types = jvm.org.apache.spark.sql.catalyst.expressions, jvm.org.apache.spark.sql.types
-    array_type = types.DataTypes.createArrayType(_type(spark, "bigint"), False)
-    return _column(spark, expressions.Literal(expressions.UnsafeArrayData.fromPrimitiveArray(longs), array_type))
+    array_type = _static(spark, "org.apache.spark.sql.types.DataTypes.createArrayType")(_type(spark, "bigint"), False)
+    unsafe = _static(spark, _EXPRESSIONS + "UnsafeArrayData.fromPrimitiveArray")(longs)
+    return _column(spark, _class(client, _EXPRESSIONS + "Literal")(unsafe, array_type))
+
+
+def string_array(spark, strings: Sequence[str]):
+    """``strings`` (none empty) as a Java ``String[]`` in the driver's JVM, in one round trip: joined
+    by NUL, which no path or name holds, and split there."""
+    split = _static(spark, "org.apache.commons.lang3.StringUtils.splitPreserveAllTokens")
+    return split("\0".join(strings), "\0")

@@ -39,6 +39,9 @@ MAX_WORDS_PER_SCAN = 1 << 20    # 8 MiB of bitmap (64M rows) in one scan's liter
 _SIZE = "_metadata.file_size"
 _WRONG_SIZE = ("lakeformat: a file read for its deletion vector is not the size its manifest records "
                "(read the table with native=False): ")
+# a query that meets a file outside the offset tree fails, naming it (not ``input_file_name()``, which is
+# not deterministic: Spark would then push no filter of the read below this one into the scan)
+_WRONG_FILE = f"raise_error(concat('{_WRONG_SIZE}', _metadata.file_path))"
 # Spark's Parquet reader fills a requested column of this name that the file lacks with each row's
 # position in its file (FileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME: how it computes
 # _metadata.row_index; Apache Hudi reads row positions for its position-based merge the same way).
@@ -86,7 +89,9 @@ def reads_row_index(column_names: Sequence[str]) -> bool:
 
 def _offset_sql(offsets: Sequence[tuple[int, int]]) -> str:
     """The word offset of the scanned row's file, as Spark SQL: a balanced tree of comparisons of
-    its size over ``offsets`` (size, offset) sorted by size, NULL for a size not in it (pure)."""
+    its size over ``offsets`` (size, offset) sorted by size, NULL for a size not in it (pure). One
+    string Spark parses: a Column built call by call costs Py4J round trips per node (80 ms of
+    planning for 8 files)."""
     if len(offsets) == 1:
         n, off = offsets[0]
         return f"CASE WHEN {_SIZE} = {int(n)} THEN {int(off)} END"
@@ -95,20 +100,14 @@ def _offset_sql(offsets: Sequence[tuple[int, int]]) -> str:
             f"ELSE {_offset_sql(offsets[mid:])} END")
 
 
-def _offset(offsets: Sequence[tuple[int, int]]) -> Column:
-    """:func:`_offset_sql` as one expression Spark parses (a Column built call by call costs a
-    Py4J round trip per node: 80 ms of planning for 8 files); a size not in it raises."""
-    return F.expr(f"coalesce({_offset_sql(offsets)}, raise_error(concat('{_WRONG_SIZE}', _metadata.file_path)))")
-
-
 def keep(spark, bitmaps: Mapping[int, np.ndarray]) -> Column:
     """True for the rows of the files in ``bitmaps`` (by file size, distinct) whose bit is clear."""
     sizes = sorted(bitmaps)
     starts = np.cumsum([0] + [len(bitmaps[n]) for n in sizes[:-1]])
     bits = catalyst.long_array(spark, np.concatenate([bitmaps[n] for n in sizes]))
-    index = F.expr(f"shiftright({ROW_INDEX}, 6)") + _offset([(n, int(s)) for n, s in zip(sizes, starts)])
-    bit = F.call_function("shiftright", F.get(bits, index.cast("int")), F.expr(f"cast({ROW_INDEX} & 63 as int)"))
-    return bit.bitwiseAND(F.lit(1)) == F.lit(0)
+    offset = _offset_sql([(n, int(s)) for n, s in zip(sizes, starts)])
+    word = F.get(bits, F.expr(f"cast(shiftright({ROW_INDEX}, 6) + coalesce({offset}, {_WRONG_FILE}) as int)"))
+    return word.bitwiseAND(F.expr(f"shiftleft(1L, cast({ROW_INDEX} & 63 as int))")) == 0
 
 
 def scans(spark, read: Callable[[Sequence[str], bool], DataFrame], paths: Sequence[str], row_counts: Sequence[int],

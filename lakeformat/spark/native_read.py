@@ -41,7 +41,7 @@ from lakeformat.mergetree.kv_file import DELETE, KIND, UPDATE_BEFORE
 from lakeformat.mergetree.read import sections
 from lakeformat.read.scan import Split
 from lakeformat.read.split_read import raw_readable
-from lakeformat.spark import deleted_rows
+from lakeformat.spark import catalyst, deleted_rows
 from lakeformat.spark import scan as S
 from lakeformat.spark.dataframe import source_options
 from lakeformat.spark.filters import to_spark_column
@@ -167,7 +167,9 @@ def _native_frame(spark, table, group: NativeFiles, needed: Sequence[str]) -> Da
 
     def scan(paths: Sequence[str], row_index: bool = False) -> DataFrame:
         fields = [*read, StructField(deleted_rows.ROW_INDEX, LongType(), True)] if row_index else read
-        return spark.read.schema(StructType(fields)).parquet(*(spark_path(table, p) for p in paths))
+        reader = spark.read.schema(StructType(fields))
+        return DataFrame(reader._jreader.parquet(catalyst.string_array(spark, [spark_path(table, p) for p in paths])),
+                         spark)
     if group.deletion_files:
         frames = deleted_rows.scans(spark, scan, group.paths, group.row_counts, group.file_sizes,
                                     _vectors(table, group))
@@ -175,7 +177,10 @@ def _native_frame(spark, table, group: NativeFiles, needed: Sequence[str]) -> Da
     else:
         df = scan(group.paths)
     if group.key_value:
-        df = df.where(~F.col(KIND).isin(DELETE, UPDATE_BEFORE))
+        df = df.where(~F.col(KIND).isin(DELETE, UPDATE_BEFORE)).drop(KIND)
+    if all(w.id in by_id and by_id[w.id].name == w.name
+           and spark_type(by_id[w.id].type) == spark_type(w.type) for w in wanted):
+        return df   # the files' columns are the wanted ones: a projection would cost a Py4J call per node
     cols = []
     for w in wanted:
         target = spark_type(w.type)

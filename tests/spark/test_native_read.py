@@ -322,3 +322,23 @@ def test_many_files_with_vectors_read_in_several_scans_drop_positions_at_word_an
     pq.write_table(pq.read_table(victim), victim, compression="zstd", row_group_size=100)   # another size
     with pytest.raises(Exception, match="not the size its manifest records"):
         lfs.read_table(spark, "db.dvmany", warehouse=catalog.warehouse).count()
+
+
+def test_paths_with_spaces_quotes_and_escaped_partition_values_reach_sparks_reader(spark, tmp_path):
+    """The scan's files cross into the JVM as one string split there: a warehouse path with
+    spaces, quotes and non-ASCII letters, and partition values that the layout escapes ('/', '=',
+    '%', ' '), read the same rows natively as through lakeformat."""
+    wh = tmp_path / "ware house 'ü\"q"
+    cat = lf.Catalog(str(wh))
+    cat.create_database("db")
+    schema = pa.schema([("id", pa.int64()), ("p", pa.string())])
+    t = cat.create_table("db.odd", schema, partition_keys=["p"])
+    values = ["a/b", "k=v", "50%", "x y", "plain"]
+    t.write(pa.table({"id": list(range(50)), "p": [values[i % 5] for i in range(50)]}, schema=schema))
+    plan = plan_read(t, t.scan().plan())
+    assert plan.native_files == 5 and not plan.merged
+    native, python = both_paths(spark, str(wh), "db.odd")
+    assert sorted(native["id"].to_pylist()) == list(range(50))
+    assert_same_rows(native, python, ["id"], "odd paths")
+    filtered = lfs.read_table(spark, "db.odd", warehouse=str(wh), filter=lf.col("p") == "a/b").toArrow()
+    assert sorted(filtered["id"].to_pylist()) == list(range(0, 50, 5))
