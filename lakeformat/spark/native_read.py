@@ -50,6 +50,12 @@ from lakeformat.spark.read import read_partition
 from lakeformat.spark.types import spark_field, spark_schema, spark_type
 
 
+# Paimon's dates and timestamps are in the proleptic Gregorian calendar: read as they are, whatever
+# the session's rebase settings (a session in LEGACY mode read a date of 1500 nine days early: files
+# other engines write carry no Spark version for Spark to tell their calendar by)
+NO_REBASE_ON_READ = {"datetimeRebaseMode": "CORRECTED", "int96RebaseMode": "CORRECTED"}
+
+
 @dataclass(frozen=True)
 class NativeFiles:
     """Files one ``spark.read.parquet`` reads: same schema, same layout."""
@@ -167,7 +173,7 @@ def _native_frame(spark, table, group: NativeFiles, needed: Sequence[str]) -> Da
 
     def scan(paths: Sequence[str], row_index: bool = False) -> DataFrame:
         fields = [*read, StructField(deleted_rows.ROW_INDEX, LongType(), True)] if row_index else read
-        reader = spark.read.schema(StructType(fields))
+        reader = spark.read.schema(StructType(fields)).options(**NO_REBASE_ON_READ)
         return DataFrame(reader._jreader.parquet(catalyst.string_array(spark, [spark_path(table, p) for p in paths])),
                          spark)
     if group.deletion_files:

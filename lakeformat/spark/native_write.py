@@ -41,6 +41,11 @@ log = logging.getLogger(__name__)
 STAGING_PREFIX = "_spark-staging-"
 _PART = "__lakeformat_p"
 _TIMESTAMPS = ("TIMESTAMP", "TIMESTAMP_LTZ")
+# Paimon's dates and timestamps count days and microseconds in the proleptic Gregorian calendar, as
+# Spark 3+ does: written as they are, whatever the session says. In EXCEPTION mode (Spark 3's
+# default) Spark refuses dates before 1582-10-15, and LEGACY shifts them into the Julian calendar
+# (a date of 1500 read back ten days late).
+NO_REBASE_ON_WRITE = {"spark.sql.parquet.datetimeRebaseModeInWrite": "CORRECTED"}
 CONCURRENT_FILES = 64   # open files per task before Spark falls back to sorting by partition
 # a task keeps one open file per partition instead of Spark sorting all its rows by partition first
 CONCURRENT_WRITERS = {"spark.sql.optimizer.plannedWrite.enabled": "false",
@@ -105,7 +110,7 @@ def _spark_write(df, columns: Sequence, table, staging: str) -> None:
     if part_cols:
         w = w.partitionBy(*part_cols)
     confs = {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",   # Paimon's INT64 timestamps, never INT96
-             **CONCURRENT_WRITERS}
+             **NO_REBASE_ON_WRITE, **CONCURRENT_WRITERS}
     with session_confs(df.sparkSession, confs):
         w.parquet("file://" + table.io._p(staging))
 

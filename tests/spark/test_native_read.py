@@ -342,3 +342,28 @@ def test_paths_with_spaces_quotes_and_escaped_partition_values_reach_sparks_read
     assert_same_rows(native, python, ["id"], "odd paths")
     filtered = lfs.read_table(spark, "db.odd", warehouse=str(wh), filter=lf.col("p") == "a/b").toArrow()
     assert sorted(filtered["id"].to_pylist()) == list(range(0, 50, 5))
+
+
+@pytest.mark.parametrize("mode", ["LEGACY", "EXCEPTION"])
+def test_dates_and_instants_before_the_gregorian_switch_read_as_they_are_in_any_session(spark, catalog, mode):
+    """Files lakeformat (or Paimon Java) writes carry no Spark version, so Spark's reader takes
+    their calendar from the session: in LEGACY mode it shifted a date of 1500 nine days and an
+    instant of the year 1000 six days back. The native read says the files are proleptic Gregorian."""
+    schema = pa.schema([("id", pa.int64()), ("d", pa.date32()), ("ts", pa.timestamp("us")),
+                        ("tz", pa.timestamp("us", tz="UTC"))])
+    t = catalog.create_table("db.old", schema)
+    t.write(pa.table({"id": [1, 2], "d": [dt.date(1500, 3, 1), dt.date(2024, 6, 1)],
+                      "ts": [dt.datetime(1200, 1, 1, 12), dt.datetime(2024, 6, 1)],
+                      "tz": [dt.datetime(1000, 6, 1, tzinfo=dt.timezone.utc), dt.datetime(2024, 6, 1, tzinfo=dt.timezone.utc)]},
+                     schema=schema))
+    assert plan_read(t, t.scan().plan()).native_files == 1
+    key = "spark.sql.parquet.datetimeRebaseModeInRead"
+    before = spark.conf.get(key)
+    spark.conf.set(key, mode)
+    try:
+        native = lfs.read_table(spark, "db.old", warehouse=catalog.warehouse).toArrow().sort_by("id")
+    finally:
+        spark.conf.set(key, before)
+    assert native["d"].to_pylist() == [dt.date(1500, 3, 1), dt.date(2024, 6, 1)]
+    assert native["ts"].to_pylist() == [dt.datetime(1200, 1, 1, 12), dt.datetime(2024, 6, 1)]
+    assert [v.replace(tzinfo=None) for v in native["tz"].to_pylist()] == [dt.datetime(1000, 6, 1), dt.datetime(2024, 6, 1)]

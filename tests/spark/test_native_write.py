@@ -164,3 +164,27 @@ def test_wall_clock_timestamps_are_written_as_they_are_in_any_session_time_zone(
     import pyarrow.parquet as pq
     stored = pq.ParquetFile(os.path.join(t.path, data_files(t)[0])).schema_arrow
     assert stored.field("ts").type.tz is None and stored.field("tz").type.tz is not None
+
+
+@pytest.mark.parametrize("mode", ["EXCEPTION", "LEGACY"])
+def test_dates_and_instants_before_the_gregorian_switch_are_written_as_they_are(spark, catalog, mode):
+    """Paimon counts days and microseconds in the proleptic Gregorian calendar: a date of 1500 and
+    an instant of the year 1000 are written as they are, whatever the session's rebase mode. In
+    EXCEPTION mode (Spark 3's default) Spark refused them, and in LEGACY mode it shifted them into
+    the Julian calendar, ten and six days on, for every reader of the table."""
+    schema = pa.schema([("id", pa.int64()), ("d", pa.date32()), ("tz", pa.timestamp("us", tz="UTC"))])
+    catalog.create_table("db.old", schema)
+    key = "spark.sql.parquet.datetimeRebaseModeInWrite"
+    before = spark.conf.get(key)
+    spark.conf.set(key, mode)
+    try:
+        df = spark.sql("SELECT 1L id, DATE'1500-03-01' d, TIMESTAMP'1000-06-01 00:00:00Z' tz "
+                       "UNION ALL SELECT 2L, DATE'2024-06-01', TIMESTAMP'2024-06-01 00:00:00Z'")
+        lfs.write(df, "db.old", warehouse=catalog.warehouse)
+        assert spark.conf.get(key) == mode, "the session's setting is put back"
+    finally:
+        spark.conf.set(key, before)
+    got = catalog.get_table("db.old").read().sort_by("id").to_pylist()
+    utc = dt.timezone.utc
+    assert got == [{"id": 1, "d": dt.date(1500, 3, 1), "tz": dt.datetime(1000, 6, 1, tzinfo=utc)},
+                   {"id": 2, "d": dt.date(2024, 6, 1), "tz": dt.datetime(2024, 6, 1, tzinfo=utc)}]
