@@ -50,10 +50,13 @@ from lakeformat.spark.read import read_partition
 from lakeformat.spark.types import spark_field, spark_schema, spark_type
 
 
-# Paimon's dates and timestamps are in the proleptic Gregorian calendar: read as they are, whatever
-# the session's rebase settings (a session in LEGACY mode read a date of 1500 nine days early: files
-# other engines write carry no Spark version for Spark to tell their calendar by)
-NO_REBASE_ON_READ = {"datetimeRebaseMode": "CORRECTED", "int96RebaseMode": "CORRECTED"}
+# Options of every native scan, whatever the session says. Paimon's dates and timestamps are in the
+# proleptic Gregorian calendar: read as they are (a session in LEGACY mode read a date of 1500 nine
+# days early: files other engines write carry no Spark version for Spark to tell their calendar by).
+# A planned file that is corrupt or gone fails the read (a session ignoring such files returned the
+# rest of the table without a word).
+SCAN_OPTIONS = {"datetimeRebaseMode": "CORRECTED", "int96RebaseMode": "CORRECTED",
+                "ignoreCorruptFiles": "false", "ignoreMissingFiles": "false"}
 
 
 @dataclass(frozen=True)
@@ -173,7 +176,7 @@ def _native_frame(spark, table, group: NativeFiles, needed: Sequence[str]) -> Da
 
     def scan(paths: Sequence[str], row_index: bool = False) -> DataFrame:
         fields = [*read, StructField(deleted_rows.ROW_INDEX, LongType(), True)] if row_index else read
-        reader = spark.read.schema(StructType(fields)).options(**NO_REBASE_ON_READ)
+        reader = spark.read.schema(StructType(fields)).options(**SCAN_OPTIONS)
         return DataFrame(reader._jreader.parquet(catalyst.string_array(spark, [spark_path(table, p) for p in paths])),
                          spark)
     if group.deletion_files:

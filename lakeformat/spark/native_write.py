@@ -41,11 +41,15 @@ log = logging.getLogger(__name__)
 STAGING_PREFIX = "_spark-staging-"
 _PART = "__lakeformat_p"
 _TIMESTAMPS = ("TIMESTAMP", "TIMESTAMP_LTZ")
-# Paimon's dates and timestamps count days and microseconds in the proleptic Gregorian calendar, as
-# Spark 3+ does: written as they are, whatever the session says. In EXCEPTION mode (Spark 3's
-# default) Spark refuses dates before 1582-10-15, and LEGACY shifts them into the Julian calendar
-# (a date of 1500 read back ten days late).
-NO_REBASE_ON_WRITE = {"spark.sql.parquet.datetimeRebaseModeInWrite": "CORRECTED"}
+# Session settings of every native write, whatever the session said before. Paimon's dates and
+# timestamps count days and microseconds in the proleptic Gregorian calendar, as Spark 3+ does:
+# written as they are (in EXCEPTION mode, Spark 3's default, Spark refused dates before 1582-10-15,
+# and LEGACY shifted them into the Julian calendar: a date of 1500 read back ten days late). Field
+# ids are written even where the session turned them off: lakeformat maps renamed columns by them.
+# Timestamps are Paimon's INT64, never INT96.
+WRITE_CONFS = {"spark.sql.parquet.datetimeRebaseModeInWrite": "CORRECTED",
+               "spark.sql.parquet.fieldId.write.enabled": "true",
+               "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}
 CONCURRENT_FILES = 64   # open files per task before Spark falls back to sorting by partition
 # a task keeps one open file per partition instead of Spark sorting all its rows by partition first
 CONCURRENT_WRITERS = {"spark.sql.optimizer.plannedWrite.enabled": "false",
@@ -109,8 +113,7 @@ def _spark_write(df, columns: Sequence, table, staging: str) -> None:
         w = w.option("parquet.compression.codec.zstd.level", table.options.get("file.compression.zstd-level", "1"))
     if part_cols:
         w = w.partitionBy(*part_cols)
-    confs = {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",   # Paimon's INT64 timestamps, never INT96
-             **NO_REBASE_ON_WRITE, **CONCURRENT_WRITERS}
+    confs = {**WRITE_CONFS, **CONCURRENT_WRITERS}
     with session_confs(df.sparkSession, confs):
         w.parquet("file://" + table.io._p(staging))
 

@@ -367,3 +367,21 @@ def test_dates_and_instants_before_the_gregorian_switch_read_as_they_are_in_any_
     assert native["d"].to_pylist() == [dt.date(1500, 3, 1), dt.date(2024, 6, 1)]
     assert native["ts"].to_pylist() == [dt.datetime(1200, 1, 1, 12), dt.datetime(2024, 6, 1)]
     assert [v.replace(tzinfo=None) for v in native["tz"].to_pylist()] == [dt.datetime(1000, 6, 1), dt.datetime(2024, 6, 1)]
+
+
+def test_a_corrupt_planned_file_fails_the_read_in_a_session_that_ignores_corrupt_files(spark, catalog):
+    """Spark's ``ignoreCorruptFiles`` would return the rest of the table without a word: a file the
+    snapshot lists is read or the read fails."""
+    t = catalog.create_table("db.corrupt", pa.schema([("id", pa.int64())]))
+    t.write(pa.table({"id": [1, 2]}))
+    t.write(pa.table({"id": [3]}))
+    victim = t.files()[0]["path"]
+    Path(victim).write_bytes(b"not parquet" * 100)
+    key = "spark.sql.files.ignoreCorruptFiles"
+    before = spark.conf.get(key)
+    spark.conf.set(key, "true")
+    try:
+        with pytest.raises(Exception, match=Path(victim).name):
+            lfs.read_table(spark, "db.corrupt", warehouse=catalog.warehouse).collect()
+    finally:
+        spark.conf.set(key, before)

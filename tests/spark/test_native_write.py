@@ -188,3 +188,21 @@ def test_dates_and_instants_before_the_gregorian_switch_are_written_as_they_are(
     utc = dt.timezone.utc
     assert got == [{"id": 1, "d": dt.date(1500, 3, 1), "tz": dt.datetime(1000, 6, 1, tzinfo=utc)},
                    {"id": 2, "d": dt.date(2024, 6, 1), "tz": dt.datetime(2024, 6, 1, tzinfo=utc)}]
+
+
+def test_field_ids_are_written_where_the_session_turned_them_off(spark, catalog):
+    """lakeformat maps renamed columns by Paimon's field ids: a session that turned Spark's field-id
+    writing off still writes them, and a rename after the write reads the old file's values."""
+    t = catalog.create_table("db.ids", pa.schema([("id", pa.int64()), ("v", pa.string())]))
+    key = "spark.sql.parquet.fieldId.write.enabled"
+    before = spark.conf.get(key)
+    spark.conf.set(key, "false")
+    try:
+        lfs.write(spark.createDataFrame([(1, "a"), (2, "b")], "id long, v string"), "db.ids", warehouse=catalog.warehouse)
+    finally:
+        spark.conf.set(key, before)
+    import pyarrow.parquet as pq
+    stored = pq.ParquetFile(os.path.join(t.path, data_files(t)[0])).schema_arrow
+    assert [f.metadata[b"PARQUET:field_id"] for f in stored] == [str(f.id).encode() for f in t.schema.fields]
+    t.alter(lf.RenameColumn("v", "value"))
+    assert catalog.get_table("db.ids").read().sort_by("id").to_pylist() == [{"id": 1, "value": "a"}, {"id": 2, "value": "b"}]
