@@ -28,23 +28,27 @@ from pyspark.sql import Column
 _EXPRESSIONS = "org.apache.spark.sql.catalyst.expressions."
 
 
-@functools.lru_cache(maxsize=None)
-def _class(client, name: str) -> JavaClass:
-    """The JVM class ``name`` of the gateway ``client``. Reached as ``jvm.org.apache...``, each dot
-    is a Py4J round trip to ask the JVM whether the name is a package or a class (a dozen for one
-    expression); held here, a class costs none and a static member one, once."""
-    return JavaClass(name, client)
+def _class(spark, name: str) -> JavaClass:
+    """The class ``name`` in the driver's JVM. Reached as ``jvm.org.apache...``, each dot is a Py4J
+    round trip to ask the JVM whether the name is a package or a class (a dozen for one
+    expression); held per gateway here, a class costs none and a static member one, once."""
+    return _held_class(spark._jvm._gateway_client, name)
 
 
 def _static(spark, name: str):
     """The static method or field ``name`` (``package.Class.member``) in the driver's JVM."""
     cls, member = name.rsplit(".", 1)
-    return _member(spark._jvm._gateway_client, cls, member)
+    return _held_member(spark._jvm._gateway_client, cls, member)
 
 
 @functools.lru_cache(maxsize=None)
-def _member(client, cls: str, member: str):
-    return getattr(_class(client, cls), member)
+def _held_class(client, name: str) -> JavaClass:
+    return JavaClass(name, client)
+
+
+@functools.lru_cache(maxsize=None)
+def _held_member(client, cls: str, member: str):
+    return getattr(_held_class(client, cls), member)
 
 
 def _column(spark, expression) -> Column:
@@ -58,9 +62,8 @@ def _type(spark, ddl: str):
 def reinterpret(spark, c: Column, from_ddl: str, to_ddl: str) -> Column:
     """``c`` of type ``from_ddl`` read as ``to_ddl`` with its bits unchanged: a timestamp (``timestamp``
     or ``timestamp_ntz``) as its ``bigint`` microseconds since the epoch, or back."""
-    client = spark._jvm._gateway_client
     expression = _static(spark, "org.apache.spark.sql.classic.ExpressionUtils.expression")(c._jc)
-    conversion = _class(client, _EXPRESSIONS + "PreciseTimestampConversion")(
+    conversion = _class(spark, _EXPRESSIONS + "PreciseTimestampConversion")(
         expression, _type(spark, from_ddl), _type(spark, to_ddl))
     return _column(spark, conversion)
 
@@ -73,12 +76,11 @@ def long_array(spark, words: np.ndarray) -> Column:
     10M rows); the unsafe array is contiguous, serialises as bytes and prints as its class.
     The words reach the JVM through a temporary file it maps (the driver's JVM runs beside this
     process): Py4J sends a byte string as base64 text, 13 ms for 1.25 MB against 4 ms."""
-    client = spark._jvm._gateway_client
     longs = spark.sparkContext._gateway.new_array(spark._jvm.long, len(words))
     with tempfile.NamedTemporaryFile(prefix="lakeformat-", suffix=".words") as f:
         f.write(words.astype(">i8").tobytes())
         f.flush()
-        file = _class(client, "java.io.RandomAccessFile")(f.name, "r")
+        file = _class(spark, "java.io.RandomAccessFile")(f.name, "r")
         try:
             read_only = _static(spark, "java.nio.channels.FileChannel$MapMode.READ_ONLY")
             file.getChannel().map(read_only, 0, len(words) * 8).asLongBuffer().get(longs)
@@ -86,7 +88,7 @@ def long_array(spark, words: np.ndarray) -> Column:
             file.close()
     array_type = _static(spark, "org.apache.spark.sql.types.DataTypes.createArrayType")(_type(spark, "bigint"), False)
     unsafe = _static(spark, _EXPRESSIONS + "UnsafeArrayData.fromPrimitiveArray")(longs)
-    return _column(spark, _class(client, _EXPRESSIONS + "Literal")(unsafe, array_type))
+    return _column(spark, _class(spark, _EXPRESSIONS + "Literal")(unsafe, array_type))
 
 
 def string_array(spark, strings: Sequence[str]):

@@ -19,6 +19,7 @@ import lakeformat.spark as lfs
 from lakeformat.pipeline.demo_data import SCHEMA as UB_SCHEMA, user_behavior
 from lakeformat.spark import deleted_rows
 from lakeformat.spark.native_read import native_available, plan_read
+from lakeformat.spark.native_write import session_confs
 from tests.interop.helpers import assert_same_rows
 from tests.s3server import BUCKET, CREDS, s3_endpoint  # noqa: F401 (fixture)
 
@@ -357,13 +358,8 @@ def test_dates_and_instants_before_the_gregorian_switch_read_as_they_are_in_any_
                       "tz": [dt.datetime(1000, 6, 1, tzinfo=dt.timezone.utc), dt.datetime(2024, 6, 1, tzinfo=dt.timezone.utc)]},
                      schema=schema))
     assert plan_read(t, t.scan().plan()).native_files == 1
-    key = "spark.sql.parquet.datetimeRebaseModeInRead"
-    before = spark.conf.get(key)
-    spark.conf.set(key, mode)
-    try:
+    with session_confs(spark, {"spark.sql.parquet.datetimeRebaseModeInRead": mode}):
         native = lfs.read_table(spark, "db.old", warehouse=catalog.warehouse).toArrow().sort_by("id")
-    finally:
-        spark.conf.set(key, before)
     assert native["d"].to_pylist() == [dt.date(1500, 3, 1), dt.date(2024, 6, 1)]
     assert native["ts"].to_pylist() == [dt.datetime(1200, 1, 1, 12), dt.datetime(2024, 6, 1)]
     assert [v.replace(tzinfo=None) for v in native["tz"].to_pylist()] == [dt.datetime(1000, 6, 1), dt.datetime(2024, 6, 1)]
@@ -377,11 +373,6 @@ def test_a_corrupt_planned_file_fails_the_read_in_a_session_that_ignores_corrupt
     t.write(pa.table({"id": [3]}))
     victim = t.files()[0]["path"]
     Path(victim).write_bytes(b"not parquet" * 100)
-    key = "spark.sql.files.ignoreCorruptFiles"
-    before = spark.conf.get(key)
-    spark.conf.set(key, "true")
-    try:
+    with session_confs(spark, {"spark.sql.files.ignoreCorruptFiles": "true"}):
         with pytest.raises(Exception, match=Path(victim).name):
             lfs.read_table(spark, "db.corrupt", warehouse=catalog.warehouse).collect()
-    finally:
-        spark.conf.set(key, before)

@@ -10,6 +10,7 @@ import os
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
@@ -17,7 +18,7 @@ import lakeformat as lf
 import lakeformat.spark as lfs
 from lakeformat.format.binary_row import deserialize_row
 from lakeformat.io.data_file import StatsCollector, read_columns
-from lakeformat.spark.native_write import native_write_refusal
+from lakeformat.spark.native_write import native_write_refusal, session_confs
 from tests.interop.helpers import Oracle, assert_same_rows, check_readers
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("score", pa.float64()),
@@ -161,7 +162,6 @@ def test_wall_clock_timestamps_are_written_as_they_are_in_any_session_time_zone(
                                      dt.datetime(1969, 12, 31, 23, 59, 59, 999000, tzinfo=utc),
                                      dt.datetime(1850, 6, 1, 12, 0, 0, tzinfo=utc), None,
                                      dt.datetime(2024, 6, 1, 0, 0, 0, 7000, tzinfo=utc), None]
-    import pyarrow.parquet as pq
     stored = pq.ParquetFile(os.path.join(t.path, data_files(t)[0])).schema_arrow
     assert stored.field("ts").type.tz is None and stored.field("tz").type.tz is not None
 
@@ -175,15 +175,11 @@ def test_dates_and_instants_before_the_gregorian_switch_are_written_as_they_are(
     schema = pa.schema([("id", pa.int64()), ("d", pa.date32()), ("tz", pa.timestamp("us", tz="UTC"))])
     catalog.create_table("db.old", schema)
     key = "spark.sql.parquet.datetimeRebaseModeInWrite"
-    before = spark.conf.get(key)
-    spark.conf.set(key, mode)
-    try:
+    with session_confs(spark, {key: mode}):
         df = spark.sql("SELECT 1L id, DATE'1500-03-01' d, TIMESTAMP'1000-06-01 00:00:00Z' tz "
                        "UNION ALL SELECT 2L, DATE'2024-06-01', TIMESTAMP'2024-06-01 00:00:00Z'")
         lfs.write(df, "db.old", warehouse=catalog.warehouse)
         assert spark.conf.get(key) == mode, "the session's setting is put back"
-    finally:
-        spark.conf.set(key, before)
     got = catalog.get_table("db.old").read().sort_by("id").to_pylist()
     utc = dt.timezone.utc
     assert got == [{"id": 1, "d": dt.date(1500, 3, 1), "tz": dt.datetime(1000, 6, 1, tzinfo=utc)},
@@ -194,14 +190,8 @@ def test_field_ids_are_written_where_the_session_turned_them_off(spark, catalog)
     """lakeformat maps renamed columns by Paimon's field ids: a session that turned Spark's field-id
     writing off still writes them, and a rename after the write reads the old file's values."""
     t = catalog.create_table("db.ids", pa.schema([("id", pa.int64()), ("v", pa.string())]))
-    key = "spark.sql.parquet.fieldId.write.enabled"
-    before = spark.conf.get(key)
-    spark.conf.set(key, "false")
-    try:
+    with session_confs(spark, {"spark.sql.parquet.fieldId.write.enabled": "false"}):
         lfs.write(spark.createDataFrame([(1, "a"), (2, "b")], "id long, v string"), "db.ids", warehouse=catalog.warehouse)
-    finally:
-        spark.conf.set(key, before)
-    import pyarrow.parquet as pq
     stored = pq.ParquetFile(os.path.join(t.path, data_files(t)[0])).schema_arrow
     assert [f.metadata[b"PARQUET:field_id"] for f in stored] == [str(f.id).encode() for f in t.schema.fields]
     t.alter(lf.RenameColumn("v", "value"))
