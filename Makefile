@@ -5,6 +5,10 @@ ORACLE := .venv-oracle
 PY := $(VENV)/bin/python
 WAREHOUSE ?= $(or $(LAKEFORMAT_WAREHOUSE),./warehouse)
 PYFILES ?= dist/lakeformat.zip
+# lakeformat's Spark jar (lakeformat.spark.JAR, for spark.jars / spark-submit --jars): the JVM side
+# of the native write, compiled against the Spark the venv's pyspark ships.
+JAR := lakeformat/spark/lakeformat-spark.jar
+JAVA_SOURCES := $(wildcard jvm/src/lakeformat/spark/*.java)
 # The installer: uv, pinned, put into the venv with pip. The venvs are installed from lock files
 # that pin the whole resolved set (requirements.lock, oracle-requirements.lock): `make lock`
 # writes them after a dependency change in pyproject.toml or oracle-requirements.txt, and setup
@@ -19,14 +23,23 @@ DEPS_DIGEST = $(shell $(PYTHON) -c 'import hashlib, json, tomllib; p = tomllib.l
   print(hashlib.sha256(json.dumps([p["dependencies"], p["optional-dependencies"], p["requires-python"]], sort_keys=True).encode()).hexdigest()[:16])')
 ORACLE_DIGEST = $(shell sha256sum oracle-requirements.txt | cut -c1-16)
 
-.PHONY: setup test demo airflow bench java postgres chromium compose-cli clean pyfiles lock check-lock
+.PHONY: setup test demo airflow bench java jar postgres chromium compose-cli clean pyfiles lock check-lock
 
-setup: java postgres chromium compose-cli $(VENV)/.installed $(ORACLE)/.installed
+setup: java postgres chromium compose-cli $(VENV)/.installed $(ORACLE)/.installed $(JAR)
 
+# PySpark runs on Java; lakeformat's Spark jar is compiled with its javac and jar.
 java:
-	@command -v java >/dev/null 2>&1 || { \
-	  echo "java not found: installing openjdk-17-jre-headless"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless; }
+	@command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1 && command -v jar >/dev/null 2>&1 || { \
+	  echo "a JDK was not found: installing openjdk-17-jdk-headless"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless; }
+
+jar: $(JAR)
+$(JAR): $(JAVA_SOURCES) $(VENV)/.installed | java
+	rm -rf build/jvm && mkdir -p build/jvm
+	javac --release 17 -Xlint:all,-path -Werror -d build/jvm \
+	  -cp "$$($(PY) -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')/*" \
+	  $(JAVA_SOURCES)
+	jar --create --file $@ -C build/jvm .
 
 # The lock tests start their own throwaway server from these binaries (tests/pg.py).
 postgres:

@@ -92,7 +92,8 @@ def _session(memory: str):
     import lakeformat.spark as lfs
     spark = (SparkSession.builder.master("local[2]").appName("lakeformat-bench")
              .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
-             .config("spark.driver.memory", memory).config("spark.log.level", "ERROR").getOrCreate())
+             .config("spark.driver.memory", memory).config("spark.log.level", "ERROR")
+             .config("spark.jars", lfs.jar_path()).getOrCreate())
     lfs.register(spark)
     return spark
 

@@ -2,6 +2,7 @@
 pyspark; the rest of lakeformat never does).
 
     import lakeformat.spark as lfs
+    spark = SparkSession.builder.config("spark.jars", lfs.jar_path()).getOrCreate()   # the JVM half
     lfs.register(spark)
     df = spark.read.format("lakeformat").option("warehouse", wh).option("table", "db.t").load()
     lfs.write(df, "db.t", warehouse=wh)              # shuffled by partition and bucket first
@@ -12,8 +13,9 @@ pyspark; the rest of lakeformat never does).
 from __future__ import annotations
 
 from lakeformat.spark.dataframe import prepare, write
+from lakeformat.spark.jar import jar_path
 from lakeformat.spark.native_read import read_table
 from lakeformat.spark.source import NAME, LakeformatDataSource, register
 from lakeformat.spark.tables import create_table
 
-__all__ = ["register", "write", "prepare", "read_table", "create_table", "LakeformatDataSource", "NAME"]
+__all__ = ["register", "jar_path", "write", "prepare", "read_table", "create_table", "LakeformatDataSource", "NAME"]

@@ -35,7 +35,7 @@ def _class(spark, name: str) -> JavaClass:
     return _held_class(spark._jvm._gateway_client, name)
 
 
-def _static(spark, name: str):
+def static(spark, name: str):
     """The static method or field ``name`` (``package.Class.member``) in the driver's JVM."""
     cls, member = name.rsplit(".", 1)
     return _held_member(spark._jvm._gateway_client, cls, member)
@@ -52,17 +52,17 @@ def _held_member(client, cls: str, member: str):
 
 
 def _column(spark, expression) -> Column:
-    return Column(_static(spark, "org.apache.spark.sql.classic.ExpressionUtils.column")(expression))
+    return Column(static(spark, "org.apache.spark.sql.classic.ExpressionUtils.column")(expression))
 
 
 def _type(spark, ddl: str):
-    return _static(spark, "org.apache.spark.sql.types.DataType.fromDDL")(ddl)
+    return static(spark, "org.apache.spark.sql.types.DataType.fromDDL")(ddl)
 
 
 def reinterpret(spark, c: Column, from_ddl: str, to_ddl: str) -> Column:
     """``c`` of type ``from_ddl`` read as ``to_ddl`` with its bits unchanged: a timestamp (``timestamp``
     or ``timestamp_ntz``) as its ``bigint`` microseconds since the epoch, or back."""
-    expression = _static(spark, "org.apache.spark.sql.classic.ExpressionUtils.expression")(c._jc)
+    expression = static(spark, "org.apache.spark.sql.classic.ExpressionUtils.expression")(c._jc)
     conversion = _class(spark, _EXPRESSIONS + "PreciseTimestampConversion")(
         expression, _type(spark, from_ddl), _type(spark, to_ddl))
     return _column(spark, conversion)
@@ -82,17 +82,17 @@ def long_array(spark, words: np.ndarray) -> Column:
         f.flush()
         file = _class(spark, "java.io.RandomAccessFile")(f.name, "r")
         try:
-            read_only = _static(spark, "java.nio.channels.FileChannel$MapMode.READ_ONLY")
+            read_only = static(spark, "java.nio.channels.FileChannel$MapMode.READ_ONLY")
             file.getChannel().map(read_only, 0, len(words) * 8).asLongBuffer().get(longs)
         finally:
             file.close()
-    array_type = _static(spark, "org.apache.spark.sql.types.DataTypes.createArrayType")(_type(spark, "bigint"), False)
-    unsafe = _static(spark, _EXPRESSIONS + "UnsafeArrayData.fromPrimitiveArray")(longs)
+    array_type = static(spark, "org.apache.spark.sql.types.DataTypes.createArrayType")(_type(spark, "bigint"), False)
+    unsafe = static(spark, _EXPRESSIONS + "UnsafeArrayData.fromPrimitiveArray")(longs)
     return _column(spark, _class(spark, _EXPRESSIONS + "Literal")(unsafe, array_type))
 
 
 def string_array(spark, strings: Sequence[str]):
     """``strings`` (none empty) as a Java ``String[]`` in the driver's JVM, in one round trip: joined
     by NUL, which no path or name holds, and split there."""
-    split = _static(spark, "org.apache.commons.lang3.StringUtils.splitPreserveAllTokens")
+    split = static(spark, "org.apache.commons.lang3.StringUtils.splitPreserveAllTokens")
     return split("\0".join(strings), "\0")

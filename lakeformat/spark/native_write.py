@@ -2,10 +2,11 @@
 the driver puts them into the table's layout and commits them with statistics from their footers.
 
 For bucket-unaware append tables (``bucket = -1``, no primary key) there is nothing to route:
-any row may go into any file of its partition. So the rows are written by ``df.write.parquet``
-into a staging directory inside the table (one sub-directory per partition, by copies of the
-partition columns, so the files keep every column), with the table's field ids, compression and
-timestamp encoding. The driver then reads each new file's footer (row count, per-column min, max
+any row may go into any file of its partition. So the rows are written by Spark's Parquet writer
+into a staging directory inside the table, with the table's field ids, compression and timestamp
+encoding, each file holding one partition's rows: where the session has lakeformat's jar
+(:mod:`lakeformat.spark.jar`) each task routes its rows to a file per partition itself, else
+Spark's ``partitionBy`` does, by copies of the partition columns (so the files keep every column). The driver then reads each new file's footer (row count, per-column min, max
 and null count; the partition value from the file's first row), moves the file into
 ``<partition>/bucket-0/data-<uuid>-<n>.parquet`` and commits them all as one snapshot, through
 the same commit as the Python path: ``commit-user`` + ``commit-identifier`` exactly once, overwrite,
@@ -33,7 +34,7 @@ from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.manifest import DataFileMeta, SimpleStats
 from lakeformat.io.data_file import STATS_TRUNCATE, _truncate_max
 from lakeformat.io.fileio import join
-from lakeformat.spark import catalyst
+from lakeformat.spark import catalyst, jar
 from lakeformat.spark.options import SourceOptions
 from lakeformat.spark.sink import CLOCK_SKEW_MILLIS, TaskCommit, commit_job
 
@@ -50,8 +51,8 @@ _TIMESTAMPS = ("TIMESTAMP", "TIMESTAMP_LTZ")
 WRITE_CONFS = {"spark.sql.parquet.datetimeRebaseModeInWrite": "CORRECTED",
                "spark.sql.parquet.fieldId.write.enabled": "true",
                "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}
-CONCURRENT_FILES = 64   # open files per task before Spark falls back to sorting by partition
-# a task keeps one open file per partition instead of Spark sorting all its rows by partition first
+CONCURRENT_FILES = 64   # open files per task (then the routing closes the least recently used, Spark sorts)
+# without the jar: a task keeps one open file per partition instead of Spark sorting all its rows by partition
 CONCURRENT_WRITERS = {"spark.sql.optimizer.plannedWrite.enabled": "false",
                       "spark.sql.maxConcurrentOutputFileWriters": str(CONCURRENT_FILES)}
 
@@ -91,31 +92,59 @@ def quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _file_columns(df, columns: Sequence, table):
+def _file_columns(df, columns: Sequence, table, partition_copies: bool):
     """``df`` projected once to what the files hold: ``columns`` (the table's columns as Columns
     of ``df``, in its types) named and carrying Paimon's field ids, millisecond timestamps
-    truncated like Paimon's writers, plus copies of the partition columns for Spark's
-    partitioned layout."""
+    truncated like Paimon's writers, plus, if ``partition_copies``, copies of the partition
+    columns for Spark's partitioned layout (returned with their names)."""
     cols = []
     for f, c in zip(table.schema.fields, columns):
         if f.type.root in _TIMESTAMPS and f.type.params[0] <= 3:
             c = _to_millis(df.sparkSession, c, f.type.root)
         cols.append(c.alias(f.name, metadata={"parquet.field.id": f.id}))
-    parts = [columns[table.schema.names.index(k)].alias(f"{_PART}{i}") for i, k in enumerate(table.partition_keys)]
+    keys = table.partition_keys if partition_copies else []
+    parts = [_partition_copy(columns[table.schema.names.index(k)], table.schema.field(k).type).alias(f"{_PART}{i}")
+             for i, k in enumerate(keys)]
     return df.select(*cols, *parts), [f"{_PART}{i}" for i in range(len(parts))]
 
 
+def _partition_copy(c, t: T.DataType):
+    """A copy of partition column ``c`` that Spark's ``partitionBy`` tells apart exactly as Paimon
+    does: Spark puts NULL and '' (or an empty binary) into one directory, and formats an instant in
+    the session's time zone, where the two instants of a wall-clock time the clocks go back over
+    read alike. The driver takes each file's partition from its first row, so rows that shared a
+    directory would have been committed under the first row's partition."""
+    if t.root in ("CHAR", "VARCHAR"):
+        return F.concat(F.lit("v"), c)
+    if t.root in ("BINARY", "VARBINARY"):
+        return F.concat(F.lit("v"), F.hex(c))
+    if t.root == "TIMESTAMP_LTZ":
+        return F.unix_micros(c)
+    return c
+
+
 def _spark_write(df, columns: Sequence, table, staging: str) -> None:
-    out, part_cols = _file_columns(df, columns, table)
+    spark = df.sparkSession
+    routed = bool(table.partition_keys) and jar.loadable(spark, jar.PARTITION_ROUTING)
+    if table.partition_keys and not routed:
+        log.info("lakeformat's Spark jar is not on this session's classpath (spark.jars, see "
+                 "lakeformat.spark.jar_path()): %s is written through Spark's partitionBy, which is slower", table.name)
+    out, part_cols = _file_columns(df, columns, table, partition_copies=not routed)
     codec = table.options.get("file.compression", "zstd")
     w = out.write.mode("errorifexists").option("compression", codec)
     if codec == "zstd":
         w = w.option("parquet.compression.codec.zstd.level", table.options.get("file.compression.zstd-level", "1"))
+    path = "file://" + table.io._p(staging)
+    if routed:
+        ordinals = ",".join(str(table.schema.names.index(k)) for k in table.partition_keys)
+        with session_confs(spark, WRITE_CONFS):
+            (w.format(jar.PARTITION_ROUTING).option("lakeformat.partition.ordinals", ordinals)
+             .option("lakeformat.partition.max-open-files", str(CONCURRENT_FILES)).save(path))
+        return
     if part_cols:
         w = w.partitionBy(*part_cols)
-    confs = {**WRITE_CONFS, **CONCURRENT_WRITERS}
-    with session_confs(df.sparkSession, confs):
-        w.parquet("file://" + table.io._p(staging))
+    with session_confs(spark, {**WRITE_CONFS, **CONCURRENT_WRITERS}):
+        w.parquet(path)
 
 
 @contextlib.contextmanager

@@ -63,6 +63,7 @@ def parse_report() -> dict:
             "paused_at_creation": d.is_paused_upon_creation, "start_date": d.start_date.isoformat(),
             "outlets": {t.task_id: [getattr(o, "uri", str(o)) for o in t.outlets] for t in d.tasks if t.outlets},
             "asset_triggers": _asset_uris(getattr(d.timetable, "asset_condition", None)),
+            "jars": {t.task_id: t.jars for t in d.tasks if hasattr(t, "jars")},
         }
     return {"import_errors": {k: str(v) for k, v in bag.import_errors.items()}, "dags": dags,
             "cycles": cycles, "table_io": opened, "seconds": seconds}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import yaml
 
+import lakeformat.spark as lfs
+
 from lakeformat.pipeline.config import load_config
 from tests.project import CONFIG
 
@@ -23,6 +25,7 @@ def test_every_dag_imports_without_errors_or_cycles(airflow_parse):
         assert ingest["params"] == ["end", "start", "wait_for_landing"]
         assert ingest["tasks"] == ["ingest.audit", "ingest.publish", "ingest.stage", "landing", "plan"]
         assert ingest["schedule"] == "CronDataIntervalTimetable"
+        assert ingest["jars"] == {"ingest.stage": lfs.jar_path()}   # the native write's JVM half goes along
         table = load_config(str(CONFIG)).table(n)
         assert ingest["outlets"] == {"ingest.publish": [
             f"lakeformat://lakeformat_default/{table.database}/{table.table}"]}
@@ -30,6 +33,7 @@ def test_every_dag_imports_without_errors_or_cycles(airflow_parse):
     assert compaction["schedule"] == "AssetOrTimeSchedule"
     assert len(compaction["asset_triggers"]) == len(names)
     assert {f"{n}.compact" for n in names} <= set(compaction["tasks"])
+    assert set(compaction["jars"].values()) == {lfs.jar_path()}
     maintenance = report["dags"]["lakeformat_maintenance"]
     assert maintenance["params"] == ["dry_run", "orphan_older_than"]
     for n in names:

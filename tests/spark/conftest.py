@@ -1,5 +1,6 @@
 """One real local SparkSession for the whole test run (JVM start-up is the expensive part):
-local[2], two shuffle partitions, no UI, quiet logs, Python workers from this interpreter."""
+local[2], two shuffle partitions, no UI, quiet logs, Python workers from this interpreter, lakeformat's
+jar on the classpath."""
 import os
 import sys
 
@@ -20,6 +21,7 @@ def spark():
                .config("spark.log.level", "ERROR")
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.driver.memory", "1g")
+               .config("spark.jars", lfs.jar_path())
                .getOrCreate())
     lfs.register(session)
     yield session

@@ -24,6 +24,7 @@ from lakeformat.errors import LakeformatError
 from lakeformat.pipeline.config import (CONFIG_ENV, PipelineConfig, TableSpec, catalog_options_from_env,
                                         load_config, option_args)
 from lakeformat.secrets import MaskingFilter, register_options
+from lakeformat.spark.jar import JAR
 from lakeformat.spark.options import TableRef
 from lakeformat.table.catalog import Catalog
 
@@ -84,14 +85,17 @@ def resolve(args) -> JobTable:
 
 def spark_session(app: str, master: Optional[str]):
     """The job's SparkSession with the lakeformat source registered. The master is the
-    ``--master`` argument, else spark-submit's, else ``local[*]`` (plain ``python jobs/x.py``)."""
+    ``--master`` argument, else spark-submit's, else ``local[*]`` (plain ``python jobs/x.py``,
+    which also puts lakeformat's jar on the classpath where it is built)."""
     from pyspark.sql import SparkSession
 
     b = SparkSession.builder.appName(app).config("spark.log.level", "WARN")
     if master:
         b = b.master(master)
-    elif "PYSPARK_GATEWAY_PORT" not in os.environ:   # not started by spark-submit
+    elif "PYSPARK_GATEWAY_PORT" not in os.environ:   # not started by spark-submit (which takes --jars)
         b = b.master("local[*]")
+    if "PYSPARK_GATEWAY_PORT" not in os.environ and JAR.is_file():
+        b = b.config("spark.jars", str(JAR))
     spark = b.getOrCreate()
     lfs.register(spark)
     return spark

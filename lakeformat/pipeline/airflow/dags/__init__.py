@@ -11,8 +11,11 @@ DAG file, an XCom or a rendered template.
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 import logging
 import os
+from pathlib import Path
+from typing import Optional
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Asset, task
@@ -55,16 +58,26 @@ def table_asset(spec: TableSpec, config: PipelineConfig) -> Asset:
                  extra={"table": spec.identifier})
 
 
+def spark_jar() -> Optional[str]:
+    """lakeformat's Spark jar (``lakeformat.spark.jar_path()``) if it is built, found without
+    importing ``lakeformat.spark``: that imports pyspark, which DAG parsing does not need."""
+    package = importlib.util.find_spec("lakeformat.spark").submodule_search_locations[0]
+    jar = Path(package) / "lakeformat-spark.jar"
+    return str(jar) if jar.is_file() else None
+
+
 class LakeformatSparkSubmitOperator(SparkSubmitOperator):
     """The provider's SparkSubmitOperator, for lakeformat's jobs: when it runs it adds the
     warehouse of the lakeformat connection ``lakeformat_conn_id`` to the job's arguments and the
     connection's catalog options, credentials included, to the environment of spark-submit
     (never to its command line: see ``submit_settings``). Empty arguments (an optional flag a
-    template left out, such as ``{{ '--full' if params.full else '' }}``) are dropped."""
+    template left out, such as ``{{ '--full' if params.full else '' }}``) are dropped. lakeformat's
+    Spark jar goes with the job (``--jars``) unless ``jars`` says otherwise."""
 
     template_fields = (*SparkSubmitOperator.template_fields, "unit_label")   # a mapped group's argument too
 
     def __init__(self, *, lakeformat_conn_id: str = "lakeformat_default", unit_label: str = "", **kwargs):
+        kwargs.setdefault("jars", spark_jar())
         super().__init__(**kwargs)
         self.lakeformat_conn_id = lakeformat_conn_id
         self.unit_label = unit_label   # the day (or hour) a mapped ingest stage loads: its map_index_template
