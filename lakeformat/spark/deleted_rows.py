@@ -25,6 +25,7 @@ without deleted rows go into one plain scan.
 """
 from __future__ import annotations
 
+import base64
 from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
@@ -32,7 +33,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from lakeformat.errors import LakeformatError
-from lakeformat.spark import catalyst
+from lakeformat.spark import catalyst, jar
 
 MAX_FILES_PER_SCAN = 64
 MAX_WORDS_PER_SCAN = 1 << 20    # 8 MiB of bitmap (64M rows) in one scan's literal
@@ -110,23 +111,41 @@ def keep(spark, bitmaps: Mapping[int, np.ndarray]) -> Column:
     return word.bitwiseAND(F.expr(f"shiftleft(1L, cast({ROW_INDEX} & 63 as int))")) == 0
 
 
-def scans(spark, read: Callable[[Sequence[str], bool], DataFrame], paths: Sequence[str], row_counts: Sequence[int],
+def encoded_vectors(files: Sequence[tuple[str, int, np.ndarray]]) -> str:
+    """Files (name, size, bitmap) as the read option of the jar's deletion-vector reader (pure)."""
+    def b64(data: bytes) -> str:
+        return base64.b64encode(data).decode("ascii")
+    return ";".join(f"{b64(name.encode())} {int(size)} {b64(words.astype('<i8').tobytes())}"
+                    for name, size, words in files)
+
+
+def scans(spark, read: Callable[..., DataFrame], paths: Sequence[str], row_counts: Sequence[int],
           file_sizes: Sequence[int], vectors: Mapping[str, Sequence[int]]) -> list[DataFrame]:
     """``read`` of ``paths`` (with their row counts and sizes) without the rows ``vectors`` (file
     name to deleted positions) delete: one plain scan of the files without deleted rows, and scans
-    of the others filtered by :func:`keep`. ``read(paths, True)`` adds the column :data:`ROW_INDEX`
-    to its read schema; the frames returned have the columns of ``read(paths, False)``."""
+    of the others. Where the session has lakeformat's jar, ``read(paths, vectors=option)`` reads
+    them through its deletion-vector reader (:data:`jar.DELETION_VECTOR_READER`, which drops the
+    deleted rows as it reads); else ``read(paths, row_index=True)`` adds the column
+    :data:`ROW_INDEX` to its read schema and the rows are filtered by :func:`keep`. The frames
+    returned have the columns of ``read(paths)``."""
     name_of = {p: p.rsplit("/", 1)[-1] for p in paths}
     rows, size_of = dict(zip(paths, row_counts)), dict(zip(paths, file_sizes))
     deleted = [p for p in paths if len(vectors.get(name_of[p], ()))]
     plain = [p for p in paths if not len(vectors.get(name_of[p], ()))]
-    frames = [read(plain, False)] if plain else []
+    frames = [read(plain)] if plain else []
     bitmaps = {p: bitmap(vectors[name_of[p]], rows[p], name_of[p]) for p in deleted}
     by_name = {name_of[p]: p for p in deleted}
     if len(by_name) != len(deleted):
         raise LakeformatError("two planned files with deletion vectors share a file name")
+    if deleted and jar.loadable(spark, jar.DELETION_VECTOR_READER):
+        # the reader finds a file's vector by its name: sizes may repeat within a scan
+        for group in pack([(name_of[p], len(bitmaps[p]), i) for i, p in enumerate(deleted)]):
+            group_paths = [by_name[n] for n in group]
+            option = encoded_vectors([(name_of[p], size_of[p], bitmaps[p]) for p in group_paths])
+            frames.append(read(group_paths, vectors=option))
+        return frames
     for group in pack([(name_of[p], len(bitmaps[p]), size_of[p]) for p in deleted]):
         group_paths = [by_name[n] for n in group]
-        kept = read(group_paths, True).where(keep(spark, {size_of[p]: bitmaps[p] for p in group_paths}))
+        kept = read(group_paths, row_index=True).where(keep(spark, {size_of[p]: bitmaps[p] for p in group_paths}))
         frames.append(kept.drop(ROW_INDEX))
     return frames

@@ -20,6 +20,8 @@ from lakeformat.spark import catalyst
 
 JAR = Path(__file__).with_name("lakeformat-spark.jar")
 PARTITION_ROUTING = "lakeformat.spark.PartitionRoutingParquet"
+DELETION_VECTOR_READER = "lakeformat.spark.DeletionVectorParquet"
+VECTORS_OPTION = "lakeformat.deletion-vectors"
 
 
 def jar_path() -> str:

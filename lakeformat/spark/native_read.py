@@ -41,7 +41,7 @@ from lakeformat.mergetree.kv_file import DELETE, KIND, UPDATE_BEFORE
 from lakeformat.mergetree.read import sections
 from lakeformat.read.scan import Split
 from lakeformat.read.split_read import raw_readable
-from lakeformat.spark import catalyst, deleted_rows
+from lakeformat.spark import catalyst, deleted_rows, jar
 from lakeformat.spark import scan as S
 from lakeformat.spark.dataframe import source_options
 from lakeformat.spark.filters import to_spark_column
@@ -174,11 +174,14 @@ def _native_frame(spark, table, group: NativeFiles, needed: Sequence[str]) -> Da
     if group.key_value:
         read.append(StructField(KIND, ByteType(), False))
 
-    def scan(paths: Sequence[str], row_index: bool = False) -> DataFrame:
+    def scan(paths: Sequence[str], row_index: bool = False, vectors: Optional[str] = None) -> DataFrame:
         fields = [*read, StructField(deleted_rows.ROW_INDEX, LongType(), True)] if row_index else read
         reader = spark.read.schema(StructType(fields)).options(**SCAN_OPTIONS)
-        return DataFrame(reader._jreader.parquet(catalyst.string_array(spark, [spark_path(table, p) for p in paths])),
-                         spark)
+        files = catalyst.string_array(spark, [spark_path(table, p) for p in paths])
+        if vectors is None:
+            return DataFrame(reader._jreader.parquet(files), spark)
+        reader = reader.format(jar.DELETION_VECTOR_READER).option(jar.VECTORS_OPTION, vectors)
+        return DataFrame(reader._jreader.load(files), spark)
     if group.deletion_files:
         frames = deleted_rows.scans(spark, scan, group.paths, group.row_counts, group.file_sizes,
                                     _vectors(table, group))

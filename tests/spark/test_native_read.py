@@ -1,6 +1,7 @@
 """Native reads (``lfs.read_table``): Spark's Parquet reader over the files lakeformat planned
 returns exactly the rows of lakeformat's own reader, for append tables, primary-key tables with
-compacted and overlapping runs, deletion vectors (applied by row index), evolved schemas and
+compacted and overlapping runs, deletion vectors (dropped by lakeformat's jar as Spark's reader
+reads, or, in a session without the jar, by a filter on Spark's row index), evolved schemas and
 filters."""
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 import lakeformat as lf
 import lakeformat.spark as lfs
 from lakeformat.pipeline.demo_data import SCHEMA as UB_SCHEMA, user_behavior
-from lakeformat.spark import deleted_rows
+from lakeformat.spark import deleted_rows, jar
 from lakeformat.spark.native_read import native_available, plan_read
 from lakeformat.spark.native_write import session_confs
 from tests.interop.helpers import assert_same_rows
@@ -45,6 +46,16 @@ def both_paths(spark, wh, name, **kw) -> tuple[pa.Table, pa.Table]:
 
 def scan_text(df) -> str:
     return df._jdf.queryExecution().executedPlan().toString()
+
+
+@pytest.fixture(params=["jar", "row-index"])
+def dv_reader(request, monkeypatch, spark) -> str:
+    """How the native read drops deleted rows: through the jar's reader, or, as in a session
+    without the jar, by Spark's row index and a bitmap literal."""
+    if request.param == "row-index":
+        monkeypatch.setattr(jar, "DELETION_VECTOR_READER", "lakeformat.spark.NoSuchReader")
+    assert jar.loadable(spark, jar.DELETION_VECTOR_READER) == (request.param == "jar")
+    return request.param
 
 
 def test_append_table_native_read_equals_lakeformat_with_filters_and_evolution(spark, catalog):
@@ -128,7 +139,7 @@ def test_only_files_that_may_hold_deletes_read_and_filter_their_row_kind(spark, 
     assert sorted(df.toArrow()["id"].to_pylist()) == list(range(100))
 
 
-def test_deletion_vector_tables_are_read_natively_with_their_vectors_applied(spark, catalog):
+def test_deletion_vector_tables_are_read_natively_with_their_vectors_applied(spark, catalog, dv_reader):
     """Spark reads the compacted files itself and drops the rows the vectors delete by their row
     index; with a filter pushed into the reader the positions still line up."""
     schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
@@ -186,7 +197,7 @@ def test_tables_on_object_stores_are_read_through_lakeformat(spark, s3_endpoint)
     assert_same_rows(got, t.read(filter=lf.col("dt") == DAYS[0]), KEY, "s3")
 
 
-def test_a_deletion_vector_table_written_by_paimon_java_is_read_natively(spark, tmp_path):
+def test_a_deletion_vector_table_written_by_paimon_java_is_read_natively(spark, tmp_path, dv_reader):
     """tests/fixtures/paimon-java (PROVENANCE.md): the rows paimon-cpp's
     TestWithPKWithDvBatchScanSnapshot6 states, through Spark's reader and the vectors Java wrote."""
     wh = tmp_path / "parquet"
@@ -203,7 +214,7 @@ def test_a_deletion_vector_table_written_by_paimon_java_is_read_natively(spark, 
     assert sorted(map(tuple, (r.values() for r in got.to_pylist()))) == sorted(map(tuple, case["rows"]))
 
 
-def test_deleted_positions_apply_to_their_own_file_only(spark, catalog):
+def test_deleted_positions_apply_to_their_own_file_only(spark, catalog, dv_reader):
     """One row deleted: its position is dropped in its file, and the row at the same position of
     the other bucket's file stays (a key of the position alone would drop both)."""
     schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
@@ -219,9 +230,10 @@ def test_deleted_positions_apply_to_their_own_file_only(spark, catalog):
     assert sorted(native["id"].to_pylist()) == list(range(1, 200))
 
 
-def test_the_bitmap_literal_is_one_unsafe_array_that_the_plan_does_not_print(spark, catalog):
-    """The vectors of 200,000 rows (3,126 words) go into the plan as one unsafe array: a boxed
-    array literal printed every word into the plan description Spark builds on each execution."""
+def test_the_vectors_are_not_printed_into_the_plan(spark, catalog, dv_reader):
+    """The vectors of 200,000 rows (3,126 words) go into the plan as a read option of the jar's
+    reader, or as one unsafe array literal: a boxed array literal printed every word into the plan
+    description Spark builds on each execution."""
     schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.int64())])
     t = catalog.create_table("db.dvbig", schema, primary_keys=["id"],
                              options={"bucket": "1", "deletion-vectors.enabled": "true"})
@@ -232,7 +244,8 @@ def test_the_bitmap_literal_is_one_unsafe_array_that_the_plan_does_not_print(spa
     t.delete(pa.table({"id": pa.array(gone, pa.int64())}))
     df = lfs.read_table(spark, "db.dvbig", warehouse=catalog.warehouse)
     described = df._jdf.queryExecution().toString()
-    assert "UnsafeArrayData" in described and len(described) < 20_000, len(described)
+    assert len(described) < 20_000, len(described)
+    assert ("DeletionVectorParquet" if dv_reader == "jar" else "UnsafeArrayData") in described
     ids = df.toArrow()["id"].to_numpy()
     assert len(ids) == n - len(gone) and not set(gone) & set(ids.tolist())
 
@@ -274,11 +287,13 @@ def test_files_are_packed_into_scans_of_bounded_files_and_words_and_distinct_siz
 
 
 def test_many_files_with_vectors_read_in_several_scans_drop_positions_at_word_and_row_group_edges(
-        spark, catalog, monkeypatch):
-    """Six buckets, each file with a vector, packed four files to a scan: every scan's bitmap
-    offsets line up, and positions 0, 63, 64, the last row and those around the row-group
-    boundary go, with Spark splitting each file into a task per row group (row indexes counted
-    across row groups), in the vectorised reader and the row-by-row one. A file that is not the size its manifest records fails the read."""
+        spark, catalog, monkeypatch, dv_reader):
+    """Six buckets, each file with a vector, packed four files to a scan: positions 0, 63, 64, the
+    last row and those around the row-group boundary go, in the vectorised reader and the
+    row-by-row one, with a filter Spark would push into the reader. By row index, every scan's
+    bitmap offsets line up with Spark splitting each file into a task per row group (row indexes
+    counted across row groups); the jar's reader, which counts positions, reads each file whole
+    and pushes no filter into it. A file that is not the size its manifest records fails the read."""
     schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
     t = catalog.create_table("db.dvmany", schema, primary_keys=["id"],
                              options={"bucket": "6", "deletion-vectors.enabled": "true"})
@@ -302,8 +317,12 @@ def test_many_files_with_vectors_read_in_several_scans_drop_positions_at_word_an
     spark.conf.set("spark.sql.files.openCostInBytes", "0")
     try:
         df = lfs.read_table(spark, "db.dvmany", warehouse=catalog.warehouse)
-        assert scan_text(df).count("FileScan parquet") == 2
-        assert df.rdd.getNumPartitions() >= 12, "each file split into its row groups"
+        if dv_reader == "jar":
+            assert scan_text(df).count("deleted rows dropped by lakeformat") == 2
+            assert df.rdd.getNumPartitions() == 6, "each file read whole"
+        else:
+            assert scan_text(df).count("FileScan parquet") == 2
+            assert df.rdd.getNumPartitions() >= 12, "each file split into its row groups"
         native = df.toArrow()
         where = lf.col("id") < n // 2
         filtered = lfs.read_table(spark, "db.dvmany", warehouse=catalog.warehouse, filter=where)

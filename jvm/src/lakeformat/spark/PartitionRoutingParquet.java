@@ -1,12 +1,8 @@
 package lakeformat.spark;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Objects;
 
 import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.TaskAttemptContext;
@@ -40,7 +36,7 @@ import org.apache.spark.sql.types.TimestampType;
  * partition and projects every row twice (its partition values, and the row without them); both
  * cost about half of an unpartitioned write again. Here a row is compared with the last row's
  * partition values, read in place with the column's own getter, and goes to the open file of its
- * partition. The files are the ones Spark's Parquet writer writes; the driver reads each file's
+ * partition (found among the open files by the same comparison, most recently used first). The files are the ones Spark's Parquet writer writes; the driver reads each file's
  * partition from its first row.
  *
  * <p>Write options: {@code lakeformat.partition.ordinals}, the partition columns' positions in the
@@ -168,6 +164,10 @@ public class PartitionRoutingParquet extends ParquetFileFormat {
     };
   }
 
+  /** A partition's values and its open file. */
+  private record Slot(Object[] values, OutputWriter writer) {
+  }
+
   private static final class Router extends OutputWriter {
     private final OutputWriterFactory files;
     private final String path;
@@ -175,9 +175,11 @@ public class PartitionRoutingParquet extends ParquetFileFormat {
     private final TaskAttemptContext context;
     private final int[] ordinals;
     private final Key[] keys;
-    private final LinkedHashMap<List<Object>, OutputWriter> open;
-    private Object[] current;
-    private OutputWriter writer;
+    private final int maxOpen;
+    // the open files, most recently switched to first: rows of a few partitions interleaved find
+    // theirs in a comparison or two, with no allocation and no hashing
+    private final ArrayList<Slot> open = new ArrayList<>();
+    private Slot current;
     private int opened;
 
     Router(OutputWriterFactory files, String path, StructType schema, TaskAttemptContext context,
@@ -187,29 +189,18 @@ public class PartitionRoutingParquet extends ParquetFileFormat {
       this.schema = schema;
       this.context = context;
       this.ordinals = ordinals;
+      this.maxOpen = maxOpen;
       this.keys = new Key[ordinals.length];
       for (int i = 0; i < ordinals.length; i++) {
         keys[i] = keyOf(schema.fields()[ordinals[i]].dataType());
       }
-      this.open = new LinkedHashMap<>(16, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<List<Object>, OutputWriter> eldest) {
-          if (size() <= maxOpen) {
-            return false;
-          }
-          eldest.getValue().close();
-          return true;
-        }
-      };
     }
 
-    private boolean inCurrent(InternalRow row) {
-      if (current == null) {
-        return false;
-      }
+    private boolean in(Slot slot, InternalRow row) {
+      Object[] values = slot.values();
       for (int i = 0; i < ordinals.length; i++) {
         int o = ordinals[i];
-        Object v = current[i];
+        Object v = values[i];
         if (row.isNullAt(o) ? v != null : v == null || !keys[i].same(row, o, v)) {
           return false;
         }
@@ -217,23 +208,36 @@ public class PartitionRoutingParquet extends ParquetFileFormat {
       return true;
     }
 
+    private Slot slotOf(InternalRow row) {
+      for (int i = 0; i < open.size(); i++) {
+        Slot s = open.get(i);
+        if (in(s, row)) {
+          if (i > 0) {
+            open.remove(i);
+            open.add(0, s);
+          }
+          return s;
+        }
+      }
+      if (open.size() >= maxOpen) {   // its partition's next rows start a new file
+        open.remove(open.size() - 1).writer().close();
+      }
+      Object[] values = new Object[ordinals.length];
+      for (int i = 0; i < ordinals.length; i++) {
+        values[i] = row.isNullAt(ordinals[i]) ? null : keys[i].copy(row, ordinals[i]);
+      }
+      Slot s = new Slot(values, files.newInstance(opened == 0 ? path : sibling(opened), schema, context));
+      opened++;
+      open.add(0, s);
+      return s;
+    }
+
     @Override
     public void write(InternalRow row) {
-      if (!inCurrent(row)) {
-        Object[] values = new Object[ordinals.length];
-        for (int i = 0; i < ordinals.length; i++) {
-          values[i] = row.isNullAt(ordinals[i]) ? null : keys[i].copy(row, ordinals[i]);
-        }
-        List<Object> partition = Arrays.asList(values);
-        writer = open.get(partition);
-        if (writer == null) {
-          writer = files.newInstance(opened == 0 ? path : sibling(opened), schema, context);
-          opened++;
-          open.put(partition, writer);
-        }
-        current = values;
+      if (current == null || !in(current, row)) {
+        current = slotOf(row);
       }
-      writer.write(row);
+      current.writer().write(row);
     }
 
     /** The n-th file of this task: Spark's file name with a prefix, in the same directory. */
@@ -245,11 +249,9 @@ public class PartitionRoutingParquet extends ParquetFileFormat {
     @Override
     public void close() {
       RuntimeException failure = null;
-      for (Iterator<OutputWriter> it = open.values().iterator(); it.hasNext(); ) {
-        OutputWriter w = it.next();
-        it.remove();
+      for (Slot s : open) {
         try {
-          w.close();
+          s.writer().close();
         } catch (RuntimeException e) {
           if (failure == null) {
             failure = e;
@@ -258,8 +260,8 @@ public class PartitionRoutingParquet extends ParquetFileFormat {
           }
         }
       }
+      open.clear();
       current = null;
-      writer = null;
       if (failure != null) {
         throw failure;
       }
