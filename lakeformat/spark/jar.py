@@ -22,6 +22,7 @@ JAR = Path(__file__).with_name("lakeformat-spark.jar")
 PARTITION_ROUTING = "lakeformat.spark.PartitionRoutingParquet"
 DELETION_VECTOR_READER = "lakeformat.spark.DeletionVectorParquet"
 VECTORS_OPTION = "lakeformat.deletion-vectors"
+DELETED_COLUMN = "_lakeformat_deleted_row"   # the reader's last column: whether the row is deleted
 
 
 def jar_path() -> str:

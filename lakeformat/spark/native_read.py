@@ -27,7 +27,7 @@ from typing import Mapping, Optional, Sequence
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import ByteType, LongType, StructField, StructType
+from pyspark.sql.types import BooleanType, ByteType, LongType, StructField, StructType
 
 from lakeformat.errors import SchemaError
 from lakeformat.format import options as O
@@ -175,13 +175,14 @@ def _native_frame(spark, table, group: NativeFiles, needed: Sequence[str]) -> Da
         read.append(StructField(KIND, ByteType(), False))
 
     def scan(paths: Sequence[str], row_index: bool = False, vectors: Optional[str] = None) -> DataFrame:
+        files = catalyst.string_array(spark, [spark_path(table, p) for p in paths])
+        if vectors is not None:
+            reader = (spark.read.schema(StructType([*read, StructField(jar.DELETED_COLUMN, BooleanType(), False)]))
+                      .options(**SCAN_OPTIONS).format(jar.DELETION_VECTOR_READER).option(jar.VECTORS_OPTION, vectors))
+            return DataFrame(reader._jreader.load(files), spark).where(~F.col(jar.DELETED_COLUMN)).drop(jar.DELETED_COLUMN)
         fields = [*read, StructField(deleted_rows.ROW_INDEX, LongType(), True)] if row_index else read
         reader = spark.read.schema(StructType(fields)).options(**SCAN_OPTIONS)
-        files = catalyst.string_array(spark, [spark_path(table, p) for p in paths])
-        if vectors is None:
-            return DataFrame(reader._jreader.parquet(files), spark)
-        reader = reader.format(jar.DELETION_VECTOR_READER).option(jar.VECTORS_OPTION, vectors)
-        return DataFrame(reader._jreader.load(files), spark)
+        return DataFrame(reader._jreader.parquet(files), spark)
     if group.deletion_files:
         frames = deleted_rows.scans(spark, scan, group.paths, group.row_counts, group.file_sizes,
                                     _vectors(table, group))
