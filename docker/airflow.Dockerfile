@@ -5,9 +5,10 @@
 FROM apache/airflow:3.3.2-python3.11
 
 USER root
-# spark-submit and the Spark master/workers need a JVM (Debian bookworm's default is Java 17).
+# spark-submit and the Spark master/workers need a JVM (Debian bookworm's default is Java 17), and
+# lakeformat's Spark jar its compiler.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends default-jre-headless procps \
+ && apt-get install -y --no-install-recommends default-jdk-headless procps \
  && rm -rf /var/lib/apt/lists/*
 ENV JAVA_HOME=/usr/lib/jvm/default-java
 
@@ -16,6 +17,15 @@ COPY --chown=airflow:root pyproject.toml README.md /opt/lakeformat/
 COPY --chown=airflow:root lakeformat /opt/lakeformat/lakeformat
 # Airflow stays at the base image's version: the extras pin the same apache-airflow==3.3.2.
 RUN pip install --no-cache-dir "apache-airflow==3.3.2" -e "/opt/lakeformat[spark,pipeline]"
+# lakeformat's Spark jar (as `make jar` builds it), against the Spark the image's pyspark ships;
+# spark-submit --jars takes it to the executors
+COPY --chown=airflow:root jvm /opt/lakeformat/jvm
+RUN mkdir /tmp/jvm \
+ && javac --release 17 -d /tmp/jvm \
+      -cp "$(python -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')/*" \
+      /opt/lakeformat/jvm/src/lakeformat/spark/*.java \
+ && jar --create --file /opt/lakeformat/lakeformat/spark/lakeformat-spark.jar -C /tmp/jvm . \
+ && rm -rf /tmp/jvm
 COPY --chown=airflow:root docker/spark-node.sh /opt/lakeformat-docker/spark-node.sh
 
 ENV PYSPARK_PYTHON=python \

@@ -134,7 +134,11 @@ def test_plugin_airflow_image_matches_the_project_pins():
     version = airflow_pin.split("==")[1]
     assert f"FROM apache/airflow:{version}-python3.11" in dockerfile
     assert f'"{airflow_pin}"' in dockerfile and '-e "/opt/lakeformat[spark,pipeline]"' in dockerfile
-    assert "default-jre-headless" in dockerfile    # spark-submit needs Java
+    assert "default-jdk-headless" in dockerfile    # spark-submit needs Java, lakeformat's jar its compiler
+    # the image builds the jar where lakeformat.spark.jar_path() finds it, from the sources make jar compiles
+    makefile = (ROOT / "Makefile").read_text()
+    assert "jvm/src/lakeformat/spark/*.java" in dockerfile and "jvm/src/lakeformat/spark/*.java" in makefile
+    assert "--file /opt/lakeformat/lakeformat/spark/lakeformat-spark.jar" in dockerfile
 
 
 def test_plugin_compose_landing_is_in_minio_and_generated_on_request(config):
