@@ -1,5 +1,9 @@
 """Deletion vectors applied inside Spark's Parquet scan, with no join and no Spark job to plan.
 
+Where the session has lakeformat's jar, its reader (``DeletionVectorParquet.java``) marks the
+deleted rows as it reads, from the bitmaps of :func:`bitmap` given as a read option
+(:func:`encoded_vectors`). Without it:
+
 Each file's vector becomes a bitmap of its row positions (one bit per row, ``row_count // 64 + 1``
 64-bit words); the bitmaps of the files one scan reads are concatenated into one ``array<bigint>``
 literal, and each row is kept when its bit is clear:
@@ -124,8 +128,8 @@ def scans(spark, read: Callable[..., DataFrame], paths: Sequence[str], row_count
     """``read`` of ``paths`` (with their row counts and sizes) without the rows ``vectors`` (file
     name to deleted positions) delete: one plain scan of the files without deleted rows, and scans
     of the others. Where the session has lakeformat's jar, ``read(paths, vectors=option)`` reads
-    them through its deletion-vector reader (:data:`jar.DELETION_VECTOR_READER`, which drops the
-    deleted rows as it reads); else ``read(paths, row_index=True)`` adds the column
+    them through its deletion-vector reader (:data:`jar.DELETION_VECTOR_READER`, which marks the
+    deleted rows as it reads, for ``read`` to filter them); else ``read(paths, row_index=True)`` adds the column
     :data:`ROW_INDEX` to its read schema and the rows are filtered by :func:`keep`. The frames
     returned have the columns of ``read(paths)``."""
     name_of = {p: p.rsplit("/", 1)[-1] for p in paths}

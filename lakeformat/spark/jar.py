@@ -1,10 +1,12 @@
-"""lakeformat's Spark jar: the JVM half of the native write (sources in ``jvm/src``, built by
+"""lakeformat's Spark jar: the JVM half of the native paths (sources in ``jvm/src``, built by
 ``make setup`` against the pinned Spark).
 
 A session that has it on its classpath writes partitioned append tables through
 :data:`PARTITION_ROUTING`, Spark's Parquet writer with each task routing its rows to one file per
-partition itself (see ``PartitionRoutingParquet.java``); a session without it writes them through
-Spark's ``partitionBy``, the same files at about a third more time. Give it to a session with
+partition itself, and reads files with deletion vectors through :data:`DELETION_VECTOR_READER`,
+Spark's Parquet reader marking the deleted rows as it reads. A session without it writes and
+reads the same rows through Spark's ``partitionBy`` and a filter on Spark's row index, more
+slowly. Give it to a session with
 
     SparkSession.builder.config("spark.jars", lakeformat.spark.jar_path())
     spark-submit --jars "$(python -c 'import lakeformat.spark as s; print(s.jar_path())')" ...

@@ -14,7 +14,8 @@ own reader does.
 
 Buckets of a deletion-vector table whose files need no merge (none at level 0, none holding
 delete rows: Paimon's raw-convertible split; every file of an append table) are read natively
-too: the scan of the files with deleted rows keeps a row when its bit in a bitmap literal of the
+too: lakeformat's jar reads the files with deleted rows and marks the rows their vectors delete,
+or, in a session without it, the scan keeps a row when its bit in a bitmap literal of the
 vectors, found by Spark's ``_metadata.file_size`` and ``_metadata.row_index``, is clear (see
 :mod:`lakeformat.spark.deleted_rows`). Tables on object stores are read on the Python path: Spark
 would need its own connector.

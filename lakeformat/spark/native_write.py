@@ -6,8 +6,9 @@ any row may go into any file of its partition. So the rows are written by Spark'
 into a staging directory inside the table, with the table's field ids, compression and timestamp
 encoding, each file holding one partition's rows: where the session has lakeformat's jar
 (:mod:`lakeformat.spark.jar`) each task routes its rows to a file per partition itself, else
-Spark's ``partitionBy`` does, by copies of the partition columns (so the files keep every column). The driver then reads each new file's footer (row count, per-column min, max
-and null count; the partition value from the file's first row), moves the file into
+Spark's ``partitionBy`` does, by copies of the partition columns (so the files keep every
+column). The driver then reads each new file's footer (row count, per-column min, max and null
+count; the partition value from the file's first row), moves the file into
 ``<partition>/bucket-0/data-<uuid>-<n>.parquet`` and commits them all as one snapshot, through
 the same commit as the Python path: ``commit-user`` + ``commit-identifier`` exactly once, overwrite,
 stage. If the Spark job or the commit fails, the files are deleted and the table is unchanged.
