@@ -120,4 +120,4 @@ pyfiles:
 	@echo "$(PYFILES): ship it with spark-submit --py-files $(PYFILES)"
 
 clean:
-	rm -rf $(VENV) $(ORACLE) warehouse
+	rm -rf $(VENV) $(ORACLE) warehouse build $(JAR)
