@@ -89,12 +89,13 @@ def spark_session(app: str, master: Optional[str]):
     which also puts lakeformat's jar on the classpath where it is built)."""
     from pyspark.sql import SparkSession
 
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ   # spark-submit started the JVM (and took --jars)
     b = SparkSession.builder.appName(app).config("spark.log.level", "WARN")
     if master:
         b = b.master(master)
-    elif "PYSPARK_GATEWAY_PORT" not in os.environ:   # not started by spark-submit (which takes --jars)
+    elif not submitted:
         b = b.master("local[*]")
-    if "PYSPARK_GATEWAY_PORT" not in os.environ and JAR.is_file():
+    if not submitted and JAR.is_file():
         b = b.config("spark.jars", str(JAR))
     spark = b.getOrCreate()
     lfs.register(spark)

@@ -95,73 +95,57 @@ public class PartitionRoutingParquet extends ParquetFileFormat {
     }
   }
 
-  /** One partition column: its value read in place, compared, and copied out of the row. */
-  private interface Key {
-    boolean same(InternalRow row, int ordinal, Object value);
-
-    /** The value, owning its bytes (a row's string or binary points into a buffer Spark reuses). */
-    Object copy(InternalRow row, int ordinal);
-  }
-
-  private static Key keyOf(DataType t) {
-    if (t instanceof StringType) {
-      return key((r, o, v) -> r.getUTF8String(o).equals(v), (r, o) -> r.getUTF8String(o).clone());
-    }
-    if (t instanceof IntegerType || t instanceof DateType) {
-      return key((r, o, v) -> r.getInt(o) == (Integer) v, InternalRow::getInt);
-    }
-    if (t instanceof LongType || t instanceof TimestampType || t instanceof TimestampNTZType) {
-      return key((r, o, v) -> r.getLong(o) == (Long) v, InternalRow::getLong);
-    }
-    if (t instanceof ShortType) {
-      return key((r, o, v) -> r.getShort(o) == (Short) v, InternalRow::getShort);
-    }
-    if (t instanceof ByteType) {
-      return key((r, o, v) -> r.getByte(o) == (Byte) v, InternalRow::getByte);
-    }
-    if (t instanceof BooleanType) {
-      return key((r, o, v) -> r.getBoolean(o) == (Boolean) v, InternalRow::getBoolean);
-    }
-    // floating point by bits: -0.0 and 0.0, or two NaNs, at worst go to two files, never one
-    if (t instanceof FloatType) {
-      return key((r, o, v) -> Float.floatToRawIntBits(r.getFloat(o)) == (Integer) v,
-                 (r, o) -> Float.floatToRawIntBits(r.getFloat(o)));
-    }
-    if (t instanceof DoubleType) {
-      return key((r, o, v) -> Double.doubleToRawLongBits(r.getDouble(o)) == (Long) v,
-                 (r, o) -> Double.doubleToRawLongBits(r.getDouble(o)));
-    }
-    if (t instanceof BinaryType) {
-      return key((r, o, v) -> ByteBuffer.wrap(r.getBinary(o)).equals(v),
-                 (r, o) -> ByteBuffer.wrap(r.getBinary(o).clone()));
-    }
-    if (t instanceof DecimalType d) {
-      return key((r, o, v) -> r.getDecimal(o, d.precision(), d.scale()).equals(v),
-                 (r, o) -> r.getDecimal(o, d.precision(), d.scale()).clone());
-    }
-    throw new IllegalArgumentException("a partition column of type " + t.simpleString() + " is not supported");
-  }
-
+  /** Whether a row's value of a partition column is {@code value}, read in place. */
   private interface Same {
     boolean test(InternalRow row, int ordinal, Object value);
   }
 
+  /** The value, owning its bytes (a row's string or binary points into a buffer Spark reuses). */
   private interface Copy {
     Object apply(InternalRow row, int ordinal);
   }
 
-  private static Key key(Same same, Copy copy) {
-    return new Key() {
-      @Override
-      public boolean same(InternalRow row, int ordinal, Object value) {
-        return same.test(row, ordinal, value);
-      }
+  /** One partition column: its value compared, and copied out of the row. */
+  private record Key(Same same, Copy copy) {
+  }
 
-      @Override
-      public Object copy(InternalRow row, int ordinal) {
-        return copy.apply(row, ordinal);
-      }
-    };
+  private static Key keyOf(DataType t) {
+    if (t instanceof StringType) {
+      return new Key((r, o, v) -> r.getUTF8String(o).equals(v), (r, o) -> r.getUTF8String(o).clone());
+    }
+    if (t instanceof IntegerType || t instanceof DateType) {
+      return new Key((r, o, v) -> r.getInt(o) == (Integer) v, InternalRow::getInt);
+    }
+    if (t instanceof LongType || t instanceof TimestampType || t instanceof TimestampNTZType) {
+      return new Key((r, o, v) -> r.getLong(o) == (Long) v, InternalRow::getLong);
+    }
+    if (t instanceof ShortType) {
+      return new Key((r, o, v) -> r.getShort(o) == (Short) v, InternalRow::getShort);
+    }
+    if (t instanceof ByteType) {
+      return new Key((r, o, v) -> r.getByte(o) == (Byte) v, InternalRow::getByte);
+    }
+    if (t instanceof BooleanType) {
+      return new Key((r, o, v) -> r.getBoolean(o) == (Boolean) v, InternalRow::getBoolean);
+    }
+    // floating point by bits: -0.0 and 0.0, or two NaNs, at worst go to two files, never one
+    if (t instanceof FloatType) {
+      return new Key((r, o, v) -> Float.floatToRawIntBits(r.getFloat(o)) == (Integer) v,
+                 (r, o) -> Float.floatToRawIntBits(r.getFloat(o)));
+    }
+    if (t instanceof DoubleType) {
+      return new Key((r, o, v) -> Double.doubleToRawLongBits(r.getDouble(o)) == (Long) v,
+                 (r, o) -> Double.doubleToRawLongBits(r.getDouble(o)));
+    }
+    if (t instanceof BinaryType) {
+      return new Key((r, o, v) -> ByteBuffer.wrap(r.getBinary(o)).equals(v),
+                 (r, o) -> ByteBuffer.wrap(r.getBinary(o).clone()));
+    }
+    if (t instanceof DecimalType d) {
+      return new Key((r, o, v) -> r.getDecimal(o, d.precision(), d.scale()).equals(v),
+                 (r, o) -> r.getDecimal(o, d.precision(), d.scale()).clone());
+    }
+    throw new IllegalArgumentException("a partition column of type " + t.simpleString() + " is not supported");
   }
 
   /** A partition's values and its open file. */
@@ -201,7 +185,7 @@ public class PartitionRoutingParquet extends ParquetFileFormat {
       for (int i = 0; i < ordinals.length; i++) {
         int o = ordinals[i];
         Object v = values[i];
-        if (row.isNullAt(o) ? v != null : v == null || !keys[i].same(row, o, v)) {
+        if (row.isNullAt(o) ? v != null : v == null || !keys[i].same().test(row, o, v)) {
           return false;
         }
       }
@@ -224,7 +208,7 @@ public class PartitionRoutingParquet extends ParquetFileFormat {
       }
       Object[] values = new Object[ordinals.length];
       for (int i = 0; i < ordinals.length; i++) {
-        values[i] = row.isNullAt(ordinals[i]) ? null : keys[i].copy(row, ordinals[i]);
+        values[i] = row.isNullAt(ordinals[i]) ? null : keys[i].copy().apply(row, ordinals[i]);
       }
       Slot s = new Slot(values, files.newInstance(opened == 0 ? path : sibling(opened), schema, context));
       opened++;
