@@ -80,3 +80,31 @@ class LockTimeoutError(CommitError):
             f"committed; retry later. A lock left by a crashed committer frees itself after "
             f"lock.ttl ({ttl:g} s).")
         self.lock_id, self.waited = lock_id, waited
+
+
+class StorageError(LakeformatError, OSError):
+    """The file system or object store failed an operation (disk full, connection reset,
+    throttling past the retries). Nothing that failed this way is reported as written. Also an
+    OSError, so code that treats storage failures alike keeps doing so."""
+
+    def __init__(self, operation: str, path: str, reason: str):
+        super().__init__(f"{operation} {path}: {reason}")
+        self.operation, self.path, self.reason = operation, path, reason
+
+    def __str__(self) -> str:   # OSError's own __str__ would print the args tuple
+        return f"{self.operation} {self.path}: {self.reason}"
+
+
+class OutcomeUnknownError(StorageError):
+    """A write the store neither confirmed nor refused, and whose file could not be read back to
+    tell: it may or may not have happened. Files it may depend on are never deleted."""
+
+
+class CommitOutcomeUnknownError(CommitError):
+    """A commit whose ``snapshot-N`` may or may not exist: the store did not answer and the
+    snapshot could not be read back. Nothing was deleted, so either way the table is intact;
+    ``snapshot_id`` and ``commit_user`` say what to look for."""
+
+    def __init__(self, message: str, snapshot_id: int, commit_user: str):
+        super().__init__(message)
+        self.snapshot_id, self.commit_user = snapshot_id, commit_user

@@ -38,6 +38,15 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.fixture(autouse=True)
+def _short_in_flight_grace(monkeypatch):
+    """Orphan removal without an age limit waits IN_FLIGHT_GRACE (5 s) for commits in flight
+    before deleting; tests that run it in-process have no writer beside it. The race tests run
+    it in processes of their own, with the real wait."""
+    from lakeformat.maintenance import orphans
+    monkeypatch.setattr(orphans, "IN_FLIGHT_GRACE", 0.05)
+
+
 @pytest.fixture
 def catalog(tmp_path):
     cat = lf.Catalog(str(tmp_path / "wh"))

@@ -248,7 +248,8 @@ def cmd_remove_orphan_files(cat, args) -> None:
     started = time.monotonic()
     t = _table(cat, args)
     with progress_reporter(f"looking for orphan files of {t.name}") as progress:
-        r = t.remove_orphan_files(older_than=args.older_than, dry_run=args.dry_run, progress=progress)
+        r = t.remove_orphan_files(older_than=args.older_than, dry_run=args.dry_run, progress=progress,
+                                  allow_deleting_in_flight_files=args.allow_deleting_in_flight_files)
     _report(args, r.summary(t.name, args.older_than),
             {"table": t.name, "dry_run": r.dry_run, "listed": r.listed, "orphans": list(r.orphans),
              "orphan_bytes": r.orphan_bytes, "too_young": r.too_young, "skipped": r.skipped}, started=started)
@@ -314,7 +315,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = verb("remove-orphan-files", cmd_remove_orphan_files, "delete files no snapshot, tag or staged commit reaches",
              True)
     p.add_argument("--older-than", type=duration, default=dt.timedelta(days=1), metavar="DURATION",
-                   help="only files older than this (default: 1 d)")
+                   help="only files older than this (default: 1 d; shorter needs the next flag)")
+    p.add_argument("--allow-deleting-in-flight-files", action="store_true",
+                   help="allow --older-than under 1 d, which also deletes files of writes still running")
 
     p = verb("iceberg-sync", cmd_iceberg_sync, "publish the Iceberg metadata (metadata.iceberg.storage) up to the "
              "latest snapshot, repairing a failed or missing publish")

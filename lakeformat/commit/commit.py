@@ -8,6 +8,18 @@ create-if-absent or, with ``lock.enabled``, under the table's catalog lock). Los
 deletes this attempt's lists and merged manifests and retries on the new latest, with
 exponential backoff and jitter, bounded by ``commit.max-retries`` and ``commit.timeout``.
 
+The outcome of a publish is decided from the table, never from an error (as Paimon's
+``FileStoreCommitImpl`` keeps files "not sure about the situation"): ``snapshot-N`` is read back
+whenever its creation failed or was refused, and it is this commit's if it holds this commit's
+bytes. If it cannot be read, the commit raises :class:`CommitOutcomeUnknownError` and nothing it
+wrote is ever deleted, by it or by ``abort``. Just before publishing, the attempt checks that
+every file the snapshot will name exists, so a file removed meanwhile (orphan removal with no
+age limit) fails the commit instead of becoming a hole in the table.
+
+A commit of a data increment and a compact increment makes two snapshots. Once the first is in,
+a failure of the second is logged and kept on ``skipped_compaction``, never raised: the caller's
+rows are committed, and an error saying otherwise would have them written twice.
+
 Exactly-once: a commit carries (commit_user, identifier); if a snapshot with that pair exists,
 committing again is a no-op that returns it.
 
@@ -27,13 +39,15 @@ from typing import Iterable, Optional, Sequence
 
 from lakeformat.commit.conflict import find_conflicts, needs_check
 from lakeformat.commit.manifest_merge import merge_manifests
-from lakeformat.errors import CommitConflictError, CommitError, CorruptFileError, DataError
+from lakeformat.errors import (CommitConflictError, CommitError, CommitOutcomeUnknownError, CorruptFileError,
+                               DataError, NotFoundError, OutcomeUnknownError)
 from lakeformat.format import options as O
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.index_manifest import HASH, IndexManifestEntry, combine
 from lakeformat.format.manifest import ADD, DELETE, ManifestEntry, ManifestFileMeta
 from lakeformat.format.metadata_checks import check_writable
 from lakeformat.format.snapshot import APPEND, COMPACT, OVERWRITE, Snapshot, inherited
+from lakeformat.io.data_file import file_path
 from lakeformat.io.fileio import join
 from lakeformat.io.index_files import IndexFiles
 from lakeformat.io.manifests import ManifestFile, ManifestList
@@ -118,6 +132,8 @@ class FileStoreCommit:
         self.snapshots_made = 0   # snapshots this committer created (a re-run of a committed identifier makes none)
         self._published: set[str] = set()   # files a snapshot of this committer references: abort keeps them
         self.deltas: dict[int, list[ManifestEntry]] = {}   # snapshot id -> its delta, of the last commit()
+        self.skipped_compaction: Optional[Exception] = None   # why the last commit's compact increment failed
+        self.outcome_unknown = False   # a publish neither confirmed nor refused: abort deletes nothing
         self._index_checked: Optional[str] = None   # the index manifest last carried along, decoded once
 
     # -- exactly-once ------------------------------------------------------------------
@@ -147,7 +163,7 @@ class FileStoreCommit:
                 break
             try:
                 s = sm.get(sid)
-            except Exception:
+            except NotFoundError:
                 break   # expired while we were scanning: nothing older can be ours
             if s.commit_user != self.commit_user:
                 continue
@@ -181,16 +197,42 @@ class FileStoreCommit:
         hashes = [e for e in index if e.file.index_type == HASH]
         index = [e for e in index if e.file.index_type != HASH]
         made = None
+        self.skipped_compaction = None
         # changelog files alone (their level-0 file already compacted away) still need a snapshot
         if data or changelog or overwrite is not None or (not compact and (index or not self.ignore_empty)):
             made = self._commit_with_retry(data, OVERWRITE if overwrite else APPEND, identifier,
                                            overwrite, messages, changelog, hashes + ([] if compact else index))
             # if the COMPACT snapshot below fails, these files are live already: abort must keep them
             self._published |= {f.file_name for m in messages for f in (*m.new_files, *m.changelog_files)}
-        if compact:
-            made = self._commit_with_retry(compact, COMPACT, identifier, None, messages,
+            self._published |= {f.file_name for m in messages if not compact for f in m.index_added}
+        if compact and made is None:
+            return self._commit_with_retry(compact, COMPACT, identifier, None, messages,
                                            changelog_entries(messages, True), index)
+        if compact:
+            try:
+                return self._commit_with_retry(compact, COMPACT, identifier, None, messages,
+                                               changelog_entries(messages, True), index)
+            except Exception as e:   # noqa: BLE001 - the data is in: report it, not the compaction
+                self.skipped_compaction = e
+                log.warning("committed snapshot %d of %s (%s); the compaction after it was not committed and is "
+                            "left for a later one: %s", made.id, self.table.name, made.commit_kind, e)
+                if not self.outcome_unknown:
+                    self._discard_compaction(messages)
         return made
+
+    def _discard_compaction(self, messages: Sequence[CommitMessage]) -> None:
+        """Delete the files only a compact increment that was not committed names (the files it
+        merely moved up a level, and the data increment's files, are live)."""
+        index = IndexFiles(self.table.io, self.table.path)
+        for m in messages:
+            keep = self._published | {f.file_name for f in m.compact_before}
+            d = self.table.bucket_dir_of(m.partition, m.bucket)
+            for f in (*m.compact_after, *m.compact_changelog):
+                if f.file_name not in keep:
+                    self.table.io.delete(file_path(self.table, d, f))
+            for f in m.index_added:
+                if f.file_name not in self._published:
+                    index.delete_index_file(f.file_name)
 
     def _check_static_overwrite(self, messages: Sequence[CommitMessage], static: dict) -> None:
         """A static overwrite replaces the named partition with rows of that partition only: a
@@ -219,11 +261,34 @@ class FileStoreCommit:
                                   f"{self.table.partition_keys})") from None
             if total > 0 and not 0 <= m.bucket < total:
                 raise CommitError(f"cannot commit: bucket {m.bucket} is outside 0..{total - 1} of {self.table.name}")
+
+    def _check_files_exist(self, messages: Sequence[CommitMessage], manifests: Sequence[str]) -> None:
+        """Every file the snapshot about to be published names and this commit brings must exist:
+        data, changelog and index files of the messages, and the manifests the attempt wrote. A
+        directory holding several of them is listed once instead of asking per file."""
+        t = self.table
+        index = IndexFiles(t.io, t.path)
+        by_dir: dict[str, set[str]] = {}
+        for m in messages:
+            d = t.bucket_dir_of(m.partition, m.bucket)
             for f in m.all_files():
-                path = join(self.table.bucket_dir_of(m.partition, m.bucket), f.file_name)
-                if not self.table.io.exists(path):
-                    raise CommitError(f"cannot commit: data file {path} does not exist "
-                                      f"(messages of another table, or files already removed?)")
+                path = file_path(t, d, f)
+                by_dir.setdefault(path.rsplit("/", 1)[0], set()).add(path.rsplit("/", 1)[1])
+            for f in m.index_added:
+                by_dir.setdefault(index.index_dir, set()).add(f.file_name)
+        if manifests:
+            by_dir.setdefault(join(t.path, "manifest"), set()).update(manifests)
+        for d, names in by_dir.items():
+            if len(names) > 2:
+                missing = sorted(names - set(t.io.list_names(d)))
+            else:
+                missing = sorted(n for n in names if not t.io.exists(join(d, n)))
+            if missing:
+                more = f" (nor do {len(missing) - 1} more files it names)" if len(missing) > 1 else ""
+                raise CommitError(f"cannot commit to {t.name}: {join(d, missing[0])} does not exist{more}. It was "
+                                  "removed while the commit was prepared (by an orphan removal with a short "
+                                  "older_than?), or the messages are of another table. Nothing was committed; "
+                                  "write the data again.")
 
     def _commit_with_retry(self, entries: list[ManifestEntry], kind: str, identifier: int,
                            overwrite: Optional[Overwrite], messages,
@@ -255,7 +320,7 @@ class FileStoreCommit:
                         delta_metas = mfile.write(attempt_entries)
                     snapshot = self._try_commit_once(latest, attempt_entries, delta_metas, kind, identifier,
                                                      changelog_metas, sum(e.file.row_count for e in changelog),
-                                                     attempt_index)
+                                                     attempt_index, messages)
                 except CorruptFileError:
                     # metadata of `latest` vanished while this attempt read it: a concurrent
                     # expiration is removing it, which happens only once newer snapshots exist
@@ -278,7 +343,8 @@ class FileStoreCommit:
             raise CommitError(f"gave up committing to {t.name}: lost the race for a snapshot id "
                               f"{self.max_retries + 1} times (commit.max-retries={self.max_retries})")
         finally:
-            self._delete([m.file_name for m in (delta_metas or []) + (changelog_metas or [])])
+            if not self.outcome_unknown:
+                self._delete([m.file_name for m in (delta_metas or []) + (changelog_metas or [])])
 
     def _manifest_file(self) -> ManifestFile:
         t, o = self.table, self.table.typed_options
@@ -372,7 +438,8 @@ class FileStoreCommit:
                          delta_metas: list[ManifestFileMeta], kind: str, identifier: int,
                          changelog_metas: Sequence[ManifestFileMeta] = (),
                          changelog_record_count: int = 0,
-                         index: Sequence[IndexManifestEntry] = ()) -> Optional[Snapshot]:
+                         index: Sequence[IndexManifestEntry] = (),
+                         messages: Sequence[CommitMessage] = ()) -> Optional[Snapshot]:
         t, o = self.table, self.table.typed_options
         mlist = ManifestList(t.io, t.path, o.get(O.MANIFEST_COMPRESSION), o.get(O.MANIFEST_FORMAT))
         written: list[str] = []
@@ -409,11 +476,13 @@ class FileStoreCommit:
                 changelog_record_count=changelog_rows, changelog_manifest_list_size=changelog_size,
                 index_manifest=index_manifest,
                 **inherited(latest, t.schema.id, self._statistics_schema_id(latest)))
+            self._check_files_exist(messages, [m.file_name for m in (*delta_metas, *changelog_metas)] + written)
             if not self._create_snapshot(snapshot):
                 self._delete(written)
                 return None
         except BaseException:
-            self._delete(written)
+            if not self.outcome_unknown:
+                self._delete(written)
             raise
         sm = t.snapshot_manager
         sm.write_hint(sm.LATEST, snapshot.id)
@@ -441,10 +510,19 @@ class FileStoreCommit:
         """Create ``snapshot-N`` if absent. Under the catalog lock a plain write suffices, for
         stores that lack a conditional write; without one, the store's create-if-absent decides."""
         t = self.table
-        if t.lock is None:
-            return self._base_exists(snapshot) and t.snapshot_manager.try_create(snapshot)
-        with t.lock.hold(t.name):
-            return self._base_exists(snapshot) and t.snapshot_manager.create_locked(snapshot)
+        try:
+            if t.lock is None:
+                return self._base_exists(snapshot) and t.snapshot_manager.try_create(snapshot)
+            with t.lock.hold(t.name):
+                return self._base_exists(snapshot) and t.snapshot_manager.create_locked(snapshot)
+        except OutcomeUnknownError as e:
+            self.outcome_unknown = True
+            raise CommitOutcomeUnknownError(
+                f"the commit to {t.name} may or may not have happened: the store did not confirm snapshot "
+                f"{snapshot.id} and it could not be read back ({e.reason}). Nothing was deleted, so the table is "
+                f"intact either way. Once the store answers, look for snapshot {snapshot.id} with commit user "
+                f"{self.commit_user}: if it is there the data is committed; a retry with the same commit user "
+                f"and identifier does this by itself.", snapshot.id, self.commit_user) from None
 
     def _base_exists(self, snapshot: Snapshot) -> bool:
         """Whether the snapshot this one builds on still exists. If a concurrent expiration
@@ -460,7 +538,12 @@ class FileStoreCommit:
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the data files of messages that will never be committed. A file a compaction
         only moved up a level is still live under its old level: it stays, and so do the files of
-        a data increment committed before its compact increment failed."""
+        a data increment committed before its compact increment failed. After a publish whose
+        outcome is unknown nothing is deleted: the snapshot may name these files."""
+        if self.outcome_unknown:
+            log.warning("not deleting the files of %d commit message(s) of %s: a snapshot naming them may "
+                        "have been committed (its outcome is unknown)", len(messages), self.table.name)
+            return
         index = IndexFiles(self.table.io, self.table.path)
         for m in messages:
             d = self.table.bucket_dir_of(m.partition, m.bucket)

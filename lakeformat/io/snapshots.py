@@ -99,12 +99,16 @@ class SnapshotManager:
         return created
 
     def create_locked(self, snapshot: Snapshot) -> bool:
-        """Create ``snapshot-<id>`` with a plain write; False if it exists already. Check and write
-        are atomic only because the caller holds the table's catalog lock (``lock.enabled``)."""
-        path = self.path(snapshot.id)
-        if self.io.exists(path):
+        """Create ``snapshot-<id>`` with a plain write; False if another committer's is there.
+        Check and write are atomic only because the caller holds the table's catalog lock
+        (``lock.enabled``). A file holding this snapshot's bytes is this commit's (an earlier
+        attempt whose reply was lost)."""
+        path, data = self.path(snapshot.id), snapshot.to_json().encode()
+        current = self.io.read_back(path)
+        if current is None:
+            self.io.write_bytes(path, data)
+        elif current != data:
             return False
-        self.io.write_bytes(path, snapshot.to_json().encode())
         self._cache[snapshot.id] = snapshot
         return True
 

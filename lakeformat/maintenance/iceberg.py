@@ -34,7 +34,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Optional
 
-from lakeformat.errors import CorruptFileError, LakeformatError, NotFoundError
+from lakeformat.errors import CorruptFileError, LakeformatError, NotFoundError, OutcomeUnknownError
 from lakeformat.format import options as O
 from lakeformat.format.iceberg import manifest as M
 from lakeformat.format.iceberg import plan as P
@@ -232,7 +232,11 @@ class IcebergPublisher:
             if not published and not expired and not retagged:
                 return PublishResult(known.version)
             version = latest
-            self.files.write_version(version, meta.json_parts())
+            try:
+                self.files.write_version(version, meta.json_parts())
+            except OutcomeUnknownError:
+                written = []   # the version may exist and name them: they stay (orphans at worst)
+                raise
             written = []   # the version names them now
         finally:
             for path in written:   # a failed publish leaves no file behind that nothing names

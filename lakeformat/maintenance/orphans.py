@@ -15,10 +15,19 @@ manifests that no snapshot names. They are found by set difference:
   candidates too; the versions and ``version-hint.text`` never are.
 
 A candidate goes only if it is unreachable AND older than ``older_than`` by modification time
-(default one day), so a writer whose files are not committed yet is never hurt. Reading order
-makes concurrent work safe: stages first, then tags and changelogs, then snapshots (a publish
-moves files from a stage into a snapshot; a tag is taken from a snapshot before it expires), and
-before deleting, stages and tags are listed again and any new one's files are spared. If any of
+(default one day), so a writer whose files are not committed yet is never hurt. An
+``older_than`` under :data:`MIN_OLDER_THAN` (Paimon's default, one day) is refused unless the
+caller passes ``allow_deleting_in_flight_files=True``: files of a write still in flight look
+exactly like orphans. With that override, orphans are first moved aside (renamed to hidden
+names), then, after :data:`IN_FLIGHT_GRACE`, the snapshots committed meanwhile are read and any
+file they name is moved back before the rest is deleted; a commit checks its files exist just
+before publishing, so a writer that lost a file fails instead of publishing a hole.
+
+Reading order makes concurrent work safe: the candidates are listed first (a file listed
+was written before anything below is read), then stages, then tags and changelogs, then
+snapshots (a publish moves files from a stage into a snapshot; a tag is taken from a snapshot
+before it expires), and before deleting, stages and tags are listed again and any new one's
+files are spared. If any of
 them cannot be read the run refuses to delete anything: a file unreadable metadata might name is
 not provably an orphan. Bucket directories this run emptied, or found empty and unmodified for
 ``older_than``, are removed with their emptied partition directories (local disks; object
@@ -31,6 +40,7 @@ import datetime as dt
 import logging
 import re
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from itertools import chain
@@ -49,11 +59,15 @@ from lakeformat.io.index_files import IndexFiles
 from lakeformat.io.manifests import ManifestFile, ManifestList
 from lakeformat.maintenance.deletes import delete_files
 from lakeformat.maintenance.iceberg import enabled as iceberg_enabled
+from lakeformat.maintenance.iceberg import iceberg_files
 from lakeformat.maintenance.iceberg_reachable import reachable_metadata
 from lakeformat.read.scan import gc_paused
 
 log = logging.getLogger(__name__)
 Progress = Callable[[int, int, str], None]
+
+MIN_OLDER_THAN = dt.timedelta(days=1)   # shorter needs allow_deleting_in_flight_files=True
+IN_FLIGHT_GRACE = 5.0   # seconds between moving orphans aside and reading the snapshots made meanwhile
 
 MANIFEST, INDEX, STATISTICS, ICEBERG = "manifest", "index", "statistics", "iceberg"
 _METADATA_DIRS = ("snapshot", "schema", "tag", "consumer", "changelog", "staged", "branch")
@@ -336,11 +350,20 @@ def list_candidates(table, cutoff_ns: int, threads: int = 16) -> tuple[list[Cand
 # ---------------------------------------------------------------- executor
 
 def remove_orphan_files(table, *, older_than: dt.timedelta = dt.timedelta(days=1), dry_run: bool = False,
-                        progress: Optional[Progress] = None) -> OrphanResult:
+                        progress: Optional[Progress] = None,
+                        allow_deleting_in_flight_files: bool = False) -> OrphanResult:
     """Delete files of ``table`` that nothing reaches and that are older than ``older_than``
-    (see the module docstring). ``dry_run`` lists them and deletes nothing."""
+    (see the module docstring). ``dry_run`` lists them and deletes nothing. An ``older_than``
+    under one day also deletes files of writes still in flight, which then fail: it is refused
+    unless ``allow_deleting_in_flight_files`` says the caller accepts that."""
     if not isinstance(older_than, dt.timedelta) or older_than < dt.timedelta(0):
         raise LakeformatError(f"older_than must be a non-negative timedelta, not {older_than!r}")
+    if older_than < MIN_OLDER_THAN and not dry_run and not allow_deleting_in_flight_files:
+        raise LakeformatError(
+            f"refusing to remove orphan files of {table.name} with older_than={older_than}: under one day it "
+            "would also delete the files of writes still in flight (they are not committed yet, so they look like "
+            "orphans), and those writes would fail. Use older_than of at least one day, or pass "
+            "allow_deleting_in_flight_files=True (CLI: --allow-deleting-in-flight-files) when no writer can be running")
     O.check_supported(table.schema.options, O.WRITE, table.name)
     if not table.snapshot_manager.list_ids():
         # a partial restore or a sync that missed snapshot/: every file would look unreachable
@@ -351,13 +374,16 @@ def remove_orphan_files(table, *, older_than: dt.timedelta = dt.timedelta(days=1
     cutoff_ns = time.time_ns() - int(older_than.total_seconds() * 1e9)
     seen: set = set()
     try:
+        # listed first: every candidate was written before the metadata that may name it is read
+        candidates, empty_dirs = list_candidates(table, cutoff_ns)
+        iceberg = iceberg_enabled(table)
+        if iceberg:
+            iceberg_dir = iceberg_files(table).dir
+            candidates += _files(table.io, iceberg_dir, ICEBERG)
         with gc_paused():   # millions of long-lived entries: see read/scan.py
             reachable = reachable_files(table, progress, seen=seen)
-        candidates, empty_dirs = list_candidates(table, cutoff_ns)
-        if iceberg_enabled(table):
-            iceberg_dir, iceberg_names = _iceberg_reachable(table)
-            reachable = replace(reachable, iceberg=frozenset(iceberg_names))
-            candidates += _files(table.io, iceberg_dir, ICEBERG)
+        if iceberg:
+            reachable = replace(reachable, iceberg=frozenset(_iceberg_reachable(table)[1]))
         orphans, young = select_orphans(candidates, reachable, cutoff_ns)
         if orphans:
             # a stage or tag made while we read (from a snapshot then expired) protects its files too
@@ -373,13 +399,57 @@ def remove_orphan_files(table, *, older_than: dt.timedelta = dt.timedelta(days=1
         log.info("dry run: %d orphan file(s) of %s (%d bytes) older than %s would be deleted; %d younger kept",
                  len(orphans), table.name, total_bytes, older_than, young)
         return OrphanResult(len(candidates), tuple(c.path for c in orphans), total_bytes, young, 0, True)
-    delete_files(table.io, [c.path for c in orphans],
+    safe_ns = time.time_ns() - int(MIN_OLDER_THAN.total_seconds() * 1e9)
+    young_orphans = [c for c in orphans if c.mtime_ns >= safe_ns]   # may be a running write's
+    if young_orphans:
+        orphans = [c for c in orphans if c.mtime_ns < safe_ns] + _delete_unless_claimed(
+            table, young_orphans, seen, progress)
+        total_bytes = sum(c.size for c in orphans)
+    delete_files(table.io, [c.path for c in orphans if c.mtime_ns < safe_ns],
                  progress and (lambda done: progress(done, len(orphans), "orphan files deleted")))
     dirs = _remove_empty_dirs(table, {c.path.rsplit("/", 1)[0] for c in orphans if c.area == "data"} | set(empty_dirs))
     dirs += _remove_spark_dirs(table, cutoff_ns)
     log.info("deleted %d orphan file(s) of %s (%d bytes) older than %s; %d younger kept; %d empty "
              "directories removed", len(orphans), table.name, total_bytes, older_than, young, dirs)
     return OrphanResult(len(candidates), tuple(c.path for c in orphans), total_bytes, young, dirs, False)
+
+
+def _aside(c: Candidate, run: str) -> str:
+    head, _, name = c.path.rpartition("/")
+    return f"{head}/.{name}.{run}.orphan.tmp"
+
+
+def _delete_unless_claimed(table, orphans: list[Candidate], seen: set, progress) -> list[Candidate]:
+    """Orphans of a run without an age limit, deleted only if no commit claimed them meanwhile:
+    moved aside first; after :data:`IN_FLIGHT_GRACE`, every snapshot, tag and stage made since the
+    first read is read, and the files they name are moved back. Returns what was deleted."""
+    run = uuid.uuid4().hex[:12]
+    moved = []
+    for c in orphans:
+        try:
+            table.io.move(c.path, _aside(c, run))
+            moved.append(c)
+        except FileNotFoundError:
+            continue   # gone already (its writer aborted)
+    time.sleep(IN_FLIGHT_GRACE)
+    try:
+        claimed = reachable_files(table, seen=seen)
+        if any(c.area == ICEBERG for c in moved):
+            claimed = replace(claimed, iceberg=frozenset(_iceberg_reachable(table)[1]))
+    except _Refuse as e:
+        claimed = None
+        log.warning("orphan removal of %s cannot read what was committed meanwhile (%s): every file it moved "
+                    "aside goes back", table.name, e)
+    deleted = []
+    for c in moved:
+        if claimed is None or claimed.reaches(c):
+            log.warning("%s was committed while orphan removal ran: moved back, not deleted", c.path)
+            table.io.move(_aside(c, run), c.path)
+        else:
+            deleted.append(c)
+    delete_files(table.io, [_aside(c, run) for c in deleted],
+                 progress and (lambda done: progress(done, len(deleted), "orphan files deleted")))
+    return deleted
 
 
 def _remove_spark_dirs(table, cutoff_ns: int) -> int:

@@ -252,7 +252,9 @@ def test_writer_continues_the_bucket_sequence(catalog):
 
 
 def test_writer_compaction_losing_to_a_dedicated_compaction_keeps_its_data(catalog):
-    """The writer's APPEND lands, its COMPACT conflicts: the table keeps the appended file."""
+    """The writer's APPEND lands, its COMPACT conflicts: the commit reports the APPEND (raising
+    would tell the caller its rows were not committed, and a retry would write them twice), keeps
+    the conflict on ``skipped_compaction`` and deletes only the compaction's own output."""
     t = catalog.create_table("db.t", EVENTS, options={"bucket": "1", "bucket-key": "user_id",
                                                         "compaction.min.file-num": "3"})
     t.write(events(1, "x", start=0))
@@ -263,15 +265,37 @@ def test_writer_compaction_losing_to_a_dedicated_compaction_keeps_its_data(catal
     messages = w.prepare_commit()
     assert len(messages[0].compact_before) == 3
     commit = t.new_commit("writer")
-    with pytest.raises(CommitConflictError):
-        try:
-            commit.commit(messages, identifier=1)
-        except BaseException:
-            commit.abort(messages)
-            raise
+    made = commit.commit(messages, identifier=1)
+    assert made.commit_kind == "APPEND" and made.id == 4
+    assert isinstance(commit.skipped_compaction, CommitConflictError)
     fresh = catalog.get_table("db.t")
     assert [s.commit_kind for s in fresh.snapshots()] == ["APPEND", "APPEND", "COMPACT", "APPEND"]
     assert fresh.read().column("user_id").to_pylist() == [0, 1, 2]
+    bucket = t.bucket_dir_of(messages[0].partition, 0)
+    assert not any(t.io.exists(f"{bucket}/{f.file_name}") for f in messages[0].compact_after)
+    assert fresh.new_commit("writer").commit(messages, identifier=1).id == 4   # a re-run: nothing twice
+    assert fresh.read().num_rows == 3
+
+
+def test_table_write_reports_the_append_when_its_compaction_conflicts(catalog, monkeypatch):
+    """Table.write's own small-file compaction losing to a concurrent compaction: the call
+    returns the APPEND snapshot, whose rows are in the table once."""
+    t = catalog.create_table("db.t", EVENTS, options={"bucket": "1", "bucket-key": "user_id",
+                                                        "compaction.min.file-num": "3"})
+    t.write(events(1, "x", start=0))
+    t.write(events(1, "x", start=1))
+    other = catalog.get_table("db.t")
+    real = type(t).new_commit
+
+    def racing_commit(self, user=None):   # the dedicated compaction lands between write and commit
+        if self is t:
+            other.compact(full=True)
+        return real(self, user)
+    monkeypatch.setattr(type(t), "new_commit", racing_commit)
+    made = t.write(events(1, "x", start=2))
+    monkeypatch.undo()
+    assert made.commit_kind == "APPEND"
+    assert sorted(catalog.get_table("db.t").read().column("user_id").to_pylist()) == [0, 1, 2]
 
 
 # ---------------------------------------------------------------- pypaimon reads the result

@@ -232,7 +232,8 @@ def test_remove_orphan_files(wh, capsys):
     code, out, _ = run(capsys, "--warehouse", wh, "remove-orphan-files", "db.t")
     assert code == 0 and "deleted 1 orphan file(s) of db.t (100 B)" in out
     assert not old.exists() and young.exists()
-    assert run_json(capsys, wh, "remove-orphan-files", "db.t", "--older-than", "0 s")["orphans"][0].endswith(young.name)
+    assert run_json(capsys, wh, "remove-orphan-files", "db.t", "--older-than", "0 s",
+                  "--allow-deleting-in-flight-files")["orphans"][0].endswith(young.name)
     assert not young.exists() and table(wh).read().num_rows == 480
 
 

@@ -21,10 +21,11 @@ def test_remove_orphans_without_any_snapshot_deletes_nothing_and_says_why(catalo
     if how == "empty":
         (Path(t.path) / "snapshot").mkdir()
     before = files(t)
-    r = t.remove_orphan_files(older_than=__import__("datetime").timedelta(0))
+    r = t.remove_orphan_files(older_than=__import__("datetime").timedelta(0), allow_deleting_in_flight_files=True)
     assert r.orphans == () and r.deleted == 0 and "no snapshot" in r.skipped
     assert files(t) == before
-    code, out, _ = run(capsys, "--warehouse", catalog.warehouse, "remove-orphan-files", "db.t", "--older-than", "0 s")
+    code, out, _ = run(capsys, "--warehouse", catalog.warehouse, "remove-orphan-files", "db.t", "--older-than", "0 s",
+                  "--allow-deleting-in-flight-files")
     assert code == 0 and "removed no orphan files of db.t: the table has no snapshot" in out
     assert files(t) == before
 

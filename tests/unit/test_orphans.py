@@ -159,7 +159,7 @@ def test_threshold_is_modification_time(table):
     for f in left:
         age(Path(table.path) / f, days=0.5)
     assert table.remove_orphan_files().orphans == ()                       # 12 h < 1 day
-    assert len(table.remove_orphan_files(older_than=dt.timedelta(hours=6)).orphans) == len(left)
+    assert len(table.remove_orphan_files(older_than=dt.timedelta(hours=6), allow_deleting_in_flight_files=True).orphans) == len(left)
     with pytest.raises(lf.LakeformatError, match="older_than"):
         table.remove_orphan_files(older_than=-DAY)
 
@@ -205,7 +205,7 @@ def test_on_s3_orphans_go_reachable_and_staged_files_stay(s3_endpoint):
     lf.stage(t, s.prepare_commit(), "s1", commit_user="stager", identifier=7)
     rows = by_id(t.read())
     assert t.remove_orphan_files().orphans == ()   # object times are now: a day has not passed
-    result = t.remove_orphan_files(older_than=dt.timedelta(0))
+    result = t.remove_orphan_files(older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)
     assert {p.rsplit("/", 1)[-1] for p in result.orphans} == crashed and result.deleted == len(crashed)
     assert by_id(t.read()) == rows
     assert by_id(t.read(snapshot_id=2))[0]["dt"] == "2024-01-01"   # the expired partition, by time travel
@@ -272,3 +272,73 @@ def test_files_a_crashed_spark_driver_left_go_when_old(table):
     assert [Path(p).name for p in result.orphans] == ["part-00000.parquet"] and result.too_young == 1
     assert not old_dir.parent.exists() and (young_dir / "3-0").exists()
     assert table.read().num_rows == 10
+
+
+# ---------------------------------------------------------------- writes in flight
+
+def test_an_age_limit_under_a_day_is_refused_without_the_override(table, capsys, catalog):
+    """older_than=0 would delete the files of every write in flight: refused, nothing deleted,
+    unless the caller names the risk. A dry run only lists, so it needs no override."""
+    table.write(events(10, "2024-01-01"))
+    leftover = crashed_write(table, events(5, "2024-01-01", start=100))
+    before = all_files(table)
+    with pytest.raises(lf.LakeformatError, match="allow_deleting_in_flight_files"):
+        table.remove_orphan_files(older_than=dt.timedelta(0))
+    with pytest.raises(lf.LakeformatError, match="in flight"):
+        table.remove_orphan_files(older_than=dt.timedelta(hours=23))
+    assert all_files(table) == before
+    assert len(table.remove_orphan_files(older_than=dt.timedelta(0), dry_run=True).orphans) == len(leftover)
+    from tests.conftest import run_cli
+    code, _, err = run_cli(capsys, "--warehouse", catalog.warehouse, "remove-orphan-files", "db.t", "--older-than", "1 h")
+    assert code != 0 and "--allow-deleting-in-flight-files" in err
+    assert all_files(table) == before
+    result = table.remove_orphan_files(older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)
+    assert {Path(p).name for p in result.orphans} == {Path(f).name for f in leftover}
+    assert by_id(table.read()) == by_id(events(10, "2024-01-01"))
+
+
+def test_a_commit_whose_files_were_removed_fails_and_publishes_no_hole(table):
+    """The writer's files go while it prepares its commit: the commit checks them just before
+    publishing and fails, naming a missing file; the table stays at its last snapshot."""
+    table.write(events(10, "2024-01-01"))
+    w = table.new_write("writer")
+    w.write(events(5, "2024-01-01", start=100))
+    messages = w.prepare_commit()
+    table.remove_orphan_files(older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)
+    before = all_files(table)
+    commit = table.new_commit("writer")
+    with pytest.raises(lf.CommitError, match="does not exist.*Nothing was committed"):
+        commit.commit(messages, identifier=1)
+    assert [s.id for s in table.snapshots()] == [1]
+    assert by_id(table.read()) == by_id(events(10, "2024-01-01"))
+    assert all_files(table) == before   # the manifests the failed attempt wrote are gone again
+
+
+def test_files_committed_while_orphan_removal_waits_are_moved_back(table, monkeypatch):
+    """A commit that checked its files just before orphan removal moved them aside and published
+    during the grace: the files it names come back; only true leftovers are deleted."""
+    from lakeformat.commit.commit import FileStoreCommit
+    from lakeformat.maintenance import orphans
+
+    table.write(events(10, "2024-01-01"))
+    leftover = crashed_write(table, events(3, "2024-01-02", start=200))
+    w = table.new_write("writer")
+    w.write(events(5, "2024-01-01", start=100))
+    messages = w.prepare_commit()
+    committed = []
+
+    def commit_during_grace(seconds):
+        with monkeypatch.context() as m:   # it checked its files just before they were moved
+            m.setattr(FileStoreCommit, "_check_files_exist", lambda *a: None)
+            committed.append(table.new_commit("writer").commit(messages, identifier=1))
+    monkeypatch.setattr(orphans.time, "sleep", commit_during_grace)
+    result = table.remove_orphan_files(older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)
+    assert committed and committed[0].id == 2
+    assert {Path(p).name for p in result.orphans} == {Path(f).name for f in leftover}
+    assert by_id(table.read()) == by_id(pa_concat(events(10, "2024-01-01"), events(5, "2024-01-01", start=100)))
+    assert not [f for f in all_files(table) if f.endswith(".orphan.tmp")]
+
+
+def pa_concat(*tables):
+    import pyarrow as pa
+    return pa.concat_tables(tables)

@@ -80,7 +80,7 @@ def test_orphan_removal_deletes_through_the_same_bounded_pool(catalog):
     for i in range(50):
         (bucket / f"data-orphan-{i}.parquet").write_bytes(b"x")
     handler = slow(t.io)
-    r = t.remove_orphan_files(older_than=ZERO)
+    r = t.remove_orphan_files(older_than=ZERO, allow_deleting_in_flight_files=True)
     assert len(r.orphans) == 50 and handler.calls["delete"] >= 50
     assert 1 < handler.most <= DELETE_THREADS, handler.most
     assert not any("orphan" in n for n in files_under(t.path, "bucket-")) and t.read().num_rows == 1

@@ -415,7 +415,7 @@ def test_orphan_removal_refuses_a_table_with_an_index_file_of_an_unknown_type(dv
     before = sorted(p for p in Path(t.path).rglob("*") if p.is_file())
     assert orphan in before
     with pytest.raises(LakeformatError) as e:
-        t.remove_orphan_files(older_than=dt.timedelta(0))
+        t.remove_orphan_files(older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)
     _names_newer_index(e, manifest, name)
     assert "does not understand that file" in str(e.value)
     assert str(e.value).count(manifest.name) == 1, "the index manifest named once"

@@ -14,13 +14,15 @@ def main(argv):
     ap = parser("remove_orphans.py", __doc__)
     ap.add_argument("--older-than", default="1 d", help="only files older than this (default '1 d')")
     ap.add_argument("--dry-run", action="store_true", help="only list what would be deleted")
+    ap.add_argument("--allow-deleting-in-flight-files", action="store_true",
+                    help="allow --older-than under 1 d, which also deletes files of writes still running")
     a = ap.parse_args(argv)
     jt = resolve(a)
     older = parse_duration(a.older_than)
     if older < dt.timedelta(0):
         ap.error("--older-than must not be negative")
     r = remove_orphan_files(jt.open(), older_than=older, dry_run=a.dry_run,
-                            progress=progress_logger(f"looking for orphan files of {jt.identifier}"))
+                            allow_deleting_in_flight_files=a.allow_deleting_in_flight_files, progress=progress_logger(f"looking for orphan files of {jt.identifier}"))
     print(r.summary(jt.identifier, a.older_than))
     return 0
 
