@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeformat.errors import CorruptFileError
+from lakeformat.errors import CorruptFileError, LakeformatError
 from lakeformat.format import types as T
 from lakeformat.format.casts import cast_column
 from lakeformat.format.binary_row import serialize_row
@@ -26,7 +26,7 @@ from lakeformat.format import options as O
 from lakeformat.format.options import parse_list
 from lakeformat.format.schema import TableSchema
 from lakeformat.io.file_format import FormatWriter, check_writable, format_of, iter_tables, read_table
-from lakeformat.io.fileio import join
+from lakeformat.io.fileio import join, storage_error
 from lakeformat.io.orc_ids import data_schema
 
 
@@ -52,6 +52,38 @@ def _located(table, path: str, f: DataFileMeta) -> str:
     return path if f.external_path is None else file_path(table, path.rsplit("/", 1)[0], f)
 
 
+# What pyarrow, fastavro and the row count check raise for a file that does not parse. Not memory,
+# capacity or cancellation errors: those are not the file's.
+_UNREADABLE = (OSError, ValueError, KeyError, EOFError, IndexError, pa.ArrowTypeError, pa.ArrowSerializationError)
+
+
+def corruption(error: BaseException) -> Optional[str]:
+    """Why ``error``, raised reading a data file, means the file is corrupt; None when it is not
+    the file's fault and must propagate as it is. pyarrow raises OSError both for storage failures
+    (an errno, an S3 "AWS Error") and for Parquet's own parse and checksum failures."""
+    text = " ".join(str(error).split())
+    if isinstance(error, LakeformatError) or (isinstance(error, OSError) and (error.errno or "AWS Error" in text)):
+        return None
+    if "CRC checksum verification failed" in text:
+        return f"it is corrupt: page checksum mismatch ({text})"
+    if "deserialize thrift" in text:
+        return f"it is corrupt: unparseable page header or footer ({text})"
+    if isinstance(error, pa.ArrowNotImplementedError):   # a flipped type or encoding, mostly
+        return f"it is corrupt, or uses a feature pyarrow does not implement: {text}"
+    if isinstance(error, _UNREADABLE):
+        return f"it is corrupt: {text or type(error).__name__}"
+    return None
+
+
+def _raise_if_corrupt(path: str, fmt: str, error: Exception) -> None:
+    """Raise the CorruptFileError naming ``path`` that ``error`` means, if it means one."""
+    if isinstance(error, FileNotFoundError):
+        raise CorruptFileError(path, "data file is missing") from None
+    reason = corruption(error)
+    if reason is not None:
+        raise CorruptFileError(path, f"cannot read {fmt.upper()} data file: {reason}") from None
+
+
 def read_columns(table, path: str, f: DataFileMeta, wanted: Sequence[T.DataField],
                  extra: Sequence[str] = (), deleted: Optional[np.ndarray] = None) -> pa.Table:
     """The ``wanted`` fields of the current schema from one data file, found by field id, plus
@@ -62,11 +94,10 @@ def read_columns(table, path: str, f: DataFileMeta, wanted: Sequence[T.DataField
     fmt = format_of(f.file_name)
     try:
         with table.io.open_input(path) as src:
-            data = read_table(src, fmt, columns)
-    except FileNotFoundError:
-        raise CorruptFileError(path, "data file is missing") from None
-    except (pa.ArrowInvalid, OSError, ValueError, KeyError, EOFError) as e:
-        raise CorruptFileError(path, f"cannot read {fmt.upper()} data file: {e}") from None
+            data = read_table(src, fmt, columns, f.row_count)
+    except Exception as e:
+        _raise_if_corrupt(path, fmt, e)
+        raise
     if deleted is not None and deleted.size:
         data = data.filter(keep_mask(data.num_rows, deleted))
     return _project(data, wanted, by_id, extra)
@@ -82,16 +113,15 @@ def iter_columns(table, path: str, f: DataFileMeta, wanted: Sequence[T.DataField
     position = 0
     try:
         with table.io.open_input(path) as src:
-            for part in iter_tables(src, fmt, columns, batch_size):
+            for part in iter_tables(src, fmt, columns, batch_size, f.row_count):
                 n = part.num_rows
                 if deleted is not None and deleted.size:
                     part = part.filter(keep_mask(n, deleted, position))
                 position += n
                 yield _project(part, wanted, by_id, extra)
-    except FileNotFoundError:
-        raise CorruptFileError(path, "data file is missing") from None
-    except (pa.ArrowInvalid, OSError, ValueError, KeyError, EOFError) as e:
-        raise CorruptFileError(path, f"cannot read {fmt.upper()} data file: {e}") from None
+    except Exception as e:
+        _raise_if_corrupt(path, fmt, e)
+        raise
 
 
 def _file_columns(table, f: DataFileMeta, wanted: Sequence[T.DataField], extra: Sequence[str]):
@@ -238,7 +268,11 @@ class RollingFileWriter:
             else:
                 chunk = min(chunk, 16384)   # learn the bytes per row on a first small chunk
             part = data.slice(offset, chunk)
-            self._writer.write(part.cast(self.arrow_schema))
+            rows = part.cast(self.arrow_schema)
+            try:
+                self._writer.write(rows)
+            except OSError as e:
+                raise self._failed(e) from None
             self._observe(part)
             self._rows += part.num_rows
             offset += part.num_rows
@@ -261,16 +295,43 @@ class RollingFileWriter:
         self._count += 1
         self._stream = self.table.io.open_output(join(self.dir, self._name))
         orc_schema = data_schema(self.arrow_schema, self.schema.fields) if fmt == "orc" else None
-        self._writer = FormatWriter(self._stream, fmt, self.arrow_schema, opts.get(O.FILE_COMPRESSION),
-                                    opts.get(O.FILE_COMPRESSION_ZSTD_LEVEL), orc_schema)
+        try:
+            self._writer = FormatWriter(self._stream, fmt, self.arrow_schema, opts.get(O.FILE_COMPRESSION),
+                                        opts.get(O.FILE_COMPRESSION_ZSTD_LEVEL), orc_schema)
+        except OSError as e:
+            raise self._failed(e) from None
+        except BaseException:
+            self._discard_open_file()
+            raise
         self._rows = 0
         self._start_file()
 
     def _close_file(self) -> None:
-        self._writer.close()
-        size = self._stream.tell()
-        self._stream.close()
+        try:
+            self._writer.close()
+            size = self._stream.tell()
+            self._stream.close()
+        except OSError as e:
+            raise self._failed(e) from None
         self.files.append(self._file_meta(self._name, size, self._rows))
+        self._writer = self._stream = None
+
+    def _failed(self, error: OSError) -> Exception:
+        """The open file given up after a storage failure (disk full, connection lost): closed and
+        deleted, so no half-written file stays behind; the error names it."""
+        path = join(self.dir, self._name)
+        self._discard_open_file()
+        return storage_error("writing data file", path, error)
+
+    def _discard_open_file(self) -> None:
+        for closing in (self._writer, self._stream):
+            try:
+                if closing is not None:
+                    closing.close()
+            except Exception:   # noqa: BLE001 - it is being thrown away; its error is not the one to report
+                pass
+        if self._stream is not None:
+            self.table.io.delete(join(self.dir, self._name))
         self._writer = self._stream = None
 
     def close(self) -> list[DataFileMeta]:
@@ -279,11 +340,7 @@ class RollingFileWriter:
         return self.files
 
     def abort(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            self._stream.close()
-            self.files.append(DataFileMeta(self._name, 0, 0))
-            self._writer = None
+        self._discard_open_file()
         for f in self.files:
             self.table.io.delete(join(self.dir, f.file_name))
         self.files = []

@@ -5,6 +5,10 @@ A file's format is its extension (``data-<uuid>-0.orc``), as Paimon reads it, so
 Parquet and ORC are columnar in pyarrow. Avro is row-oriented: fastavro decodes and encodes the
 rows (in C) and the columns are assembled from them, so Avro files cost a Python object per value;
 Paimon's Java writers use Avro mostly for small level-0 files.
+
+Parquet pages carry a CRC32 of their bytes, written and verified here, as parquet-mr writes them:
+a flipped bit in a page fails the read instead of being read as data. Pages without one (files of
+older lakeformat versions, other writers) are read unverified.
 """
 from __future__ import annotations
 
@@ -31,29 +35,64 @@ def format_of(file_name: str) -> str:
 
 
 # -- reading -------------------------------------------------------------------------------------
-def read_table(src: BinaryIO, fmt: str, columns: Sequence[str]) -> pa.Table:
-    if fmt == "parquet":
-        return pq.ParquetFile(src).read(columns=list(columns), use_threads=True)
-    if fmt == "orc":
-        return po.ORCFile(src).read(columns=list(columns))
-    return _avro_table(src, columns)
+class RowCountError(ValueError):
+    """A file holding another number of rows than its metadata says: it is corrupt."""
 
 
-def iter_tables(src: BinaryIO, fmt: str, columns: Sequence[str], batch_size: int) -> Iterator[pa.Table]:
-    """The file in order, ``batch_size`` rows at a time (one row group, stripe or block at most)."""
+def _check_rows(found: int, rows: Optional[int]) -> None:
+    if rows is not None and found != rows:
+        raise RowCountError(f"it holds {found} rows where its metadata says {rows}")
+
+
+def _parquet(src: BinaryIO, columns: Sequence[str]) -> pq.ParquetFile:
+    """The file, its page checksums verified as it is read. A column missing from its footer is
+    an error: pyarrow would leave it out of the result."""
+    f = pq.ParquetFile(src, page_checksum_verification=True)
+    missing = [c for c in columns if c not in f.schema_arrow.names]
+    if missing:
+        raise KeyError(f"columns {missing} are not in the Parquet file")
+    return f
+
+
+def read_table(src: BinaryIO, fmt: str, columns: Sequence[str], rows: Optional[int] = None) -> pa.Table:
+    """The file's ``columns``; RowCountError unless it holds ``rows`` rows (when given)."""
     if fmt == "parquet":
-        for batch in pq.ParquetFile(src).iter_batches(batch_size, columns=list(columns)):
+        table = _parquet(src, columns).read(columns=list(columns), use_threads=True)
+    elif fmt == "orc":
+        table = po.ORCFile(src).read(columns=list(columns))
+    else:
+        table = _avro_table(src, columns)
+    _check_rows(table.num_rows, rows)
+    return table
+
+
+def iter_tables(src: BinaryIO, fmt: str, columns: Sequence[str], batch_size: int,
+                rows: Optional[int] = None) -> Iterator[pa.Table]:
+    """The file in order, ``batch_size`` rows at a time (one row group, stripe or block at most).
+    A file whose footer counts other than ``rows`` rows fails before its first batch; one whose
+    batches add up to other than ``rows``, after its last."""
+    count = 0
+    if fmt == "parquet":
+        f = _parquet(src, columns)
+        _check_rows(f.metadata.num_rows, rows)
+        for batch in f.iter_batches(batch_size, columns=list(columns)):
+            count += batch.num_rows
             yield pa.Table.from_batches([batch])
     elif fmt == "orc":
         f = po.ORCFile(src)
+        _check_rows(f.nrows, rows)
         for i in range(f.nstripes):
             stripe = pa.Table.from_batches([f.read_stripe(i, columns=list(columns))])
             for start in range(0, stripe.num_rows, batch_size):
+                count += min(batch_size, stripe.num_rows - start)
                 yield stripe.slice(start, batch_size)
     else:
         table = _avro_table(src, columns)
+        _check_rows(table.num_rows, rows)
+        count = table.num_rows
         for start in range(0, max(table.num_rows, 1), batch_size):
             yield table.slice(start, batch_size)
+    _check_rows(count, rows)
 
 
 def _branch(t):
@@ -137,7 +176,7 @@ class FormatWriter:
         if fmt == "parquet":
             level = zstd_level if compression == "zstd" else None
             self._w = pq.ParquetWriter(stream, schema, compression=compression, compression_level=level,
-                                       write_statistics=False)
+                                       write_statistics=False, write_page_checksum=True)
         elif fmt == "orc":
             self._w = po.ORCWriter(stream, compression=_codec(_ORC_CODECS, compression, "ORC"))
         else:

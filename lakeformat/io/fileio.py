@@ -331,10 +331,7 @@ class FileIO:
                 refused = True
             except Exception as e:   # noqa: BLE001 - no answer: the PUT may have been applied
                 refused, error = False, e
-            try:
-                current = self.read_back(path)
-            except OutcomeUnknownError:
-                continue
+            current = self.read_back(path)   # unanswered reads: OutcomeUnknownError, nothing decided
             if current is not None:
                 if current == data and not refused:
                     log.info("created %s although the store reported %s", path, mask(error))
@@ -343,8 +340,8 @@ class FileIO:
                 return current == data
             if refused:
                 return False   # another writer's object, removed since (expired): not ours either
-        raise OutcomeUnknownError("creating", path, "the store did not confirm the conditional write and the "
-                                  f"file could not be read back to tell ({mask(error)}); nothing was deleted")
+        raise OutcomeUnknownError("creating", path, f"the store kept failing the conditional write ({mask(error)}) "
+                                  "and the file is not there yet: a delayed request may still create it")
 
     def _s3_put_if_absent(self, p: str, data: bytes) -> bool:
         import botocore.exceptions  # lazy: boto3 loads in ~0.3 s and only conditional PUTs need it
@@ -368,7 +365,7 @@ class FileIO:
                 "s3", endpoint_url=o.get("s3.endpoint"), region_name=o.get("s3.region", "us-east-1"),
                 aws_access_key_id=o.get("s3.access-key"), aws_secret_access_key=o.get("s3.secret-key"),
                 aws_session_token=o.get("s3.session-token"),
-                config=Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=10, read_timeout=30))
+                config=Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeout=10, read_timeout=30))
         return self._s3_client
 
 

@@ -35,7 +35,8 @@ _UUID_LENGTH = 36
 
 def position_deletes(vectors: Mapping[str, np.ndarray]) -> bytes:
     """A Parquet position delete file of deletion ``vectors`` (data file path -> sorted deleted
-    positions), its rows ordered by path and position as Iceberg's spec asks."""
+    positions), its rows ordered by path and position as Iceberg's spec asks; its pages carry
+    checksums, as the table's data files do."""
     paths = sorted(vectors)
     counts = np.fromiter((len(vectors[p]) for p in paths), dtype=np.int64, count=len(paths))
     file_path = pa.DictionaryArray.from_arrays(pa.array(np.repeat(np.arange(len(paths), dtype=np.int32), counts)),
@@ -43,7 +44,7 @@ def position_deletes(vectors: Mapping[str, np.ndarray]) -> bytes:
     pos = pa.array(np.concatenate([np.asarray(vectors[p], dtype=np.int64) for p in paths])
                    if paths else np.empty(0, dtype=np.int64))
     sink = pa.BufferOutputStream()
-    pq.write_table(pa.table([file_path, pos], schema=_POSITION_DELETES), sink)
+    pq.write_table(pa.table([file_path, pos], schema=_POSITION_DELETES), sink, write_page_checksum=True)
     return sink.getvalue().to_pybytes()
 
 

@@ -55,9 +55,12 @@ from lakeformat.spark.types import spark_field, spark_schema, spark_type
 # proleptic Gregorian calendar: read as they are (a session in LEGACY mode read a date of 1500 nine
 # days early: files other engines write carry no Spark version for Spark to tell their calendar by).
 # A planned file that is corrupt or gone fails the read (a session ignoring such files returned the
-# rest of the table without a word).
+# rest of the table without a word). Page checksums (lakeformat and Paimon Java write them) are
+# verified, as lakeformat's own reader does: parquet-mr checks them only when its Hadoop conf asks,
+# and a scan's options reach that conf.
 SCAN_OPTIONS = {"datetimeRebaseMode": "CORRECTED", "int96RebaseMode": "CORRECTED",
-                "ignoreCorruptFiles": "false", "ignoreMissingFiles": "false"}
+                "ignoreCorruptFiles": "false", "ignoreMissingFiles": "false",
+                "parquet.page.verify-checksum.enabled": "true"}
 
 
 @dataclass(frozen=True)

@@ -193,7 +193,7 @@ def footer_meta(table, path: str, name: str) -> tuple[list, DataFileMeta]:
     """(the file's partition values, its DataFileMeta) from its footer and first row."""
     schema = table.schema
     with table.io.open_input(path) as src:
-        pf = pq.ParquetFile(src)
+        pf = pq.ParquetFile(src, page_checksum_verification=True)   # Spark writes page checksums
         md = pf.metadata
         parts = (pf.read_row_group(0, columns=schema.partition_keys).slice(0, 1).to_pylist()[0]
                  if schema.partition_keys and md.num_row_groups else {})

@@ -399,3 +399,40 @@ def test_a_corrupt_planned_file_fails_the_read_in_a_session_that_ignores_corrupt
     with session_confs(spark, {"spark.sql.files.ignoreCorruptFiles": "true"}):
         with pytest.raises(Exception, match=Path(victim).name):
             lfs.read_table(spark, "db.corrupt", warehouse=catalog.warehouse).collect()
+
+
+def flip_in_dictionary(path: Path, column: str) -> None:
+    """Flip a bit inside the dictionary page of ``column``: uncompressed, it still decodes, one value wrong."""
+    rg = pq.ParquetFile(path).metadata.row_group(0)
+    [chunk] = [rg.column(i) for i in range(rg.num_columns) if rg.column(i).path_in_schema == column]
+    data = bytearray(path.read_bytes())
+    data[chunk.dictionary_page_offset + 1000] ^= 1
+    path.write_bytes(data)
+
+
+def test_a_flipped_byte_in_a_page_fails_the_native_read(spark, catalog):
+    """lakeformat writes page checksums and Spark's reader verifies them when a scan asks: a flip
+    that would read as a wrong id fails the read, naming the file."""
+    t = catalog.create_table("db.flipped", pa.schema([("id", pa.int64())]), options={"file.compression": "none"})
+    t.write(pa.table({"id": list(range(5000))}))
+    path = Path(t.files()[0]["path"])
+    flip_in_dictionary(path, "id")
+    with pytest.raises(Exception) as e:
+        lfs.read_table(spark, "db.flipped", warehouse=catalog.warehouse).collect()
+    assert path.name in str(e.value) and "checksum" in str(e.value).lower()
+
+
+def test_a_flipped_byte_fails_the_native_read_of_a_file_with_a_deletion_vector(spark, catalog, dv_reader):
+    schema = pa.schema([pa.field("id", pa.int64(), False)])
+    t = catalog.create_table("db.flipped_dv", schema, primary_keys=["id"],
+                             options={"bucket": "1", "deletion-vectors.enabled": "true", "file.compression": "none"})
+    t.write(pa.table({"id": list(range(5000))}, schema=schema))
+    t.compact(full=True)
+    t.delete(pa.table({"id": pa.array([0], pa.int64())}))
+    t = catalog.get_table("db.flipped_dv")
+    assert any(g.deletion_files for g in plan_read(t, t.scan().plan()).native)
+    [path] = [Path(f["path"]) for f in t.files()]
+    flip_in_dictionary(path, "id")
+    with pytest.raises(Exception) as e:
+        lfs.read_table(spark, "db.flipped_dv", warehouse=catalog.warehouse).collect()
+    assert path.name in str(e.value) and "checksum" in str(e.value).lower()
