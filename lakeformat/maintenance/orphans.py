@@ -386,8 +386,10 @@ def remove_orphan_files(table, *, older_than: dt.timedelta = dt.timedelta(days=1
             reachable = replace(reachable, iceberg=frozenset(_iceberg_reachable(table)[1]))
         orphans, young = select_orphans(candidates, reachable, cutoff_ns)
         if orphans:
-            # a stage or tag made while we read (from a snapshot then expired) protects its files too
-            late = reachable_files(table, seen=seen, kinds=("tag", "changelog"), roots=[table.path])
+            # a stage or tag made while we read (from a snapshot then expired) protects its files
+            # too; without an age limit, so does a snapshot committed meanwhile
+            kinds = ("tag", "changelog", "snapshot") if older_than < MIN_OLDER_THAN else ("tag", "changelog")
+            late = reachable_files(table, seen=seen, kinds=kinds, roots=[table.path])
             orphans = [c for c in orphans if not late.reaches(c)]
     except _Refuse as e:
         todo = ("lakeformat does not understand that file, so it cannot tell which files it keeps alive"

@@ -25,6 +25,7 @@ from typing import Callable, Optional, Sequence
 
 import pyarrow as pa
 
+from lakeformat.errors import CorruptFileError, StorageError
 from lakeformat.format import options as O
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.manifest import FILE_SOURCE_COMPACT, DataFileMeta
@@ -205,6 +206,11 @@ class AppendBucketWriter:
         if not self.write_only:
             try:
                 before, after = compact_bucket(self.table, self.dir, self.files, self.policy, full_compaction)
+            except (CorruptFileError, StorageError) as e:
+                # an input another compaction replaced and expiration then deleted, or the store
+                # failing: the compaction is an extra, the rows written are what must be committed
+                log.warning("%s: the writer's compaction of bucket %d is skipped and left for a later one (%s)",
+                            self.table.name, self.bucket, e)
             except BaseException:
                 self._delete(new)   # never handed over
                 raise

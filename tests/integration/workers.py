@@ -6,9 +6,11 @@ what must be in the table from what the workers acknowledged.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
 import sys
+import time
 
 import pyarrow as pa
 
@@ -45,17 +47,52 @@ def overwrite(args) -> None:
         print(json.dumps({"worker": args.worker, "commit": i, "snapshot": snap.id}), flush=True)
 
 
+def table_write(args) -> None:
+    """``Table.write`` for ``--seconds``, each call's outcome on stdout: the snapshot it returned,
+    or the error it raised (a caller following the error's advice would write the rows again)."""
+    t = catalog(args.warehouse, args.option).get_table(args.table)
+    deadline, i = time.monotonic() + args.seconds, 0
+    while time.monotonic() < deadline:
+        i += 1
+        try:
+            snap = t.write(rows(args.worker, i, args.rows, f"p{i % 2}"))
+            out = {"worker": args.worker, "commit": i, "snapshot": snap.id}
+        except Exception as e:   # noqa: BLE001 - reported, the test decides
+            out = {"worker": args.worker, "commit": i, "error": type(e).__name__, "message": str(e)[:300]}
+        print(json.dumps(out), flush=True)
+
+
+def maintain(args) -> None:
+    """Compaction, snapshot expiration or orphan removal (no age limit) in a loop for ``--seconds``;
+    failures are reported, never stop the loop."""
+    t = catalog(args.warehouse, args.option).get_table(args.table)
+    step = {"compact": lambda: t.compact(full=True),
+            "expire": lambda: t.expire_snapshots(retain_min=2, retain_max=3, older_than=dt.timedelta(0)),
+            "orphans": lambda: t.remove_orphan_files(older_than=dt.timedelta(0),
+                                                     allow_deleting_in_flight_files=True)}[args.mode]
+    deadline = time.monotonic() + args.seconds
+    while time.monotonic() < deadline:
+        try:
+            step()
+            print(json.dumps({"mode": args.mode, "ok": True}), flush=True)
+        except Exception as e:   # noqa: BLE001 - reported, the test decides
+            print(json.dumps({"mode": args.mode, "error": type(e).__name__, "message": str(e)[:300]}), flush=True)
+        time.sleep(0.05)
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["append", "overwrite"])
+    p.add_argument("mode", choices=["append", "overwrite", "table-write", "compact", "expire", "orphans"])
     p.add_argument("warehouse")
     p.add_argument("table")
     p.add_argument("--worker", type=int, required=True)
     p.add_argument("--commits", type=int, default=25)
     p.add_argument("--rows", type=int, default=3)
     p.add_argument("--option", action="append", default=[])
+    p.add_argument("--seconds", type=float, default=60)
     args = p.parse_args(argv)
-    {"append": append, "overwrite": overwrite}[args.mode](args)
+    {"append": append, "overwrite": overwrite, "table-write": table_write, "compact": maintain,
+     "expire": maintain, "orphans": maintain}[args.mode](args)
 
 
 if __name__ == "__main__":
