@@ -43,6 +43,7 @@ from lakeformat.errors import (
     CorruptFileError,
     LakeformatError,
     NotFoundError,
+    StorageError,
 )
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.index_manifest import INDEX_TYPES, DeletionVectorRange, IndexFileMeta
@@ -411,8 +412,13 @@ def publish(table, stage_id: str) -> Optional[Snapshot]:
         snap = table.new_commit(staged.commit_user).commit(list(staged.messages), staged.identifier)
         log.info("published stage %s of %s as snapshot %s (%d rows)", stage_id, table.name,
                  snap.id if snap else "-", staged.row_count)
-    _write_marker(table, staged, snap)
-    table.io.delete(path)
+    try:
+        _write_marker(table, staged, snap)
+        table.io.delete(path)
+    except StorageError as e:
+        raise CommitError(f"stage {stage_id!r} of {table.name} is published as snapshot {snap.id if snap else '-'}, "
+                          f"but recording that failed ({e}); publishing it again finds the snapshot and commits "
+                          "nothing twice") from None
     return snap
 
 

@@ -27,7 +27,7 @@ from pyspark.sql.datasource import (
 
 from lakeformat.commit.commit import BATCH_IDENTIFIER, Overwrite
 from lakeformat.commit.staging import find_committed, stage
-from lakeformat.errors import CommitError, DataError, LakeformatError
+from lakeformat.errors import CommitError, CommitOutcomeUnknownError, DataError, LakeformatError
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.io.fileio import join
 from lakeformat.spark.options import BUCKETS_BY_TASK, SourceOptions
@@ -199,6 +199,8 @@ def commit_job(opts: SourceOptions, schema_id: int, commit_user: str, overwrite:
             ow = Overwrite() if table.partition_keys else Overwrite({})
         commit = table.new_commit(commit_user)
         snap = commit.commit(messages, identifier, overwrite=ow)
+    except CommitOutcomeUnknownError:
+        raise   # the snapshot may name these files: they stay
     except BaseException:
         delete_uncommitted(table, messages, commit_user, since_millis)
         raise
@@ -219,6 +221,7 @@ class BatchWriter(DataSourceArrowWriter):
         self.opts, self.schema_id, self.overwrite = opts, schema_id, overwrite
         self.commit_user = opts.write.commit_user or f"spark-{uuid.uuid4()}"
         self.since_millis = int(time.time() * 1000) - CLOCK_SKEW_MILLIS   # snapshots this job may make
+        self.outcome_unknown = False   # the commit may have happened: abort deletes nothing
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> TaskCommit:
         ctx = TaskContext.get()
@@ -226,9 +229,16 @@ class BatchWriter(DataSourceArrowWriter):
                           ctx.partitionId() if ctx is not None else 0)
 
     def commit(self, messages: list) -> None:
-        commit_job(self.opts, self.schema_id, self.commit_user, self.overwrite, messages, self.since_millis)
+        try:
+            commit_job(self.opts, self.schema_id, self.commit_user, self.overwrite, messages, self.since_millis)
+        except CommitOutcomeUnknownError:
+            self.outcome_unknown = True
+            raise
 
     def abort(self, messages: list) -> None:
+        if self.outcome_unknown:
+            log.warning("not deleting the files of the write to %s: its commit's outcome is unknown", self.opts.table)
+            return
         table = self.opts.table.open(self.schema_id)
         found = [m for r in messages if r is not None for m in r.messages]
         delete_uncommitted(table, found, self.commit_user, self.since_millis)
@@ -241,6 +251,7 @@ class StreamWriter(DataSourceStreamArrowWriter):
 
     def __init__(self, opts: SourceOptions, schema_id: int, commit_user: str):
         self.opts, self.schema_id, self.commit_user = opts, schema_id, commit_user
+        self.outcome_unknown = False   # a micro-batch's commit may have happened: abort deletes nothing
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> TaskCommit:
         ctx = TaskContext.get()
@@ -258,11 +269,17 @@ class StreamWriter(DataSourceStreamArrowWriter):
             return
         try:
             commit.commit(found, batchId)
+        except CommitOutcomeUnknownError:
+            self.outcome_unknown = True   # the snapshot may name these files: they stay
+            raise
         except BaseException:
             self._delete_unless_committed(table, found, batchId)
             raise
 
     def abort(self, messages: list, batchId: int) -> None:
+        if self.outcome_unknown:
+            log.warning("not deleting the files of micro-batch %d: its commit's outcome is unknown", batchId)
+            return
         table = self.opts.table.open(self.schema_id)
         self._delete_unless_committed(table, [m for r in messages if r is not None for m in r.messages], batchId)
 
