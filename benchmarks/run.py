@@ -11,6 +11,8 @@ loads those files into memory before any timer starts. See ``benchmarks/README.m
     .venv/bin/python benchmarks/run.py --only pk       # primary-key tables (primary_key.py)
     .venv/bin/python benchmarks/run.py --only dv       # deletion vectors (deletion_vectors.py)
     .venv/bin/python benchmarks/run.py --only spark    # Spark data source vs Spark's Parquet (spark.py)
+    .venv/bin/python benchmarks/run.py --only checksums  # Parquet page checksums on vs off (checksums.py)
+    .venv/bin/python benchmarks/run.py --only cold     # first call in a fresh process vs warm; import times (cold.py)
     .venv/bin/python benchmarks/run.py --profile       # also cProfile lakeformat's parts
 """
 from __future__ import annotations
@@ -44,6 +46,8 @@ import deletion_vectors as dvb  # noqa: E402
 import primary_key as pk  # noqa: E402
 import spark as spark_bench  # noqa: E402  (benchmarks/spark.py; pyspark is imported only when it runs)
 import growth  # noqa: E402  (benchmarks/growth.py: how costs grow with history and size)
+import cold as cold_bench  # noqa: E402  (benchmarks/cold.py: cold-process costs, import times)
+import checksums  # noqa: E402  (benchmarks/checksums.py: the cost of Parquet page checksums)
 
 COMMIT_WORKER = Path(__file__).resolve().parent / "commit_worker.py"
 
@@ -509,6 +513,8 @@ def goals(res: dict) -> list[dict]:
     pk.goals(res.get("pk"), add)
     dvb.goals(res.get("dv"), add)
     spark_bench.goals(res.get("spark"), add)
+    cold_bench.goals(res.get("cold"), add)
+    checksums.goals(res.get("checksums"), add)
     return out
 
 
@@ -556,7 +562,7 @@ def _oracle_pkg(name: str) -> Optional[str]:
 
 # ------------------------------------------------------------------------------- main
 
-ALL = "write,planning,commits,throughput,growth,pk,dv,spark"
+ALL = "write,planning,commits,throughput,growth,pk,dv,spark,checksums,cold"
 
 def default_out(only: str, quick: bool) -> Path:
     """Only a full run replaces latest.json: the committed figures of every benchmark."""
@@ -585,7 +591,9 @@ def main() -> int:
     ap.add_argument("--only", default=ALL,
                     help="comma list of: write (benchmarks 1 and 2), planning, commits, throughput, growth "
                          "(how costs grow: growth.py), pk (primary-key tables: primary_key.py), dv (deletion "
-                         "vectors: deletion_vectors.py), spark (the Spark data source: spark.py)")
+                         "vectors: deletion_vectors.py), spark (the Spark data source: spark.py), checksums "
+                         "(Parquet page checksums on vs off: checksums.py), cold (first call in a fresh process vs "
+                         "warm, import times: cold.py)")
     ap.add_argument("--growth-commits", type=int, default=5000, help="growth: commits (= retained snapshots)")
     ap.add_argument("--quick", action="store_true", help="small sizes for a smoke test")
     ap.add_argument("--profile", action="store_true",
@@ -596,6 +604,8 @@ def main() -> int:
     pk.add_args(ap)
     dvb.add_args(ap)
     spark_bench.add_args(ap)
+    cold_bench.add_args(ap)
+    checksums.add_args(ap)
     args = ap.parse_args()
     if args.quick:
         args.rows, args.runs, args.partitions, args.files_per_partition = 100_000, 2, 10, 10
@@ -604,6 +614,8 @@ def main() -> int:
         pk.quick(args)
         dvb.quick(args)
         spark_bench.quick(args)
+        cold_bench.quick(args)
+        checksums.quick(args)
     args.out = args.out or str(default_out(args.only, args.quick))
     only = set(args.only.split(","))
     started = time.perf_counter()
@@ -651,6 +663,11 @@ def main() -> int:
         if "spark" in only:
             console.print("[bold]spark. the lakeformat data source vs Spark's Parquet source[/]")
             res["spark"] = spark_bench.bench(tmp, args, profiles)
+        if "cold" in only:
+            res["cold"] = cold_bench.bench(tmp, args)
+        if "checksums" in only:
+            console.print("[bold]checksums. Parquet page checksums on vs off[/]")
+            res["checksums"] = checksums.bench(tmp, args, profiles)
     except Exception:
         traceback.print_exc()
         res["error"] = traceback.format_exc()
@@ -678,6 +695,10 @@ def main() -> int:
         dvb.print_results(res["dv"])
     if "spark" in res:
         spark_bench.print_results(res["spark"])
+    if "cold" in res:
+        cold_bench.print_results(res["cold"])
+    if "checksums" in res:
+        checksums.print_results(res["checksums"])
     print_goals(res["goals"])
     e = res["env"]
     console.print(f"python {e['python']}, pyarrow {e['pyarrow']} (oracle pyarrow {e['oracle_pyarrow']}, "

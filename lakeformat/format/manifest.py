@@ -17,6 +17,7 @@ import fastavro
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lakeformat.format import arrays as A
 from lakeformat.format.binary_row import serialize_row
 from lakeformat.format.metadata_checks import check_entry_columns, check_entry_record, check_list_record
 from lakeformat.format.names import check_file_name, check_file_names
@@ -210,7 +211,7 @@ def entries_from_arrow(table: pa.Table) -> list[ManifestEntry]:
     check_file_names(_field(file, "_FILE_NAME"), "data file")
     check_file_names(pc.list_flatten(_field(file, "_EXTRA_FILES")), "extra file")
     external = _field(file, "_EXTERNAL_PATH", True)
-    if external is not None and pc.any(pc.equal(pc.binary_length(external), 0)).as_py():
+    if external is not None and pc.any(pc.equal(pc.binary_length(external), A.scalar(0, pa.int64()))).as_py():
         raise ValueError("a data file's external path is empty")
     out: list[ManifestEntry] = []
     for start in range(0, table.num_rows, SLICE):
@@ -268,7 +269,7 @@ def file_names_from_arrow(table: pa.Table) -> list[tuple]:
     names, extra = _field(file, "_FILE_NAME"), _field(file, "_EXTRA_FILES")
     check_file_names(names, "data file")
     check_file_names(pc.list_flatten(extra), "extra file")
-    if not pc.any(pc.greater(pc.list_value_length(extra), 0)).as_py():
+    if not pc.any(pc.greater(pc.list_value_length(extra), A.scalar(0, pa.int64()))).as_py():
         return [(name,) for name in names.to_pylist()]
     return [(name, *more) for name, more in zip(names.to_pylist(), extra.to_pylist())]
 

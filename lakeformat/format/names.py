@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeformat.errors import InvalidNameError
+from lakeformat.format import arrays as A
 
 MAX_NAME_LENGTH = 200   # file names are limited to 255 bytes on most filesystems; leave room for prefixes
 
@@ -93,9 +94,10 @@ def check_file_names(names: pa.Array, what: str = "file") -> None:
     if len(names) == 0:
         return
     names = names.cast(pa.string())
-    bad = pc.or_(pc.or_(pc.match_substring_regex(names, _NOT_PLAIN.pattern), pc.is_in(names, pa.array(["", ".", ".."]))),
-                 pc.greater(pc.binary_length(names), 255))
-    bad = pc.fill_null(bad, True)   # a missing name is no name
+    bad = pc.or_(pc.or_(pc.match_substring_regex(names, _NOT_PLAIN.pattern),
+                        pc.is_in(names, A.from_pylist(["", ".", ".."], pa.string()))),
+                 pc.greater(pc.binary_length(names), A.scalar(255, pa.int32())))
+    bad = pc.fill_null(bad, A.scalar(True, pa.bool_()))   # a missing name is no name
     if pc.any(bad).as_py():
         check_file_name(names[pc.index(bad, True).as_py()].as_py(), what)
 

@@ -11,10 +11,12 @@ import operator
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeformat.errors import SchemaError
+from lakeformat.format import arrays as A
 
 _FLIP = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 _OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
@@ -215,6 +217,38 @@ def to_arrow(p: Predicate) -> pc.Expression:
     return _OPS[p.op](f, p.value)
 
 
+_PC = {"==": pc.equal, "!=": pc.not_equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater,
+       ">=": pc.greater_equal}
+
+
+def mask(p: Predicate, table: pa.Table):
+    """The rows of ``table`` that ``p`` selects, as a boolean array for ``Table.filter`` (null:
+    not selected): what ``table.filter(to_arrow(p))`` selects, evaluated with compute functions
+    on the columns, so that neither ``pyarrow.dataset`` nor pandas is imported (see
+    ``lakeformat/format/arrays.py``)."""
+    if isinstance(p, (And, Or)):
+        fn = pc.and_kleene if isinstance(p, And) else pc.or_kleene
+        out = mask(p.children[0], table)
+        for c in p.children[1:]:
+            out = fn(out, mask(c, table))
+        return out
+    col = table.column(p.column)
+    if isinstance(p, IsNull):
+        return pc.is_valid(col) if p.negated else pc.is_null(col)
+    if isinstance(p, In):
+        values = [v for v in p.values if v is not None]
+        none = A.from_numpy(np.zeros(table.num_rows, np.bool_))
+        if p.negated:   # SQL: x NOT IN (.., NULL) is never true
+            if len(values) < len(p.values):
+                return none
+            return pc.and_kleene(pc.invert(pc.is_in(col, value_set=A.infer_array(values))), pc.is_valid(col)) \
+                if values else pc.is_valid(col)
+        return pc.and_kleene(pc.is_in(col, value_set=A.infer_array(values)), pc.is_valid(col)) if values else none
+    if p.value is None:   # compared with null: never true
+        return A.from_numpy(np.zeros(table.num_rows, np.bool_))
+    return _PC[p.op](col, A.infer_scalar(p.value))
+
+
 def leaves(p: Optional[Predicate]) -> list:
     if p is None:
         return []
@@ -233,7 +267,7 @@ def check(p: Optional[Predicate], schema: pa.Schema) -> None:
             continue
         field = schema.field(leaf.column)
         try:
-            pa.schema([field]).empty_table().filter(to_arrow(leaf))
+            mask(leaf, A.empty_table(pa.schema([field])))
         except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
             value = leaf.value if isinstance(leaf, Compare) else list(leaf.values)
             raise SchemaError(f"filter on column {leaf.column!r} of type {field.type}: cannot compare it with "

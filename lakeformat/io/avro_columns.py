@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lakeformat.format import arrays as A
 from lakeformat.format.avro_varint import write_long
 from lakeformat.io import avro_blocks
 
@@ -118,9 +119,10 @@ def _sizes(schema, array: pa.Array) -> np.ndarray:
     if isinstance(schema, dict) and schema["type"] in ("int", "long", "string", "bytes", "boolean", "float", "double"):
         schema = schema["type"]
     if schema in ("int", "long"):
-        return _varint_sizes(array.fill_null(0).to_numpy(zero_copy_only=False))
+        return _varint_sizes(A.to_numpy(array.fill_null(A.scalar(0, array.type))))
     if schema in ("string", "bytes"):
-        lengths = pc.binary_length(array).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        lengths = pc.binary_length(array)
+        lengths = A.to_numpy(lengths.fill_null(A.scalar(0, lengths.type))).astype(np.int64)
         return _varint_sizes(lengths) + lengths
     if schema in ("boolean", "float", "double"):
         return np.full(len(array), {"boolean": 1, "float": 4, "double": 8}[schema], np.int64)
@@ -128,12 +130,12 @@ def _sizes(schema, array: pa.Array) -> np.ndarray:
         if len(schema) != 2 or "null" not in schema:
             raise ValueError(f"Avro union {schema} is not a nullable type")
         branch = schema[1 - schema.index("null")]
-        valid = array.is_valid().to_numpy(zero_copy_only=False)
+        valid = A.is_valid(array)
         return 1 + np.where(valid, _sizes(branch, array), 0)
     if isinstance(schema, dict) and schema["type"] == "array":
         if isinstance(array, pa.ChunkedArray):
             array = array.combine_chunks()
-        offsets = array.offsets.to_numpy().astype(np.int64)
+        offsets = A.to_numpy(array.offsets).astype(np.int64)
         items = array.values.slice(offsets[0], offsets[-1] - offsets[0])
         summed = np.concatenate(([0], np.cumsum(_sizes(schema["items"], items))))
         lengths = np.diff(offsets)

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeformat.format import types as T
+from lakeformat.format import arrays as A
 from lakeformat.format.binary_row import serialize_row
 from lakeformat.format.manifest import FILE_SOURCE_APPEND, DataFileMeta
 from lakeformat.format.schema import KEY_FIELD_ID_START, TableSchema
@@ -84,7 +85,7 @@ class KeyValueFileWriter(RollingFileWriter):
         lo, hi = mm["min"].as_py(), mm["max"].as_py()
         self._min_seq = lo if self._min_seq is None else min(self._min_seq, lo)
         self._max_seq = hi if self._max_seq is None else max(self._max_seq, hi)
-        kinds = part.column(KIND).to_numpy()
+        kinds = A.to_numpy(part.column(KIND))
         self._deletes += int(np.count_nonzero((kinds == UPDATE_BEFORE) | (kinds == DELETE)))
 
     def _file_meta(self, name: str, size: int, rows: int) -> DataFileMeta:

@@ -45,6 +45,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakeformat.errors import DataError, OptionError
+from lakeformat.format import arrays as A
 from lakeformat.format import options as o
 from lakeformat.mergetree import aggregate as agg
 
@@ -61,7 +62,7 @@ def _codes(col, descending: bool = False) -> tuple[np.ndarray, int]:
     if pa.types.is_dictionary(t):
         arr = arr.dictionary_decode()
         t = arr.type
-    isnull = arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else None
+    isnull = A.is_null(arr) if arr.null_count else None
     codes, card = None, 0
     if pa.types.is_boolean(t):
         t, arr = pa.int8(), arr.cast(pa.int8())
@@ -73,14 +74,15 @@ def _codes(col, descending: bool = False) -> tuple[np.ndarray, int]:
         if lo.is_valid:
             lo, hi = lo.as_py(), hi.as_py()
             if hi - lo < max(4 * n, 1 << 20):   # dense: the value itself, no hashing or sorting
-                codes, card = arr.fill_null(lo).to_numpy().astype(np.int64) - lo, hi - lo + 1
+                codes, card = A.to_numpy(arr.fill_null(A.scalar(lo, t))).astype(np.int64) - lo, hi - lo + 1
         else:
             codes, card = np.zeros(n, np.int64), 1
     if codes is None:   # anything else: rank among the distinct values
         enc = pc.dictionary_encode(arr)
         rank = np.empty(len(enc.dictionary), np.int64)
-        rank[pc.array_sort_indices(enc.dictionary).to_numpy()] = np.arange(len(enc.dictionary))
-        codes, card = rank[enc.indices.fill_null(0).to_numpy().astype(np.intp)], len(enc.dictionary)
+        rank[A.to_numpy(pc.array_sort_indices(enc.dictionary))] = np.arange(len(enc.dictionary))
+        codes, card = rank[A.to_numpy(enc.indices.fill_null(A.scalar(0, enc.indices.type))).astype(np.intp)], \
+            len(enc.dictionary)
     card = max(card, 1)
     if descending:
         codes = card - 1 - codes
@@ -142,7 +144,7 @@ def _pick(keys, seqs, rows: np.ndarray, last: bool) -> Optional[np.ndarray]:
 def sort_for_merge(data: pa.Table, key_fields: Sequence[str], sequence_fields: Sequence[str] = (),
                    descending: bool = False) -> pa.Table:
     """``data`` sorted by key, then by sequence fields (nulls first), then ``_SEQUENCE_NUMBER``."""
-    return data.take(_ordering(data, key_fields, sequence_fields, descending)[0])
+    return data.take(A.indices(_ordering(data, key_fields, sequence_fields, descending)[0]))
 
 
 def _tuple_rank(parts: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, int]:
@@ -206,22 +208,22 @@ class Groups:
         """``col`` (input row order) at sorted positions ``pos``; null where ``pos`` is -1."""
         idx = self.order[np.maximum(pos, 0)] if self.n else np.zeros(len(pos), np.int64)
         missing = pos < 0
-        return col.take(pa.array(idx, mask=missing) if missing.any() else idx)
+        return col.take(A.from_numpy(idx, mask=missing) if missing.any() else A.indices(idx))
 
 
 def take_rows(data: pa.Table, rows: np.ndarray) -> pa.Table:
     """``data.take(rows)`` for distinct ``rows``: read in storage order, then permute the (smaller)
     result, which is much faster than random access into a large table of strings."""
     if len(rows) < (1 << 16) or len(rows) * 8 < data.num_rows or len(rows) == data.num_rows:
-        return data.take(rows)
+        return data.take(A.indices(rows))
     mask = np.zeros(data.num_rows, bool)
     mask[rows] = True
     inv = (np.cumsum(mask) - 1)[rows]
-    return data.take(np.flatnonzero(mask)).take(inv)
+    return data.take(A.indices(np.flatnonzero(mask))).take(A.indices(inv))
 
 
 def _nulls(col) -> np.ndarray:
-    return col.is_null().to_numpy(zero_copy_only=False) if col.null_count else np.zeros(len(col), bool)
+    return A.is_null(col) if col.null_count else np.zeros(len(col), bool)
 
 
 # -- the merge function --------------------------------------------------------------------------
@@ -318,7 +320,7 @@ class MergeFunction:
         col = data[VALUE_KIND]
         if col.null_count or data[SEQUENCE_NUMBER].null_count:
             raise DataError(f"{VALUE_KIND} and {SEQUENCE_NUMBER} must not be null")
-        kind = col.to_numpy().astype(np.int8, copy=False)
+        kind = A.to_numpy(col).astype(np.int8, copy=False)
         if len(kind) and (kind.min() < 0 or kind.max() > 3):
             raise DataError(f"{VALUE_KIND} must be 0 (+I), 1 (-U), 2 (+U) or 3 (-D)")
         return kind
@@ -347,7 +349,7 @@ class MergeFunction:
                 deleted = deleted[~deleted]
             out = take_rows(data, rows)
             return out.set_column(out.schema.get_field_index(VALUE_KIND), out.schema.field(VALUE_KIND),
-                                  pa.array(np.where(deleted, DELETE, INSERT).astype(np.int8))
+                                  A.from_numpy(np.where(deleted, DELETE, INSERT).astype(np.int8))
                                   .cast(data.schema.field(VALUE_KIND).type))
         order = _argsort(_pack(keys + seqs))
         g = Groups(order[~retract[order]] if self.ignore_delete else order, keys)
@@ -369,7 +371,7 @@ class MergeFunction:
         for field in data.schema:
             name = field.name
             if name == VALUE_KIND:
-                col = pa.array(np.where(deleted, DELETE, INSERT).astype(np.int8)).cast(field.type)
+                col = A.from_numpy(np.where(deleted, DELETE, INSERT).astype(np.int8)).cast(field.type)
             elif name in cols:
                 col = cols[name]
                 if isinstance(col, np.ndarray):   # positions to gather
@@ -380,7 +382,7 @@ class MergeFunction:
                 col = g.gather(data[name], g.ends if sel is None else g.ends[sel])
                 arrays.append(col)
                 continue
-            arrays.append(col if sel is None else col.take(sel))
+            arrays.append(col if sel is None else col.take(A.indices(sel)))
         return pa.Table.from_arrays(arrays, schema=data.schema)
 
     def _retract_error(self, data: pa.Table, row: int, engine: str, remedy: str) -> str:
@@ -404,7 +406,7 @@ class MergeFunction:
                     data, int(g.order[np.argmax(retract_s)]), "partial-update",
                     "'ignore-delete' (drop them), 'partial-update.remove-record-on-delete' (a -D "
                     "deletes the row) or 'fields.<seq>.sequence-group' (retract columns)"))
-            last_del = g.last_where(g.sorted(data[VALUE_KIND].to_numpy()) == DELETE)
+            last_del = g.last_where(g.sorted(A.to_numpy(data[VALUE_KIND])) == DELETE)
             live = insert_s & (np.arange(g.n) > last_del[g.gid])
             alive = g.last_where(live) >= 0
             deleted = (last_del >= 0) & ~alive

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lakeformat.format import arrays as A
 from lakeformat.format.manifest import DataFileMeta
 from lakeformat.io.data_file import iter_columns, read_columns
 from lakeformat.io.fileio import join
@@ -36,9 +37,10 @@ def _less_than(keys: pa.Table, bound: tuple) -> np.ndarray:
     result = np.zeros(keys.num_rows, dtype=bool)
     equal_so_far = np.ones(keys.num_rows, dtype=bool)
     for column, value in zip(keys.columns, bound):
-        lt = pc.less(column, value).to_numpy(zero_copy_only=False)
+        value = A.scalar(value, column.type)
+        lt = A.to_numpy(pc.less(column, value))
         result |= equal_so_far & lt
-        equal_so_far &= pc.equal(column, value).to_numpy(zero_copy_only=False)
+        equal_so_far &= A.to_numpy(pc.equal(column, value))
     return result
 
 
@@ -48,13 +50,13 @@ def boundaries(key_tables: Sequence[pa.Table], slices: int) -> list[tuple]:
     for keys in key_tables:
         if keys.num_rows:
             step = max(1, keys.num_rows // SAMPLES_PER_FILE)
-            samples.append(keys.take(pa.array(np.arange(0, keys.num_rows, step))))
+            samples.append(keys.take(A.indices(np.arange(0, keys.num_rows, step))))
     if not samples or slices <= 1:
         return []
     sample = pa.concat_tables(samples)
     sample = sample.sort_by([(n, "ascending") for n in sample.column_names])
     picks = np.unique((np.arange(1, slices) * sample.num_rows) // slices)
-    rows = sample.take(pa.array(picks)).to_pylist()
+    rows = sample.take(A.indices(picks)).to_pylist()
     out: list[tuple] = []
     for r in rows:
         key = tuple(r.values())
@@ -69,7 +71,7 @@ def _key_sample(keys: Iterator[pa.Table], rows: int) -> pa.Table | None:
     for batch in keys:
         first = (-position) % step
         if first < batch.num_rows:
-            parts.append(batch.take(pa.array(np.arange(first, batch.num_rows, step))))
+            parts.append(batch.take(A.indices(np.arange(first, batch.num_rows, step))))
         position += batch.num_rows
     return pa.concat_tables(parts) if parts else None
 

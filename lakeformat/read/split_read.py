@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from lakeformat.errors import SchemaError
+from lakeformat.format import arrays as A
 from lakeformat.format import options as O
 from lakeformat.format import predicate as P
 from lakeformat.format.manifest import DataFileMeta
@@ -83,11 +84,11 @@ class SplitRead:
         bucket_dir = self.table.bucket_dir_of(split.partition_bytes, split.bucket)
         parts = [self._finish(t) for t in read_section(self.table, bucket_dir, files, merge_columns(
             self.table, self.needed), deletions=self.deletions(split) if split.deletion_files else {})]
-        return pa.concat_tables(parts) if parts else self.out_schema.empty_table()
+        return pa.concat_tables(parts) if parts else A.empty_table(self.out_schema)
 
     def _finish(self, out: pa.Table) -> pa.Table:
         if self.filter is not None:
-            out = out.filter(P.to_arrow(self.filter))
+            out = out.filter(P.mask(self.filter, out))
         return out.select(self.columns).cast(self.out_schema)
 
     def _tasks(self, splits: Sequence[Split]) -> list:
@@ -154,7 +155,7 @@ class SplitRead:
         if len(tasks) == 1:
             return tasks[0][0](*tasks[0][1:])
         if not tasks:
-            return self.out_schema.empty_table()
+            return A.empty_table(self.out_schema)
         with ThreadPoolExecutor(min(self.threads, len(tasks))) as pool:
             tables = list(pool.map(lambda t: t[0](*t[1:]), tasks))
         return pa.concat_tables(tables)

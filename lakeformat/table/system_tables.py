@@ -19,6 +19,7 @@ from typing import Callable, Iterable, Optional, Sequence
 import pyarrow as pa
 
 from lakeformat.errors import LakeformatError, NotFoundError
+from lakeformat.format import arrays as A
 from lakeformat.format import options as O
 from lakeformat.format import types as T
 from lakeformat.format.binary_row import deserialize_row
@@ -83,7 +84,7 @@ def snapshots(table, snapshot_id: Optional[int] = None) -> pa.Table:
                      "changelog_manifest_list": s.changelog_manifest_list,
                      "total_record_count": s.total_record_count, "delta_record_count": s.delta_record_count,
                      "changelog_record_count": s.changelog_record_count, "watermark": s.watermark})
-    return pa.Table.from_pylist(rows, schema=pa.schema([
+    return A.table_from_pylist(rows, pa.schema([
         ("snapshot_id", pa.int64()), ("schema_id", pa.int64()), ("commit_user", pa.string()),
         ("commit_identifier", pa.int64()), ("commit_kind", pa.string()), ("commit_time", TS),
         ("base_manifest_list", pa.string()), ("delta_manifest_list", pa.string()),
@@ -100,15 +101,15 @@ def schemas(table, snapshot_id: Optional[int] = None) -> pa.Table:
                      "partition_keys": json.dumps(list(s.partition_keys)),
                      "primary_keys": json.dumps(list(s.primary_keys)), "options": json.dumps(dict(s.options)),
                      "comment": s.comment, "update_time": local_time(s.time_millis)})
-    return pa.Table.from_pylist(rows, schema=pa.schema([
+    return A.table_from_pylist(rows, pa.schema([
         ("schema_id", pa.int64()), ("fields", pa.string()), ("partition_keys", pa.string()),
         ("primary_keys", pa.string()), ("options", pa.string()), ("comment", pa.string()), ("update_time", TS)]))
 
 
 def options(table, snapshot_id: Optional[int] = None) -> pa.Table:
     items = sorted(table.options.items())
-    return pa.table({"key": pa.array([k for k, _ in items], pa.string()),
-                     "value": pa.array([v for _, v in items], pa.string())})
+    return pa.table({"key": A.from_pylist([k for k, _ in items], pa.string()),
+                     "value": A.from_pylist([v for _, v in items], pa.string())})
 
 
 def _snapshot(table, snapshot_id: Optional[int]) -> Optional[Snapshot]:
@@ -163,7 +164,7 @@ def files(table, snapshot_id: Optional[int] = None) -> pa.Table:
                      "creation_time": local_time(f.creation_time_millis),
                      "file_source": {0: "APPEND", 1: "COMPACT"}.get(f.file_source)})
     rows.sort(key=lambda r: (r["partition"], r["bucket"], r["level"], r["min_sequence_number"], r["file_path"]))
-    return pa.Table.from_pylist(rows, schema=pa.schema([
+    return A.table_from_pylist(rows, pa.schema([
         ("partition", pa.string()), ("bucket", pa.int32()), ("file_path", pa.string()),
         ("file_format", pa.string()), ("schema_id", pa.int64()), ("level", pa.int32()),
         ("record_count", pa.int64()), ("file_size_in_bytes", pa.int64()), ("min_key", pa.string()),
@@ -191,7 +192,7 @@ def manifests(table, snapshot_id: Optional[int] = None) -> pa.Table:
              "num_deleted_files": m.num_deleted_files, "schema_id": m.schema_id,
              "min_partition_stats": bound(m.partition_stats.min_values),
              "max_partition_stats": bound(m.partition_stats.max_values)} for m in metas]
-    return pa.Table.from_pylist(rows, schema=pa.schema([
+    return A.table_from_pylist(rows, pa.schema([
         ("file_name", pa.string()), ("file_size", pa.int64()), ("num_added_files", pa.int64()),
         ("num_deleted_files", pa.int64()), ("schema_id", pa.int64()), ("min_partition_stats", pa.string()),
         ("max_partition_stats", pa.string())]))
@@ -214,7 +215,7 @@ def partitions(table, snapshot_id: Optional[int] = None) -> pa.Table:
     groups = _grouped(table, snapshot_id, lambda e: (e.partition,))
     rows = sorted(({"partition": partition_string(table, p), **_totals(fs)} for (p,), fs in groups.items()),
                   key=lambda r: r["partition"])
-    return pa.Table.from_pylist(rows, schema=pa.schema([
+    return A.table_from_pylist(rows, pa.schema([
         ("partition", pa.string()), ("record_count", pa.int64()), ("file_size_in_bytes", pa.int64()),
         ("file_count", pa.int64()), ("last_update_time", TS)]))
 
@@ -225,7 +226,7 @@ def buckets(table, snapshot_id: Optional[int] = None) -> pa.Table:
     rows = sorted(({"partition": partition_string(table, p), "bucket": b, **_totals(fs),
                     "sorted_runs": sorted_runs(fs, pk)} for (p, b), fs in groups.items()),
                   key=lambda r: (r["partition"], r["bucket"]))
-    return pa.Table.from_pylist(rows, schema=pa.schema([
+    return A.table_from_pylist(rows, pa.schema([
         ("partition", pa.string()), ("bucket", pa.int32()), ("record_count", pa.int64()),
         ("file_size_in_bytes", pa.int64()), ("file_count", pa.int64()), ("last_update_time", TS),
         ("sorted_runs", pa.int64())]))
@@ -233,8 +234,8 @@ def buckets(table, snapshot_id: Optional[int] = None) -> pa.Table:
 
 def consumers(table, snapshot_id: Optional[int] = None) -> pa.Table:
     items = sorted(ConsumerManager(table).list().items())
-    return pa.table({"consumer_id": pa.array([k for k, _ in items], pa.string()),
-                     "next_snapshot_id": pa.array([v for _, v in items], pa.int64())})
+    return pa.table({"consumer_id": A.from_pylist([k for k, _ in items], pa.string()),
+                     "next_snapshot_id": A.from_pylist([v for _, v in items], pa.int64())})
 
 
 def tags(table, snapshot_id: Optional[int] = None) -> pa.Table:
@@ -243,7 +244,7 @@ def tags(table, snapshot_id: Optional[int] = None) -> pa.Table:
              "create_time": t.create_time,
              "time_retained": t.time_retained}
             for t in TagManager(table).list()]
-    return pa.Table.from_pylist(rows, schema=pa.schema([
+    return A.table_from_pylist(rows, pa.schema([
         ("tag_name", pa.string()), ("snapshot_id", pa.int64()), ("schema_id", pa.int64()),
         ("commit_time", TS), ("record_count", pa.int64()), ("create_time", TS), ("time_retained", pa.duration("ms"))]))
 

@@ -435,7 +435,7 @@ class Table:
             return reader.out_schema.empty_table().append_column(ROW_KIND, pa.array([], pa.string()))
         data = pa.concat_tables(parts)
         if filter is not None:
-            data = data.filter(P.to_arrow(filter))
+            data = data.filter(P.mask(filter, data))
         kinds = pa.array(["+I", "-U", "+U", "-D"]).take(data.column(KIND))
         return data.select(reader.columns).cast(reader.out_schema).append_column(ROW_KIND, kinds)
 

@@ -6,6 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lakeformat.format import arrays as A
 from lakeformat.format.bucket import bucket_ids
 from lakeformat.format.schema import TableSchema
 
@@ -17,7 +18,7 @@ def group_rows(table: pa.Table, schema: TableSchema) -> list[tuple[list, int, pa
     codes = np.zeros(n, dtype=np.int64)
     for name in schema.partition_keys:
         enc = pc.dictionary_encode(table.column(name)).combine_chunks()
-        idx = enc.indices.fill_null(len(enc.dictionary)).to_numpy(zero_copy_only=False)
+        idx = A.to_numpy(enc.indices.fill_null(A.scalar(len(enc.dictionary), enc.indices.type)))
         codes = codes * (len(enc.dictionary) + 1) + idx
     num_buckets = schema.num_buckets
     if num_buckets > 0:
@@ -37,7 +38,7 @@ def group_rows(table: pa.Table, schema: TableSchema) -> list[tuple[list, int, pa
             order = np.argsort(codes, kind="stable")
             codes = codes[order]
             steps = np.diff(codes)
-            ordered = table.take(pa.array(order))
+            ordered = table.take(A.indices(order))
             if buckets is not None:
                 buckets = buckets[order]
         bounds = [0, *(np.flatnonzero(steps) + 1).tolist(), n]

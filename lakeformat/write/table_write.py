@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from lakeformat.errors import DataError, OptionError
 from lakeformat.format import options as O
+from lakeformat.format import arrays as A
 from lakeformat.format.binary_row import serialize_row
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.index_manifest import DELETION_VECTORS, IndexFileMeta
@@ -108,7 +109,7 @@ class TableWrite:
             ordered = buckets[order]
             bounds = [0, *(np.flatnonzero(np.diff(ordered)) + 1).tolist(), len(ordered)]
             for start, end in zip(bounds[:-1], bounds[1:]):
-                out.append((values, int(ordered[start]), rows.take(pa.array(order[start:end]))))
+                out.append((values, int(ordered[start]), rows.take(A.indices(order[start:end]))))
         return out
 
     def _bound_buffers(self) -> None:
