@@ -125,7 +125,7 @@ def test_maintenance_jobs(tmp_path):
     assert "removed 1 idle consumer(s) ['stale-reader']" in finish(clean)
     # a partition drop commits while orphans are looked for: the files it writes are too young
     drop = start("expire_partitions", "--table", "user_behavior", warehouse=wh)
-    orphans = start("remove_orphans", "--table", "demo.user_behavior", "--older-than", "1 h", warehouse=wh)
+    orphans = start("remove_orphans", "--table", "demo.user_behavior", "--older-than", "1 d", warehouse=wh)
     assert "dropped 1 partition(s): dt=2001-01-01" in finish(drop)
     assert "deleted 1 orphan file(s)" in finish(orphans) and not orphan.exists()
     assert t.read().num_rows == 4 and {f["partition"]["dt"] for f in t.files()} == {"2024-06-01"}
