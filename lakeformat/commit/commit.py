@@ -30,6 +30,7 @@ runs in ``TableCommit`` (lakeformat/table/table_commit.py), one layer up, as Pai
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 import logging
 import random
 import time
@@ -278,17 +279,27 @@ class FileStoreCommit:
                 by_dir.setdefault(index.index_dir, set()).add(f.file_name)
         if manifests:
             by_dir.setdefault(join(t.path, "manifest"), set()).update(manifests)
-        for d, names in by_dir.items():
+
+        def missing_in(item: tuple[str, set[str]]) -> list[str]:
+            d, names = item
             if len(names) > 2:
-                missing = sorted(names - set(t.io.list_names(d)))
-            else:
-                missing = sorted(n for n in names if not t.io.exists(join(d, n)))
-            if missing:
-                more = f" (nor do {len(missing) - 1} more files it names)" if len(missing) > 1 else ""
-                raise CommitError(f"cannot commit to {t.name}: {join(d, missing[0])} does not exist{more}. It was "
-                                  "removed while the commit was prepared (by an orphan removal with a short "
-                                  "older_than?), or the messages are of another table. Nothing was committed; "
-                                  "write the data again.")
+                return [join(d, n) for n in sorted(names - set(t.io.list_names(d)))]
+            return [join(d, n) for n in sorted(names) if not t.io.exists(join(d, n))]
+
+        # one request per directory; on an object store each is a round trip, so they are asked at
+        # once (on a local disk a thread costs more than the call)
+        if len(by_dir) > 1 and t.io.scheme != "file":
+            with ThreadPoolExecutor(min(32, len(by_dir)), thread_name_prefix="lakeformat-check") as pool:
+                found = list(pool.map(missing_in, by_dir.items()))
+        else:
+            found = [missing_in(item) for item in by_dir.items()]
+        missing = [path for paths in found for path in paths]
+        if missing:
+            more = f" (nor do {len(missing) - 1} more files it names)" if len(missing) > 1 else ""
+            raise CommitError(f"cannot commit to {t.name}: {missing[0]} does not exist{more}. It was "
+                              "removed while the commit was prepared (by an orphan removal with a short "
+                              "older_than?), or the messages are of another table. Nothing was committed; "
+                              "write the data again.")
 
     def _commit_with_retry(self, entries: list[ManifestEntry], kind: str, identifier: int,
                            overwrite: Optional[Overwrite], messages,

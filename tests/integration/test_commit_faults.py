@@ -203,3 +203,22 @@ def test_maintenance_under_random_faults_leaves_the_table_readable(faulty_s3, s3
         assert batches_in(clean.get_table("db.t")) == expected, f"after {name}"
         assert_whole(clean)
     assert len(faulty_s3.fired) > 5
+
+
+def test_a_commit_on_s3_names_a_file_removed_from_one_of_many_buckets(s3_endpoint):
+    """The existence check asks the store about many bucket directories at once: a file gone from
+    any one of them stops the commit, named, with nothing published."""
+    cat = lf.Catalog(f"s3://{BUCKET}/check-{uuid.uuid4().hex[:8]}", **{"s3.endpoint": s3_endpoint, **CREDS})
+    cat.create_database("db")
+    t = cat.create_table("db.t", SCHEMA, primary_keys=["id"], options={"bucket": "8"})
+    w = t.new_write()
+    w.write(pa.table({"id": list(range(400)), "batch": [0] * 400, "p": ["x"] * 400}, schema=SCHEMA))
+    messages = w.prepare_commit()
+    assert len({m.bucket for m in messages}) == 8
+    victim = messages[5]
+    path = f"{t.path}/bucket-{victim.bucket}/{victim.new_files[0].file_name}"
+    assert t.io.exists(path)
+    t.io.delete(path)
+    with pytest.raises(lf.CommitError, match=f"{victim.new_files[0].file_name} does not exist.*Nothing was committed"):
+        t.new_commit().commit(messages)
+    assert t.snapshots() == []
