@@ -52,6 +52,8 @@ from lakeformat.io.data_file import file_path
 from lakeformat.io.fileio import join
 from lakeformat.io.index_files import IndexFiles
 from lakeformat.io.manifests import ManifestFile, ManifestList
+from lakeformat.io.table_context import TableContext
+from lakeformat.read.entries import delta_entries, live_entries
 
 log = logging.getLogger(__name__)
 BATCH_IDENTIFIER = 2**63 - 1   # Paimon's identifier of one-off batch commits (never deduplicated)
@@ -118,11 +120,11 @@ def backoff(attempt: int, min_wait: float, max_wait: float) -> float:
 class FileStoreCommit:
     """Commits for one ``commit_user``; one instance per committing process or task."""
 
-    def __init__(self, table, commit_user: Optional[str] = None):
-        O.check_supported(table.schema.options, O.WRITE, table.name)
-        self.table = table
+    def __init__(self, ctx: TableContext, commit_user: Optional[str] = None):
+        O.check_supported(ctx.schema.options, O.WRITE, ctx.name)
+        self.ctx = ctx
         self.commit_user = commit_user or str(uuid.uuid4())
-        o = table.typed_options
+        o = ctx.typed_options
         self.max_retries = o.get(O.COMMIT_MAX_RETRIES)
         timeout = o.get(O.COMMIT_TIMEOUT)
         self.timeout = timeout.total_seconds() if timeout is not None else None
@@ -154,7 +156,7 @@ class FileStoreCommit:
         first smaller one; identifiers derived from the work (``staging.identifier_for``, a hash
         of table and date) do not grow, and stopping early would commit a re-run twice. Parsed
         snapshots are cached, so a long-lived committer reads each one once."""
-        sm = self.table.snapshot_manager
+        sm = self.ctx.snapshot_manager
         latest, earliest = sm.latest_id(), sm.earliest_id()
         found: dict[int, Snapshot] = {}
         if latest is None or not identifiers:
@@ -216,7 +218,7 @@ class FileStoreCommit:
             except Exception as e:   # noqa: BLE001 - the data is in: report it, not the compaction
                 self.skipped_compaction = e
                 log.warning("committed snapshot %d of %s (%s); the compaction after it was not committed and is "
-                            "left for a later one: %s", made.id, self.table.name, made.commit_kind, e)
+                            "left for a later one: %s", made.id, self.ctx.name, made.commit_kind, e)
                 if not self.outcome_unknown:
                     self._discard_compaction(messages)
         return made
@@ -224,13 +226,13 @@ class FileStoreCommit:
     def _discard_compaction(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the files only a compact increment that was not committed names (the files it
         merely moved up a level, and the data increment's files, are live)."""
-        index = IndexFiles(self.table.io, self.table.path)
+        index = IndexFiles(self.ctx.io, self.ctx.path)
         for m in messages:
             keep = self._published | {f.file_name for f in m.compact_before}
-            d = self.table.bucket_dir_of(m.partition, m.bucket)
+            d = self.ctx.bucket_dir_of(m.partition, m.bucket)
             for f in (*m.compact_after, *m.compact_changelog):
                 if f.file_name not in keep:
-                    self.table.io.delete(file_path(self.table, d, f))
+                    self.ctx.io.delete(file_path(self.ctx, d, f))
             for f in m.index_added:
                 if f.file_name not in self._published:
                     index.delete_index_file(f.file_name)
@@ -238,36 +240,36 @@ class FileStoreCommit:
     def _check_static_overwrite(self, messages: Sequence[CommitMessage], static: dict) -> None:
         """A static overwrite replaces the named partition with rows of that partition only: a
         row of another partition would silently land outside what the caller meant to replace."""
-        matches = self.table.partition_matcher(static)
+        matches = self.ctx.partition_matcher(static)
         for m in messages:
             if (m.new_files or m.changelog_files) and not matches(m.partition):
-                values = dict(zip(self.table.partition_keys, self.table.partition_values(m.partition)))
-                raise DataError(f"overwrite of partition {static} of {self.table.name}: the data holds rows of "
+                values = dict(zip(self.ctx.partition_keys, self.ctx.partition_values(m.partition)))
+                raise DataError(f"overwrite of partition {static} of {self.ctx.name}: the data holds rows of "
                                 f"partition {values}, which is not the partition being overwritten. Nothing "
                                 "was written; filter the rows, or use overwrite=True to replace the "
                                 "partitions the data holds")
 
     def _check_messages(self, messages: Sequence[CommitMessage]) -> None:
-        part_types = [f.type for f in self.table.schema.partition_fields]
-        total = self.table.schema.num_buckets
+        part_types = [f.type for f in self.ctx.schema.partition_fields]
+        total = self.ctx.schema.num_buckets
         for m in messages:
             arity = int.from_bytes(m.partition[:4], "big") if len(m.partition) >= 4 else -1
             try:
                 if arity != len(part_types):
                     raise ValueError
-                self.table.partition_values(m.partition)
+                self.ctx.partition_values(m.partition)
             except Exception:
                 raise CommitError(f"cannot commit: a message's partition ({m.partition.hex()}) is not a "
-                                  f"partition of {self.table.name} (partition keys "
-                                  f"{self.table.partition_keys})") from None
+                                  f"partition of {self.ctx.name} (partition keys "
+                                  f"{self.ctx.partition_keys})") from None
             if total > 0 and not 0 <= m.bucket < total:
-                raise CommitError(f"cannot commit: bucket {m.bucket} is outside 0..{total - 1} of {self.table.name}")
+                raise CommitError(f"cannot commit: bucket {m.bucket} is outside 0..{total - 1} of {self.ctx.name}")
 
     def _check_files_exist(self, messages: Sequence[CommitMessage], manifests: Sequence[str]) -> None:
         """Every file the snapshot about to be published names and this commit brings must exist:
         data, changelog and index files of the messages, and the manifests the attempt wrote. A
         directory holding several of them is listed once instead of asking per file."""
-        t = self.table
+        t = self.ctx
         index = IndexFiles(t.io, t.path)
         by_dir: dict[str, set[str]] = {}
         for m in messages:
@@ -305,7 +307,7 @@ class FileStoreCommit:
                            overwrite: Optional[Overwrite], messages,
                            changelog: Sequence[ManifestEntry] = (),
                            index: Sequence[IndexManifestEntry] = ()) -> Snapshot:
-        t = self.table
+        t = self.ctx
         started = time.monotonic()
         mfile = self._manifest_file()
         delta_metas: Optional[list[ManifestFileMeta]] = None
@@ -358,7 +360,7 @@ class FileStoreCommit:
                 self._delete([m.file_name for m in (delta_metas or []) + (changelog_metas or [])])
 
     def _manifest_file(self) -> ManifestFile:
-        t, o = self.table, self.table.typed_options
+        t, o = self.ctx, self.ctx.typed_options
         return ManifestFile(t.io, t.path, [f.type for f in t.schema.partition_fields], t.schema.id,
                             o.get(O.MANIFEST_COMPRESSION), o.get(O.MANIFEST_TARGET_FILE_SIZE), o.get(O.MANIFEST_FORMAT))
 
@@ -366,12 +368,12 @@ class FileStoreCommit:
                            messages: Sequence[CommitMessage]) -> list[ManifestEntry]:
         if latest is None:
             return []
-        live = self.table.live_entries(latest)
+        live = live_entries(self.ctx, latest)
         if ow.dynamic:
             return overwrite_deletes(live, {m.partition for m in messages})
         if not ow.static:
             return overwrite_deletes(live, None)
-        return overwrite_deletes(live, None, self.table.partition_matcher(ow.static))
+        return overwrite_deletes(live, None, self.ctx.partition_matcher(ow.static))
 
     def _overwrite_index(self, latest: Optional[Snapshot], entries: Sequence[ManifestEntry]) -> list[IndexManifestEntry]:
         """An overwrite drops the index files (deletion vectors, hash indexes) of the buckets
@@ -380,7 +382,7 @@ class FileStoreCommit:
             return []
         gone = {e.partition for e in entries if e.kind == DELETE}
         return [IndexManifestEntry(DELETE, e.partition, e.bucket, e.file) for e in
-                IndexFiles(self.table.io, self.table.path).read_manifest(latest.index_manifest)
+                IndexFiles(self.ctx.io, self.ctx.path).read_manifest(latest.index_manifest)
                 if e.partition in gone]
 
     def _index_manifest(self, latest: Optional[Snapshot], changes: Sequence[IndexManifestEntry],
@@ -388,8 +390,8 @@ class FileStoreCommit:
         """The new snapshot's index manifest: the latest one unchanged (a write never drops
         index files it does not touch), or a new one with ``changes`` applied."""
         previous = latest.index_manifest if latest is not None else None
-        o = self.table.typed_options
-        files = IndexFiles(self.table.io, self.table.path, o.get(O.MANIFEST_COMPRESSION), o.get(O.MANIFEST_FORMAT))
+        o = self.ctx.typed_options
+        files = IndexFiles(self.ctx.io, self.ctx.path, o.get(O.MANIFEST_COMPRESSION), o.get(O.MANIFEST_FORMAT))
         if not changes:
             if previous and previous != self._index_checked:
                 # decoded for its checks only: an index file of a kind lakeformat does not know is
@@ -402,7 +404,7 @@ class FileStoreCommit:
         stale = [e.file.file_name for e in changes if e.kind == DELETE and e.file.file_name not in names]
         if stale:
             raise CommitConflictError(
-                f"commit to {self.table.name} conflicts with snapshot {latest.id if latest else 0}: it replaces "
+                f"commit to {self.ctx.name} conflicts with snapshot {latest.id if latest else 0}: it replaces "
                 f"index files {stale} that are no longer live (another compaction changed the same bucket's "
                 "deletion vectors). Nothing was committed; abort this writer's files and retry.", files=stale)
         live = combine(before, changes)
@@ -416,16 +418,16 @@ class FileStoreCommit:
         if latest is None or not needs_check(entries):
             return
         touched = {(e.partition, e.bucket) for e in entries}
-        live = {e.identifier: e for e in self.table.live_entries(latest, partitions={p for p, _ in touched})
+        live = {e.identifier: e for e in live_entries(self.ctx, latest, partitions={p for p, _ in touched})
                 if (e.partition, e.bucket) in touched}
-        conflicts = find_conflicts(entries, live, self.table.key_decoder())
+        conflicts = find_conflicts(entries, live, self.ctx.key_decoder())
         if conflicts:
             c = conflicts[0]
             culprit = self._who_removed(c.files, latest.id)
-            values = self.table.partition_values(c.partition)
+            values = self.ctx.partition_values(c.partition)
             raise CommitConflictError(
-                f"commit to {self.table.name} conflicts with snapshot {culprit}: it {c.reason}; "
-                f"partition {dict(zip(self.table.partition_keys, values))}, bucket {c.bucket}, "
+                f"commit to {self.ctx.name} conflicts with snapshot {culprit}: it {c.reason}; "
+                f"partition {dict(zip(self.ctx.partition_keys, values))}, bucket {c.bucket}, "
                 f"files {list(c.files)}. Nothing was committed; abort this writer's files and retry "
                 "the work on the latest snapshot.",
                 snapshot_id=culprit, files=c.files, partition=values, bucket=c.bucket)
@@ -433,11 +435,11 @@ class FileStoreCommit:
     def _who_removed(self, files: Sequence[str], latest_id: int) -> int:
         """The newest snapshot whose delta deleted one of ``files`` (the latest if none found)."""
         names = set(files)
-        sm = self.table.snapshot_manager
+        sm = self.ctx.snapshot_manager
         for sid in range(latest_id, max(0, latest_id - 100), -1):
             try:
                 s = sm.get(sid)
-                delta = self.table.delta_entries(s)
+                delta = delta_entries(self.ctx, s)
             except Exception:
                 break
             if any(e.kind == DELETE and e.file.file_name in names for e in delta) or \
@@ -451,7 +453,7 @@ class FileStoreCommit:
                          changelog_record_count: int = 0,
                          index: Sequence[IndexManifestEntry] = (),
                          messages: Sequence[CommitMessage] = ()) -> Optional[Snapshot]:
-        t, o = self.table, self.table.typed_options
+        t, o = self.ctx, self.ctx.typed_options
         mlist = ManifestList(t.io, t.path, o.get(O.MANIFEST_COMPRESSION), o.get(O.MANIFEST_FORMAT))
         written: list[str] = []
         try:
@@ -510,9 +512,9 @@ class FileStoreCommit:
         statistics are the optimizer's hints, never needed for a correct result)."""
         if latest is None or latest.statistics is None:
             return None
-        path = join(self.table.path, "statistics", latest.statistics)
+        path = join(self.ctx.path, "statistics", latest.statistics)
         try:
-            return int(json.loads(self.table.io.read_bytes(path))["schemaId"])
+            return int(json.loads(self.ctx.io.read_bytes(path))["schemaId"])
         except Exception as e:   # missing, not JSON, no schemaId
             log.warning("statistics %s of snapshot %d not carried forward: cannot be read (%s)", path, latest.id, e)
             return None
@@ -520,7 +522,7 @@ class FileStoreCommit:
     def _create_snapshot(self, snapshot: Snapshot) -> bool:
         """Create ``snapshot-N`` if absent. Under the catalog lock a plain write suffices, for
         stores that lack a conditional write; without one, the store's create-if-absent decides."""
-        t = self.table
+        t = self.ctx
         try:
             if t.lock is None:
                 return self._base_exists(snapshot) and t.snapshot_manager.try_create(snapshot)
@@ -539,12 +541,12 @@ class FileStoreCommit:
         """Whether the snapshot this one builds on still exists. If a concurrent expiration
         removed it, newer snapshots exist and ``snapshot-N`` may be free again only because it
         was expired too: creating it would fork history, so this attempt has lost the race."""
-        sm = self.table.snapshot_manager
-        return snapshot.id == 1 or self.table.io.exists(sm.path(snapshot.id - 1))
+        sm = self.ctx.snapshot_manager
+        return snapshot.id == 1 or self.ctx.io.exists(sm.path(snapshot.id - 1))
 
     def _delete(self, names: Sequence[str]) -> None:
         for n in names:
-            self.table.io.delete(join(self.table.path, "manifest", n))
+            self.ctx.io.delete(join(self.ctx.path, "manifest", n))
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the data files of messages that will never be committed. A file a compaction
@@ -553,15 +555,15 @@ class FileStoreCommit:
         outcome is unknown nothing is deleted: the snapshot may name these files."""
         if self.outcome_unknown:
             log.warning("not deleting the files of %d commit message(s) of %s: a snapshot naming them may "
-                        "have been committed (its outcome is unknown)", len(messages), self.table.name)
+                        "have been committed (its outcome is unknown)", len(messages), self.ctx.name)
             return
-        index = IndexFiles(self.table.io, self.table.path)
+        index = IndexFiles(self.ctx.io, self.ctx.path)
         for m in messages:
-            d = self.table.bucket_dir_of(m.partition, m.bucket)
+            d = self.ctx.bucket_dir_of(m.partition, m.bucket)
             moved = {f.file_name for f in m.compact_before} & {f.file_name for f in m.compact_after}
             for f in m.all_files():
                 if f.file_name not in moved and f.file_name not in self._published:
-                    self.table.io.delete(join(d, f.file_name))
+                    self.ctx.io.delete(join(d, f.file_name))
             for f in m.index_added:
                 if f.file_name not in self._published:
                     index.delete_index_file(f.file_name)

@@ -20,6 +20,7 @@ from lakeformat.commit import staging
 from lakeformat.errors import CorruptFileError
 from lakeformat.format.names import validate_name
 from lakeformat.io.fileio import join
+from lakeformat.io.table_context import TableContext
 
 AUDIT_SUFFIX = ".audit"
 
@@ -41,10 +42,10 @@ class StageRecord:
         return None if self.audit is None else bool(self.audit.get("success"))
 
 
-def record_audit(table, stage_id: str, result: dict) -> None:
+def record_audit(ctx: TableContext, stage_id: str, result: dict) -> None:
     """Keep ``result`` (a JSON-safe audit outcome) as the audit of ``stage_id``."""
-    table.io.mkdirs(join(table.path, staging.STAGED_DIR))
-    table.io.write_bytes(join(table.path, staging.STAGED_DIR, validate_name(stage_id, "stage") + AUDIT_SUFFIX), json.dumps(
+    ctx.io.mkdirs(join(ctx.path, staging.STAGED_DIR))
+    ctx.io.write_bytes(join(ctx.path, staging.STAGED_DIR, validate_name(stage_id, "stage") + AUDIT_SUFFIX), json.dumps(
         {"stageId": stage_id, "auditTimeMillis": int(time.time() * 1000), "audit": result}).encode())
 
 
@@ -52,10 +53,10 @@ def _utc(millis) -> Optional[dt.datetime]:
     return None if millis is None else dt.datetime.fromtimestamp(millis / 1000, dt.timezone.utc)
 
 
-def _json(table, name: str) -> Optional[dict]:
-    path = join(table.path, staging.STAGED_DIR, name)
+def _json(ctx: TableContext, name: str) -> Optional[dict]:
+    path = join(ctx.path, staging.STAGED_DIR, name)
     try:
-        d = json.loads(table.io.read_bytes(path).decode())
+        d = json.loads(ctx.io.read_bytes(path).decode())
     except FileNotFoundError:
         return None
     except (ValueError, UnicodeDecodeError) as e:
@@ -65,17 +66,17 @@ def _json(table, name: str) -> Optional[dict]:
     return d
 
 
-def stage_history(table) -> list[StageRecord]:
+def stage_history(ctx: TableContext) -> list[StageRecord]:
     """Every stage the table's ``staged/`` folder knows of, newest first: pending stages, the
     published ones (their markers) and the discarded ones whose audit was recorded."""
-    names = [n for n in table.io.list_names(join(table.path, staging.STAGED_DIR)) if not n.startswith(".")]
+    names = [n for n in ctx.io.list_names(join(ctx.path, staging.STAGED_DIR)) if not n.startswith(".")]
     ids = {n[:-len(suffix)] for n in names
            for suffix in (staging.STAGE_SUFFIX, staging.PUBLISHED_SUFFIX, AUDIT_SUFFIX) if n.endswith(suffix)}
-    pending = {s.stage_id: s for s in staging.list_staged(table)}
+    pending = {s.stage_id: s for s in staging.list_staged(ctx)}
     out = []
     for sid in ids:
-        marker = _json(table, sid + staging.PUBLISHED_SUFFIX) if sid + staging.PUBLISHED_SUFFIX in names else None
-        audit = _json(table, sid + AUDIT_SUFFIX) if sid + AUDIT_SUFFIX in names else None
+        marker = _json(ctx, sid + staging.PUBLISHED_SUFFIX) if sid + staging.PUBLISHED_SUFFIX in names else None
+        audit = _json(ctx, sid + AUDIT_SUFFIX) if sid + AUDIT_SUFFIX in names else None
         s = pending.get(sid)
         state = "pending" if s is not None else "published" if marker is not None else "discarded"
         out.append(StageRecord(

@@ -53,6 +53,7 @@ from lakeformat.format.names import validate_name
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.data_file import read_columns
 from lakeformat.io.fileio import join
+from lakeformat.io.table_context import TableContext
 from lakeformat.mergetree.kv_file import KIND
 from lakeformat.read.split_read import SplitRead
 
@@ -189,12 +190,12 @@ def message_from_json(d: dict) -> CommitMessage:
 
 # ---------------------------------------------------------------- stage files
 
-def _dir(table) -> str:
-    return join(table.path, STAGED_DIR)
+def _dir(ctx: TableContext) -> str:
+    return join(ctx.path, STAGED_DIR)
 
 
-def _path(table, stage_id: str, suffix: str = STAGE_SUFFIX) -> str:
-    return join(_dir(table), validate_name(stage_id, "stage") + suffix)
+def _path(ctx: TableContext, stage_id: str, suffix: str = STAGE_SUFFIX) -> str:
+    return join(_dir(ctx), validate_name(stage_id, "stage") + suffix)
 
 
 def _to_json(s: StagedCommit) -> bytes:
@@ -220,12 +221,12 @@ def _from_json(path: str, data: bytes) -> StagedCommit:
         raise CorruptFileError(path, f"cannot read staged commit: {e}") from None
 
 
-def stage(table, messages: Sequence[CommitMessage], stage_id: str, *, commit_user: str,
+def stage(ctx: TableContext, messages: Sequence[CommitMessage], stage_id: str, *, commit_user: str,
           identifier: int) -> StagedCommit:
     """Record ``messages`` (from ``TableWrite.prepare_commit``) as stage ``stage_id`` without
     committing them. Fails if the stage exists (publish or discard it first) or if a message's
     files are missing."""
-    path = _path(table, stage_id)
+    path = _path(ctx, stage_id)
     if not isinstance(commit_user, str) or not commit_user:
         raise LakeformatError("a stage needs a commit_user (the user that will publish it)")
     if isinstance(identifier, bool) or not isinstance(identifier, int) or not 0 <= identifier < BATCH_IDENTIFIER:
@@ -234,64 +235,64 @@ def stage(table, messages: Sequence[CommitMessage], stage_id: str, *, commit_use
     for m in messages:
         if not isinstance(m, CommitMessage):
             raise LakeformatError(f"stage {stage_id!r}: expected CommitMessages, got {type(m).__name__}")
-    _check_files(table, stage_id, messages, "staged")
+    _check_files(ctx, stage_id, messages, "staged")
     staged = StagedCommit(stage_id, commit_user, identifier, messages,
-                          dt.datetime.fromtimestamp(int(time.time() * 1000) / 1000, dt.timezone.utc), table.schema.id)
-    table.io.mkdirs(_dir(table))
-    if not table.io.try_create(path, _to_json(staged)):
-        raise AlreadyExistsError(f"stage {stage_id!r} of {table.name} exists already: publish or discard it first")
-    log.info("staged %s of %s: %d rows in %d files (commit user %s, identifier %d)", stage_id, table.name,
+                          dt.datetime.fromtimestamp(int(time.time() * 1000) / 1000, dt.timezone.utc), ctx.schema.id)
+    ctx.io.mkdirs(_dir(ctx))
+    if not ctx.io.try_create(path, _to_json(staged)):
+        raise AlreadyExistsError(f"stage {stage_id!r} of {ctx.name} exists already: publish or discard it first")
+    log.info("staged %s of %s: %d rows in %d files (commit user %s, identifier %d)", stage_id, ctx.name,
              staged.row_count, len(staged.file_names()), commit_user, identifier)
     return staged
 
 
-def _check_files(table, stage_id: str, messages: Sequence[CommitMessage], verb: str) -> None:
+def _check_files(ctx: TableContext, stage_id: str, messages: Sequence[CommitMessage], verb: str) -> None:
     for m in messages:
         try:
-            d = table.bucket_dir_of(m.partition, m.bucket)
+            d = ctx.bucket_dir_of(m.partition, m.bucket)
         except Exception:
             raise LakeformatError(f"stage {stage_id!r}: a message's partition ({m.partition.hex()}) is not a "
-                                  f"partition of {table.name}") from None
+                                  f"partition of {ctx.name}") from None
         for f in m.all_files():
-            if not table.io.exists(join(d, f.file_name)):
-                raise CommitError(f"stage {stage_id!r} of {table.name} cannot be {verb}: its data file "
+            if not ctx.io.exists(join(d, f.file_name)):
+                raise CommitError(f"stage {stage_id!r} of {ctx.name} cannot be {verb}: its data file "
                                   f"{join(d, f.file_name)} is missing (removed by hand or by another "
                                   "process?). Nothing was committed; discard the stage and write the data again.")
 
 
-def load_staged(table, stage_id: str) -> StagedCommit:
-    path = _path(table, stage_id)
+def load_staged(ctx: TableContext, stage_id: str) -> StagedCommit:
+    path = _path(ctx, stage_id)
     try:
-        data = table.io.read_bytes(path)
+        data = ctx.io.read_bytes(path)
     except FileNotFoundError:
-        raise NotFoundError(f"{table.name} has no staged commit {stage_id!r} ({path})") from None
+        raise NotFoundError(f"{ctx.name} has no staged commit {stage_id!r} ({path})") from None
     return _from_json(path, data)
 
 
-def list_staged(table) -> list[StagedCommit]:
+def list_staged(ctx: TableContext) -> list[StagedCommit]:
     """Every pending stage of the table, oldest first (published stages are not pending)."""
     out = []
-    for name in table.io.list_names(_dir(table)):
+    for name in ctx.io.list_names(_dir(ctx)):
         if name.endswith(STAGE_SUFFIX) and not name.startswith("."):
-            path = join(_dir(table), name)
+            path = join(_dir(ctx), name)
             try:
-                out.append(_from_json(path, table.io.read_bytes(path)))
+                out.append(_from_json(path, ctx.io.read_bytes(path)))
             except FileNotFoundError:
                 continue   # published or discarded while listing
     return sorted(out, key=lambda s: (s.create_time, s.stage_id))
 
 
-def read_staged(table, stage_id: str, columns: Optional[Sequence[str]] = None) -> pa.Table:
+def read_staged(ctx: TableContext, stage_id: str, columns: Optional[Sequence[str]] = None) -> pa.Table:
     """The staged rows (see the module docstring), for the audit."""
-    staged = load_staged(table, stage_id)
-    reader = SplitRead(table, columns)
-    fields = [table.schema.field(c) for c in reader.columns]
-    pk = bool(table.schema.primary_keys)
+    staged = load_staged(ctx, stage_id)
+    reader = SplitRead(ctx, columns)
+    fields = [ctx.schema.field(c) for c in reader.columns]
+    pk = bool(ctx.schema.primary_keys)
     parts = []
     for m in staged.messages:
-        d = table.bucket_dir_of(m.partition, m.bucket)
+        d = ctx.bucket_dir_of(m.partition, m.bucket)
         for f in m.new_files:
-            parts.append(read_columns(table, join(d, f.file_name), f, fields, (KIND,) if pk else ()))
+            parts.append(read_columns(ctx, join(d, f.file_name), f, fields, (KIND,) if pk else ()))
     out_schema = reader.out_schema.append(pa.field(ROW_KIND, pa.string())) if pk else reader.out_schema
     if not parts:
         return out_schema.empty_table()
@@ -311,10 +312,10 @@ class _Published:
     snapshot_id: Optional[int]
 
 
-def _read_marker(table, stage_id: str) -> Optional[_Published]:
-    path = _path(table, stage_id, PUBLISHED_SUFFIX)
+def _read_marker(ctx: TableContext, stage_id: str) -> Optional[_Published]:
+    path = _path(ctx, stage_id, PUBLISHED_SUFFIX)
     try:
-        d = json.loads(table.io.read_bytes(path).decode())
+        d = json.loads(ctx.io.read_bytes(path).decode())
         return _Published(d["commitUser"], int(d["commitIdentifier"]), d.get("snapshotId"))
     except FileNotFoundError:
         return None
@@ -322,122 +323,122 @@ def _read_marker(table, stage_id: str) -> Optional[_Published]:
         raise CorruptFileError(path, f"cannot read publish record: {e}") from None
 
 
-def _write_marker(table, staged: StagedCommit, snapshot: Optional[Snapshot]) -> None:
-    table.io.write_bytes(_path(table, staged.stage_id, PUBLISHED_SUFFIX), json.dumps({
+def _write_marker(ctx: TableContext, staged: StagedCommit, snapshot: Optional[Snapshot]) -> None:
+    ctx.io.write_bytes(_path(ctx, staged.stage_id, PUBLISHED_SUFFIX), json.dumps({
         "stageId": staged.stage_id, "commitUser": staged.commit_user, "commitIdentifier": staged.identifier,
         "snapshotId": snapshot.id if snapshot else None, "publishTimeMillis": int(time.time() * 1000)}).encode())
 
 
-def find_committed(table, commit_user: str, identifier: int) -> Optional[Snapshot]:
+def find_committed(ctx: TableContext, commit_user: str, identifier: int) -> Optional[Snapshot]:
     """The snapshot ``commit_user`` committed with ``identifier``, searching every retained
     snapshot (identifiers need not grow)."""
-    return table.new_commit(commit_user).committed_snapshot(identifier)
+    return ctx.new_commit(commit_user).committed_snapshot(identifier)
 
 
-def _snapshot_or_none(table, snapshot_id: Optional[int]) -> Optional[Snapshot]:
+def _snapshot_or_none(ctx: TableContext, snapshot_id: Optional[int]) -> Optional[Snapshot]:
     if snapshot_id is None:
         return None
     try:
-        return table.snapshot(snapshot_id)
+        return ctx.snapshot(snapshot_id)
     except NotFoundError:
         return None
 
 
-def committed_as(table, stage_id: str, commit_user: str, identifier: int) -> tuple[bool, Optional[Snapshot]]:
+def committed_as(ctx: TableContext, stage_id: str, commit_user: str, identifier: int) -> tuple[bool, Optional[Snapshot]]:
     """(whether ``commit_user`` committed ``identifier``, the snapshot if still retained): found
     among the retained snapshots, or in the published marker of ``stage_id``, which outlives
     snapshot expiration."""
-    snap = find_committed(table, commit_user, identifier)
+    snap = find_committed(ctx, commit_user, identifier)
     if snap is not None:
         return True, snap
-    marker = _read_marker(table, stage_id)
+    marker = _read_marker(ctx, stage_id)
     if marker and (marker.commit_user, marker.identifier) == (commit_user, identifier):
-        return True, _snapshot_or_none(table, marker.snapshot_id)
+        return True, _snapshot_or_none(ctx, marker.snapshot_id)
     return False, None
 
 
-def _committed_as(table, staged: StagedCommit) -> tuple[bool, Optional[Snapshot]]:
-    return committed_as(table, staged.stage_id, staged.commit_user, staged.identifier)
+def _committed_as(ctx: TableContext, staged: StagedCommit) -> tuple[bool, Optional[Snapshot]]:
+    return committed_as(ctx, staged.stage_id, staged.commit_user, staged.identifier)
 
 
-def _committed_files(table, staged: StagedCommit, snap: Optional[Snapshot]) -> set[str]:
+def _committed_files(ctx: TableContext, staged: StagedCommit, snap: Optional[Snapshot]) -> set[str]:
     """Staged files that a snapshot references (of ``snap``'s delta, and live in the latest)."""
     names = staged.file_names()
     found = set()
     if snap is not None:
-        found |= {e.file.file_name for e in table.delta_entries(snap) if e.kind == ADD} & names
-    latest = table.latest_snapshot()
+        found |= {e.file.file_name for e in ctx.delta_entries(snap) if e.kind == ADD} & names
+    latest = ctx.latest_snapshot()
     if latest is not None:
-        found |= {e.file.file_name for e in table.live_entries(latest)} & names
+        found |= {e.file.file_name for e in ctx.live_entries(latest)} & names
     return found
 
 
-def _delete_files(table, staged: StagedCommit, keep: set[str]) -> int:
+def _delete_files(ctx: TableContext, staged: StagedCommit, keep: set[str]) -> int:
     n = 0
     for m in staged.messages:
-        d = table.bucket_dir_of(m.partition, m.bucket)
+        d = ctx.bucket_dir_of(m.partition, m.bucket)
         moved = {f.file_name for f in m.compact_before} & {f.file_name for f in m.compact_after}
         for f in m.all_files():
             if f.file_name not in moved and f.file_name not in keep:
-                table.io.delete(join(d, f.file_name))
+                ctx.io.delete(join(d, f.file_name))
                 n += 1
     return n
 
 
-def publish(table, stage_id: str) -> Optional[Snapshot]:
+def publish(ctx: TableContext, stage_id: str) -> Optional[Snapshot]:
     """Commit stage ``stage_id`` exactly once and remove its stage file. Returns the snapshot
     made, or the one made earlier for the same (commit user, identifier); None if the stage
     held no changes or its snapshot has since expired."""
-    path = _path(table, stage_id)
-    if not table.io.exists(path):
-        marker = _read_marker(table, stage_id)
+    path = _path(ctx, stage_id)
+    if not ctx.io.exists(path):
+        marker = _read_marker(ctx, stage_id)
         if marker is None:
-            raise NotFoundError(f"{table.name} has no staged commit {stage_id!r} to publish ({path})")
+            raise NotFoundError(f"{ctx.name} has no staged commit {stage_id!r} to publish ({path})")
         log.info("stage %s of %s was published before (snapshot %s); nothing to do",
-                 stage_id, table.name, marker.snapshot_id)
-        return _snapshot_or_none(table, marker.snapshot_id)
-    staged = load_staged(table, stage_id)
-    done, snap = _committed_as(table, staged)
+                 stage_id, ctx.name, marker.snapshot_id)
+        return _snapshot_or_none(ctx, marker.snapshot_id)
+    staged = load_staged(ctx, stage_id)
+    done, snap = _committed_as(ctx, staged)
     if done:
         # a re-run wrote the same work again: its files were never committed, so they go. If
         # any staged file is referenced (a crash after the commit), or the snapshot has expired
         # and cannot tell, every file stays (orphan cleaning sees tags too).
-        rerun = snap is not None and not _committed_files(table, staged, snap)
-        removed = _delete_files(table, staged, keep=set()) if rerun else 0
+        rerun = snap is not None and not _committed_files(ctx, staged, snap)
+        removed = _delete_files(ctx, staged, keep=set()) if rerun else 0
         log.info("identifier %d of %s is already committed (snapshot %s): stage %s not committed again%s",
                  staged.identifier, staged.commit_user, snap.id if snap else "expired", stage_id,
                  f"; its {removed} re-written file(s) deleted" if removed else "")
     else:
-        _check_files(table, stage_id, staged.messages, "published")
-        snap = table.new_commit(staged.commit_user).commit(list(staged.messages), staged.identifier)
-        log.info("published stage %s of %s as snapshot %s (%d rows)", stage_id, table.name,
+        _check_files(ctx, stage_id, staged.messages, "published")
+        snap = ctx.new_commit(staged.commit_user).commit(list(staged.messages), staged.identifier)
+        log.info("published stage %s of %s as snapshot %s (%d rows)", stage_id, ctx.name,
                  snap.id if snap else "-", staged.row_count)
     try:
-        _write_marker(table, staged, snap)
-        table.io.delete(path)
+        _write_marker(ctx, staged, snap)
+        ctx.io.delete(path)
     except StorageError as e:
-        raise CommitError(f"stage {stage_id!r} of {table.name} is published as snapshot {snap.id if snap else '-'}, "
+        raise CommitError(f"stage {stage_id!r} of {ctx.name} is published as snapshot {snap.id if snap else '-'}, "
                           f"but recording that failed ({e}); publishing it again finds the snapshot and commits "
                           "nothing twice") from None
     return snap
 
 
-def discard(table, stage_id: str) -> int:
+def discard(ctx: TableContext, stage_id: str) -> int:
     """Delete a stage's data files and its stage file; returns the number of files deleted.
     Refuses (changing nothing) if the stage was already published."""
-    if not table.io.exists(_path(table, stage_id)):
-        marker = _read_marker(table, stage_id)
+    if not ctx.io.exists(_path(ctx, stage_id)):
+        marker = _read_marker(ctx, stage_id)
         if marker is not None:
-            raise LakeformatError(f"stage {stage_id!r} of {table.name} was already published as snapshot "
+            raise LakeformatError(f"stage {stage_id!r} of {ctx.name} was already published as snapshot "
                                   f"{marker.snapshot_id}: its rows are in the table, nothing was discarded")
-    staged = load_staged(table, stage_id)
-    done, snap = _committed_as(table, staged)
-    committed = _committed_files(table, staged, snap)
+    staged = load_staged(ctx, stage_id)
+    done, snap = _committed_as(ctx, staged)
+    committed = _committed_files(ctx, staged, snap)
     if committed:
-        raise LakeformatError(f"stage {stage_id!r} of {table.name} was already published"
+        raise LakeformatError(f"stage {stage_id!r} of {ctx.name} was already published"
                               f"{f' as snapshot {snap.id}' if snap else ''}: its rows are in the table, "
                               "nothing was discarded")
-    removed = _delete_files(table, staged, keep=set())
-    table.io.delete(_path(table, stage_id))
-    log.info("discarded stage %s of %s: %d file(s) deleted", stage_id, table.name, removed)
+    removed = _delete_files(ctx, staged, keep=set())
+    ctx.io.delete(_path(ctx, stage_id))
+    log.info("discarded stage %s of %s: %d file(s) deleted", stage_id, ctx.name, removed)
     return removed

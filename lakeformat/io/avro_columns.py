@@ -152,10 +152,10 @@ def _sizes(schema, array: pa.Array) -> np.ndarray:
     raise ValueError(f"Avro type {json.dumps(schema)} is not one a Paimon manifest uses")
 
 
-def record_ends(schema: bytes, table: pa.Table, blocks: Sequence[tuple[int, bytes]]) -> list[np.ndarray]:
+def record_ends(schema: bytes, data: pa.Table, blocks: Sequence[tuple[int, bytes]]) -> list[np.ndarray]:
     """Where each record of each of ``blocks`` ends in the block's decompressed bytes, from the
     records ``table`` decoded from them. ValueError if the sizes do not add up to the blocks."""
-    sizes = _sizes(json.loads(schema), table)
+    sizes = _sizes(json.loads(schema), data)
     out, start = [], 0
     for n, plain in blocks:
         ends = np.cumsum(sizes[start:start + n])

@@ -28,28 +28,29 @@ from lakeformat.format.schema import TableSchema
 from lakeformat.io.file_format import FormatWriter, check_writable, format_of, iter_tables, read_table
 from lakeformat.io.fileio import join, storage_error
 from lakeformat.io.orc_ids import data_schema
+from lakeformat.io.table_context import TableContext
 
 
 EXTERNAL_PATHS = "data-file.external-paths"   # Paimon's roots for data files outside the table
 
 
-def file_path(table, bucket_dir: str, f: DataFileMeta) -> str:
+def file_path(ctx: TableContext, bucket_dir: str, f: DataFileMeta) -> str:
     """Where data file ``f`` of ``bucket_dir`` is: beside it, or at its external path when that lies
     under a root the table's ``data-file.external-paths`` allows. A file anywhere else is never
     read nor deleted: metadata naming it is treated as corrupt."""
     if f.external_path is None:
         return join(bucket_dir, f.file_name)
-    roots = parse_list(table.schema.options.get(EXTERNAL_PATHS, ""))
+    roots = parse_list(ctx.schema.options.get(EXTERNAL_PATHS, ""))
     if not under_root(f.external_path, roots):
-        raise CorruptFileError(f.external_path, f"data file {f.file_name} of {getattr(table, 'name', table)} has an "
+        raise CorruptFileError(f.external_path, f"data file {f.file_name} of {getattr(ctx, 'name', ctx)} has an "
                                f"external path outside the roots the table's {EXTERNAL_PATHS!r} allows "
                                f"({', '.join(roots) or 'none set'}); lakeformat neither reads nor deletes it")
     return f.external_path
 
 
-def _located(table, path: str, f: DataFileMeta) -> str:
+def _located(ctx: TableContext, path: str, f: DataFileMeta) -> str:
     """``path`` (bucket dir + file name) or, for a file stored elsewhere, its checked external path."""
-    return path if f.external_path is None else file_path(table, path.rsplit("/", 1)[0], f)
+    return path if f.external_path is None else file_path(ctx, path.rsplit("/", 1)[0], f)
 
 
 # What pyarrow, fastavro and the row count check raise for a file that does not parse. Not memory,
@@ -84,16 +85,16 @@ def _raise_if_corrupt(path: str, fmt: str, error: Exception) -> None:
         raise CorruptFileError(path, f"cannot read {fmt.upper()} data file: {reason}") from None
 
 
-def read_columns(table, path: str, f: DataFileMeta, wanted: Sequence[T.DataField],
+def read_columns(ctx: TableContext, path: str, f: DataFileMeta, wanted: Sequence[T.DataField],
                  extra: Sequence[str] = (), deleted: Optional[np.ndarray] = None) -> pa.Table:
     """The ``wanted`` fields of the current schema from one data file, found by field id, plus
     the file's own ``extra`` columns (the merge tree's sequence number and kind), without the
     rows at the ``deleted`` positions (the file's deletion vector)."""
-    path = _located(table, path, f)
-    by_id, columns = _file_columns(table, f, wanted, extra)
+    path = _located(ctx, path, f)
+    by_id, columns = _file_columns(ctx, f, wanted, extra)
     fmt = format_of(f.file_name)
     try:
-        with table.io.open_input(path) as src:
+        with ctx.io.open_input(path) as src:
             data = read_table(src, fmt, columns, f.row_count)
     except Exception as e:
         _raise_if_corrupt(path, fmt, e)
@@ -103,16 +104,16 @@ def read_columns(table, path: str, f: DataFileMeta, wanted: Sequence[T.DataField
     return _project(data, wanted, by_id, extra)
 
 
-def iter_columns(table, path: str, f: DataFileMeta, wanted: Sequence[T.DataField],
+def iter_columns(ctx: TableContext, path: str, f: DataFileMeta, wanted: Sequence[T.DataField],
                  extra: Sequence[str] = (), batch_size: int = 65536,
                  deleted: Optional[np.ndarray] = None) -> Iterator[pa.Table]:
     """:func:`read_columns` as a stream of small tables, in file order (bounded memory)."""
-    path = _located(table, path, f)
-    by_id, columns = _file_columns(table, f, wanted, extra)
+    path = _located(ctx, path, f)
+    by_id, columns = _file_columns(ctx, f, wanted, extra)
     fmt = format_of(f.file_name)
     position = 0
     try:
-        with table.io.open_input(path) as src:
+        with ctx.io.open_input(path) as src:
             for part in iter_tables(src, fmt, columns, batch_size, f.row_count):
                 n = part.num_rows
                 if deleted is not None and deleted.size:
@@ -124,8 +125,8 @@ def iter_columns(table, path: str, f: DataFileMeta, wanted: Sequence[T.DataField
         raise
 
 
-def _file_columns(table, f: DataFileMeta, wanted: Sequence[T.DataField], extra: Sequence[str]):
-    by_id = {x.id: x for x in table.schema_manager.get(f.schema_id).fields}
+def _file_columns(ctx: TableContext, f: DataFileMeta, wanted: Sequence[T.DataField], extra: Sequence[str]):
+    by_id = {x.id: x for x in ctx.schema_manager.get(f.schema_id).fields}
     return by_id, [by_id[w.id].name for w in wanted if w.id in by_id] + list(extra)
 
 
@@ -195,9 +196,9 @@ class StatsCollector:
         self.maxs: list = [None] * len(self.fields)
         self.nulls = [0] * len(self.fields)
 
-    def add(self, table: pa.Table) -> None:
+    def add(self, data: pa.Table) -> None:
         for i, f in enumerate(self.fields):
-            lo, hi, n = column_stats(table.column(i), f.type)
+            lo, hi, n = column_stats(data.column(i), f.type)
             self.nulls[i] += n
             self.mins[i] = _pick(self.mins[i], lo, min)
             self.maxs[i] = _pick(self.maxs[i], hi, max)
@@ -225,8 +226,8 @@ class RollingFileWriter:
 
     level = 0   # LSM level of the files written; key-value writers set theirs
 
-    def __init__(self, table, bucket_dir: str, schema: TableSchema, seq_start: int = 0, prefix: str = "data-"):
-        self.table, self.dir, self.schema = table, bucket_dir, schema
+    def __init__(self, ctx: TableContext, bucket_dir: str, schema: TableSchema, seq_start: int = 0, prefix: str = "data-"):
+        self.ctx, self.dir, self.schema = ctx, bucket_dir, schema
         self.arrow_schema = self._file_schema()
         self.files: list[DataFileMeta] = []
         self.seq = seq_start
@@ -256,7 +257,7 @@ class RollingFileWriter:
     def write(self, data: pa.Table) -> None:
         """Append rows, rolling to a new file at the target size. Chunk sizes come from the
         bytes per row seen so far, so a large input rolls close to the target."""
-        target = self.table.target_file_size
+        target = self.ctx.target_file_size
         offset = 0
         while offset < data.num_rows:
             if self._writer is None:
@@ -284,16 +285,16 @@ class RollingFileWriter:
 
     def _format(self) -> str:
         """``file.format``, or the format ``file.format.per.level`` sets for this writer's level."""
-        opts = self.table.typed_options
+        opts = self.ctx.typed_options
         return (opts.get(O.FILE_FORMAT_PER_LEVEL) or {}).get(self.level, opts.get(O.FILE_FORMAT))
 
     def _open(self) -> None:
-        opts = self.table.typed_options
+        opts = self.ctx.typed_options
         fmt = self._format()
         check_writable(fmt, self.arrow_schema)
         self._name = f"{self._prefix}{self._count}.{fmt}"
         self._count += 1
-        self._stream = self.table.io.open_output(join(self.dir, self._name))
+        self._stream = self.ctx.io.open_output(join(self.dir, self._name))
         orc_schema = data_schema(self.arrow_schema, self.schema.fields) if fmt == "orc" else None
         try:
             self._writer = FormatWriter(self._stream, fmt, self.arrow_schema, opts.get(O.FILE_COMPRESSION),
@@ -331,7 +332,7 @@ class RollingFileWriter:
             except Exception:   # noqa: BLE001 - it is being thrown away; its error is not the one to report
                 pass
         if self._stream is not None:
-            self.table.io.delete(join(self.dir, self._name))
+            self.ctx.io.delete(join(self.dir, self._name))
         self._writer = self._stream = None
 
     def close(self) -> list[DataFileMeta]:
@@ -342,7 +343,7 @@ class RollingFileWriter:
     def abort(self) -> None:
         self._discard_open_file()
         for f in self.files:
-            self.table.io.delete(join(self.dir, f.file_name))
+            self.ctx.io.delete(join(self.dir, f.file_name))
         self.files = []
 
 

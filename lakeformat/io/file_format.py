@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from lakeformat.errors import UnsupportedError
 from lakeformat.format.options import FILE_FORMAT, FILE_FORMAT_PER_LEVEL, Options
+from lakeformat.io.table_context import TableContext
 
 FORMATS = ("parquet", "orc", "avro")
 
@@ -183,13 +184,13 @@ class FormatWriter:
             codec = _codec(_AVRO_CODECS, compression, "Avro")
             self._w = fastavro.write.Writer(stream, fastavro.parse_schema(avro_schema(schema)), codec=codec)
 
-    def write(self, table: pa.Table) -> None:
+    def write(self, data: pa.Table) -> None:
         if self.fmt == "parquet":
-            self._w.write_table(table, row_group_size=1 << 20)
+            self._w.write_table(data, row_group_size=1 << 20)
         elif self.fmt == "orc":
-            self._w.write(_orc_ready(table, self._orc_schema))
+            self._w.write(_orc_ready(data, self._orc_schema))
         else:
-            for record in _avro_records(table):
+            for record in _avro_records(data):
                 self._w.write(record)
 
     def close(self) -> None:
@@ -199,20 +200,20 @@ class FormatWriter:
             self._w.close()
 
 
-def _orc_ready(table: pa.Table, orc_schema: Optional[pa.Schema] = None) -> pa.Table:
+def _orc_ready(data: pa.Table, orc_schema: Optional[pa.Schema] = None) -> pa.Table:
     """ORC has no TIME type: Paimon stores a TIME as its milliseconds of the day (INT). The
     fields' metadata become the ORC types' attributes: ``orc_schema``'s when given."""
-    if orc_schema is None and not any(pa.types.is_time(f.type) for f in table.schema):
-        return table
-    target = orc_schema or table.schema
-    return table.cast(pa.schema([f.with_type(pa.int32()) if pa.types.is_time(f.type) else f for f in target]))
+    if orc_schema is None and not any(pa.types.is_time(f.type) for f in data.schema):
+        return data
+    target = orc_schema or data.schema
+    return data.cast(pa.schema([f.with_type(pa.int32()) if pa.types.is_time(f.type) else f for f in target]))
 
 
-def _codec(table: dict, compression: str, what: str) -> str:
-    if compression not in table:
+def _codec(ctx: dict, compression: str, what: str) -> str:
+    if compression not in ctx:
         raise UnsupportedError(f"file.compression {compression!r} is not supported for {what} data files "
-                               f"(supported: {', '.join(table)})")
-    return table[compression]
+                               f"(supported: {', '.join(ctx)})")
+    return ctx[compression]
 
 
 def avro_type(t: pa.DataType, name: str):
@@ -269,7 +270,7 @@ def _avro_values(col: pa.ChunkedArray) -> list:
     return col.to_pylist()
 
 
-def _avro_records(table: pa.Table) -> list[dict]:
-    names = table.column_names
-    columns = [_avro_values(table.column(i)) for i in range(table.num_columns)]
+def _avro_records(data: pa.Table) -> list[dict]:
+    names = data.column_names
+    columns = [_avro_values(data.column(i)) for i in range(data.num_columns)]
     return [dict(zip(names, row)) for row in zip(*columns)]

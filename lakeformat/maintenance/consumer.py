@@ -20,6 +20,7 @@ from lakeformat.errors import CorruptFileError, LakeformatError, NotFoundError
 from lakeformat.format import options as O
 from lakeformat.format.names import validate_ref_name
 from lakeformat.io.fileio import join
+from lakeformat.io.table_context import TableContext
 
 log = logging.getLogger(__name__)
 
@@ -45,10 +46,10 @@ def to_json(next_snapshot: int) -> bytes:
 class ConsumerManager:
     """Read and change the consumers of one table."""
 
-    def __init__(self, table):
-        self.table = table
-        self.io = table.io
-        self.dir = join(table.path, "consumer")
+    def __init__(self, ctx: TableContext):
+        self.ctx = ctx
+        self.io = ctx.io
+        self.dir = join(ctx.path, "consumer")
 
     def path(self, consumer_id: str) -> str:
         return join(self.dir, CONSUMER_PREFIX + validate_ref_name(consumer_id, "consumer"))
@@ -71,7 +72,7 @@ class ConsumerManager:
                 return None
             except (ValueError, UnicodeDecodeError) as e:
                 error = e
-        raise CorruptFileError(path, f"consumer {consumer_id!r} of {self.table.name} is not "
+        raise CorruptFileError(path, f"consumer {consumer_id!r} of {self.ctx.name} is not "
                                      f'{{"nextSnapshot": <n>}} after {READ_ATTEMPTS} reads: {error}. '
                                      f"Reset it (reset-consumer) or delete it")
 
@@ -85,21 +86,21 @@ class ConsumerManager:
     def reset(self, consumer_id: str, next_snapshot: int) -> None:
         """Move a consumer to ``next_snapshot`` (which must exist, or be the one after the
         latest), creating it if needed: the reader continues from there."""
-        sm = self.table.snapshot_manager
+        sm = self.ctx.snapshot_manager
         earliest, latest = sm.earliest_id(), sm.latest_id()
         if not isinstance(next_snapshot, int) or isinstance(next_snapshot, bool):
             raise LakeformatError(f"consumer {consumer_id!r}: next snapshot must be an integer, not {next_snapshot!r}")
         ok = (latest is None and next_snapshot == 1) or (
             latest is not None and (next_snapshot == latest + 1 or sm.exists(next_snapshot)))
         if not ok:
-            raise NotFoundError(f"cannot reset consumer {consumer_id!r} of {self.table.name} to snapshot "
+            raise NotFoundError(f"cannot reset consumer {consumer_id!r} of {self.ctx.name} to snapshot "
                                 f"{next_snapshot}: the table has snapshots {earliest}..{latest}")
         self.record(consumer_id, next_snapshot)
 
     def delete(self, consumer_id: str) -> None:
         path = self.path(consumer_id)
         if not self.io.exists(path):
-            raise NotFoundError(f"consumer {consumer_id!r} of {self.table.name} does not exist")
+            raise NotFoundError(f"consumer {consumer_id!r} of {self.ctx.name} does not exist")
         self.io.delete(path)
 
     def list(self) -> dict[str, int]:
@@ -121,7 +122,7 @@ class ConsumerManager:
         """Delete consumers whose file was last written more than ``older_than`` ago (default:
         the table's ``consumer.expiration-time``; unset: none expire). Returns their ids."""
         if older_than is None:
-            older_than = self.table.typed_options.get(O.CONSUMER_EXPIRATION_TIME)
+            older_than = self.ctx.typed_options.get(O.CONSUMER_EXPIRATION_TIME)
             if older_than is None:
                 return []
         now = now or dt.datetime.now(dt.timezone.utc)
@@ -138,7 +139,7 @@ class ConsumerManager:
                     self.io.delete(join(self.dir, name))
                 expired.append(name[len(CONSUMER_PREFIX):])
         if expired and not dry_run:
-            log.info("expired consumers %s of %s (idle longer than %s)", sorted(expired), self.table.name, older_than)
+            log.info("expired consumers %s of %s (idle longer than %s)", sorted(expired), self.ctx.name, older_than)
         return sorted(expired)
 
     def clear(self, including: str = ".*", excluding: Optional[str] = None, dry_run: bool = False) -> list[str]:

@@ -54,6 +54,7 @@ from lakeformat.io.fileio import join
 from lakeformat.io.index_files import IndexFiles
 from lakeformat.io.manifests import ManifestList
 from lakeformat.io.snapshots import SnapshotManager
+from lakeformat.io.table_context import TableContext
 from lakeformat.maintenance.consumer import ConsumerManager
 from lakeformat.maintenance.deletes import delete_files
 from lakeformat.maintenance.tag import TagManager
@@ -149,32 +150,32 @@ class ExpireSettings:
     max_deletes: int
 
 
-def resolve_settings(table, retain_min: Optional[int] = None, retain_max: Optional[int] = None,
+def resolve_settings(ctx: TableContext, retain_min: Optional[int] = None, retain_max: Optional[int] = None,
                      older_than: Union[None, dt.timedelta, dt.datetime] = None,
                      max_deletes: Optional[int] = None, now: Optional[dt.datetime] = None) -> ExpireSettings:
     """Arguments given win over the table's options; bad values fail naming the argument."""
-    o = table.typed_options
+    o = ctx.typed_options
     rmin = o.get(O.SNAPSHOT_NUM_RETAINED_MIN) if retain_min is None else retain_min
     rmax = o.get(O.SNAPSHOT_NUM_RETAINED_MAX) if retain_max is None else retain_max
     limit = o.get(O.SNAPSHOT_EXPIRE_LIMIT) if max_deletes is None else max_deletes
     for name, value in (("retain_min", rmin), ("retain_max", rmax), ("max_deletes", limit)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise LakeformatError(f"expire snapshots of {table.name}: {name} must be a positive integer, "
+            raise LakeformatError(f"expire snapshots of {ctx.name}: {name} must be a positive integer, "
                                   f"not {value!r}")
     if rmin > rmax:
-        raise LakeformatError(f"expire snapshots of {table.name}: retain_min ({rmin}) is larger than "
+        raise LakeformatError(f"expire snapshots of {ctx.name}: retain_min ({rmin}) is larger than "
                               f"retain_max ({rmax})")
     now_millis = int((now.timestamp() if now is not None else time.time()) * 1000)
     if older_than is None:
         older_than = o.get(O.SNAPSHOT_TIME_RETAINED)
     if isinstance(older_than, dt.timedelta):
         if older_than < dt.timedelta(0):
-            raise LakeformatError(f"expire snapshots of {table.name}: older_than must not be negative")
+            raise LakeformatError(f"expire snapshots of {ctx.name}: older_than must not be negative")
         cutoff = now_millis - older_than // dt.timedelta(milliseconds=1)
     elif isinstance(older_than, dt.datetime):
         cutoff = int(older_than.timestamp() * 1000)
     else:
-        raise LakeformatError(f"expire snapshots of {table.name}: older_than must be a timedelta (time "
+        raise LakeformatError(f"expire snapshots of {ctx.name}: older_than must be a timedelta (time "
                               f"retained) or a datetime (cutoff), not {older_than!r}")
     return ExpireSettings(rmin, rmax, cutoff, limit)
 
@@ -228,10 +229,10 @@ class _Reader:
     """Reads what expiration needs; metadata of expired snapshots may vanish under a concurrent
     expiration, which only means someone else handled it (``None``)."""
 
-    def __init__(self, table, sm: SnapshotManager):
-        self.table, self.sm = table, sm
-        self.scan = FileScan(table)
-        self.mlist = ManifestList(table.io, table.path)
+    def __init__(self, ctx: TableContext, sm: SnapshotManager):
+        self.ctx, self.sm = ctx, sm
+        self.scan = FileScan(ctx)
+        self.mlist = ManifestList(ctx.io, ctx.path)
 
     def snapshot(self, sid: int) -> Optional[Snapshot]:
         try:
@@ -247,7 +248,7 @@ class _Reader:
         try:
             return self.mlist.read(list_name)
         except CorruptFileError:
-            if required or self.table.io.exists(join(self.table.path, "manifest", list_name)):
+            if required or self.ctx.io.exists(join(self.ctx.path, "manifest", list_name)):
                 raise
             return None
 
@@ -255,7 +256,7 @@ class _Reader:
         try:
             return self.scan.read_manifests(metas)
         except CorruptFileError as e:
-            if required or self.table.io.exists(e.path):   # only a manifest deleted meanwhile is tolerated
+            if required or self.ctx.io.exists(e.path):   # only a manifest deleted meanwhile is tolerated
                 raise
             return None
 
@@ -284,13 +285,13 @@ class _Reader:
         for e in entries:
             d = dirs.get((e.partition, e.bucket))
             if d is None:
-                d = dirs[(e.partition, e.bucket)] = self.table.bucket_dir_of(e.partition, e.bucket)
-            out.append(file_path(self.table, d, e.file))
+                d = dirs[(e.partition, e.bucket)] = self.ctx.bucket_dir_of(e.partition, e.bucket)
+            out.append(file_path(self.ctx, d, e.file))
             out += [join(d, x) for x in e.file.extra_files]
         return out
 
 
-def collect_deletions(table, reader: _Reader, plan: ExpirePlan, existing: Sequence[int],
+def collect_deletions(ctx: TableContext, reader: _Reader, plan: ExpirePlan, existing: Sequence[int],
                       tags: dict[int, Snapshot]) -> Optional[Deletions]:
     """What expiring ``plan`` deletes, from the metadata alone. None if snapshot ``end`` is gone
     (a concurrent expiration went further)."""
@@ -307,9 +308,9 @@ def collect_deletions(table, reader: _Reader, plan: ExpirePlan, existing: Sequen
                 keep_lists.add(name)
                 keep_manifests.update(m.file_name for m in reader.metas(name, required=True))
     except CorruptFileError:
-        sdir = join(table.path, "snapshot")
-        if not table.io.exists(reader.sm.path(plan.end)) or \
-                any(e > plan.end for e in _intents(table.io.list_names(sdir))):
+        sdir = join(ctx.path, "snapshot")
+        if not ctx.io.exists(reader.sm.path(plan.end)) or \
+                any(e > plan.end for e in _intents(ctx.io.list_names(sdir))):
             return None   # a concurrent run is expiring `end`: the kept side must be read whole, so plan again
         raise
 
@@ -348,24 +349,24 @@ def collect_deletions(table, reader: _Reader, plan: ExpirePlan, existing: Sequen
     with ThreadPoolExecutor(4) as pool:
         data = [p for ps in pool.map(released, delta_ids) for p in ps]
         meta = list(pool.map(expired_metadata, expired_ids))
-    index_files, index_manifests = _expired_index(table, reader, expired_ids, [end_snapshot, *tags.values()])
-    mdir = join(table.path, "manifest")
+    index_files, index_manifests = _expired_index(ctx, reader, expired_ids, [end_snapshot, *tags.values()])
+    mdir = join(ctx.path, "manifest")
     return Deletions(
         data_files=tuple(dict.fromkeys(data)),
         changelog_files=tuple(dict.fromkeys(p for c, _, _ in meta for p in c)),
         manifests=tuple(dict.fromkeys(join(mdir, n) for _, ms, _ in meta for n in ms)),
         manifest_lists=tuple(dict.fromkeys(join(mdir, n) for _, _, ls in meta for n in ls)),
         snapshots=tuple(expired_ids),
-        index_files=tuple(join(table.path, "index", n) for n in index_files),
+        index_files=tuple(join(ctx.path, "index", n) for n in index_files),
         index_manifests=tuple(join(mdir, n) for n in index_manifests))
 
 
-def _expired_index(table, reader: _Reader, expired_ids: Sequence[int],
+def _expired_index(ctx: TableContext, reader: _Reader, expired_ids: Sequence[int],
                    kept: Sequence[Snapshot]) -> tuple[list[str], list[str]]:
     """(index files, index manifests) that only expired snapshots use. An index manifest is
     shared by a contiguous run of snapshots and an index file, once replaced, never comes back,
     so the first kept snapshot and the tags are all the kept side there is."""
-    index = IndexFiles(table.io, table.path)
+    index = IndexFiles(ctx.io, ctx.path)
     keep_manifests = {s.index_manifest for s in kept if s.index_manifest}
     keep_files = {e.file.file_name for name in keep_manifests for e in index.read_manifest(name)}
     doomed = sorted({s.index_manifest for s in map(reader.snapshot, expired_ids)
@@ -393,20 +394,20 @@ def _snapshot_ids(names: Iterable[str]) -> list[int]:
     return sorted(int(n[9:]) for n in names if n.startswith("snapshot-") and n[9:].isdigit())
 
 
-def _tagged_snapshots(table) -> dict[int, Snapshot]:
-    return {t.snapshot.id: t.snapshot for t in TagManager(table).list()}
+def _tagged_snapshots(ctx: TableContext) -> dict[int, Snapshot]:
+    return {t.snapshot.id: t.snapshot for t in TagManager(ctx).list()}
 
 
-def _min_consumer_next(table) -> Optional[int]:
-    return ConsumerManager(table).min_next_snapshot()
+def _min_consumer_next(ctx: TableContext) -> Optional[int]:
+    return ConsumerManager(ctx).min_next_snapshot()
 
 
 class _Deleter:
     """Deletes the groups of one expiration through the maintenance jobs' bounded pool
     (lakeformat/maintenance/deletes.py), counting them for ``progress``."""
 
-    def __init__(self, table, total: int, progress: Optional[Progress]):
-        self.io, self.total, self.done, self.progress = table.io, total, 0, progress
+    def __init__(self, ctx: TableContext, total: int, progress: Optional[Progress]):
+        self.io, self.total, self.done, self.progress = ctx.io, total, 0, progress
 
     def delete(self, paths: Sequence[str], what: str) -> None:
         if paths:
@@ -419,13 +420,13 @@ class _Deleter:
             self.progress(self.done, self.total, what)
 
 
-def _snapshot_range(table, sm: SnapshotManager, from_hints: bool,
+def _snapshot_range(ctx: TableContext, sm: SnapshotManager, from_hints: bool,
                     latest: Optional[int]) -> tuple[list[int], list[int]]:
     """(snapshot ids, intents of interrupted runs). A listing of ``snapshot/`` unless
     ``from_hints``: then the ids between the EARLIEST and LATEST hints (ids are contiguous;
     one missing is skipped when read) and no intents."""
     if not from_hints:
-        names = table.io.list_names(join(table.path, "snapshot"))
+        names = ctx.io.list_names(join(ctx.path, "snapshot"))
         return _snapshot_ids(names), _intents(names)
     earliest = sm.earliest_id()
     latest = sm.latest_id() if latest is None else latest
@@ -434,7 +435,7 @@ def _snapshot_range(table, sm: SnapshotManager, from_hints: bool,
     return list(range(earliest, latest + 1)), []
 
 
-def expire_snapshots(table, *, retain_min: Optional[int] = None, retain_max: Optional[int] = None,
+def expire_snapshots(ctx: TableContext, *, retain_min: Optional[int] = None, retain_max: Optional[int] = None,
                      older_than: Union[None, dt.timedelta, dt.datetime] = None,
                      max_deletes: Optional[int] = None, dry_run: bool = False,
                      progress: Optional[Progress] = None, now: Optional[dt.datetime] = None,
@@ -452,43 +453,43 @@ def expire_snapshots(table, *, retain_min: Optional[int] = None, retain_max: Opt
     requests at 10 snapshots as at 5,000. It does not look for interrupted runs
     (``EXPIRING-<end>``); any run without ``from_hints`` finishes those.
     """
-    O.check_supported(table.schema.options, O.WRITE, table.name)
-    O.check_changelog_retention(table.typed_options)
-    cfg = resolve_settings(table, retain_min, retain_max, older_than, max_deletes, now)
-    io = table.io
-    sdir = join(table.path, "snapshot")
+    O.check_supported(ctx.schema.options, O.WRITE, ctx.name)
+    O.check_changelog_retention(ctx.typed_options)
+    cfg = resolve_settings(ctx, retain_min, retain_max, older_than, max_deletes, now)
+    io = ctx.io
+    sdir = join(ctx.path, "snapshot")
     for _attempt in range(3):
         # fresh (nothing cached from before this run), except for the hinted check after a commit
-        sm = table.snapshot_manager if from_hints and _attempt == 0 else SnapshotManager(io, table.path)
-        existing, intents = _snapshot_range(table, sm, from_hints, latest)
+        sm = ctx.snapshot_manager if from_hints and _attempt == 0 else SnapshotManager(io, ctx.path)
+        existing, intents = _snapshot_range(ctx, sm, from_hints, latest)
         if not existing:
             return ExpireResult(dry_run=dry_run)
         earliest, latest = existing[0], existing[-1]
         pending = max((e for e in intents if earliest < e <= latest), default=None)
-        reader = _Reader(table, sm)
+        reader = _Reader(ctx, sm)
         args = dict(earliest=earliest, latest=latest, time_of=reader.time_of,
                     older_than_millis=cfg.older_than_millis, retain_min=cfg.retain_min,
                     retain_max=cfg.retain_max, max_deletes=cfg.max_deletes, pending_end=pending)
         plan = plan_expiration(**args)
         held: tuple = ()
         if plan is not None:   # consumers only matter once something could go (a listing saved per commit)
-            consumer_next = _min_consumer_next(table)
+            consumer_next = _min_consumer_next(ctx)
             free = plan_expiration(**{**args, "max_deletes": latest - earliest + 1})
             plan = plan_expiration(**args, min_consumer_next=consumer_next)
-            held = _held(table, earliest, plan, free, consumer_next, cfg.max_deletes, max_deletes is None)
+            held = _held(ctx, earliest, plan, free, consumer_next, cfg.max_deletes, max_deletes is None)
         if plan is None:
             if not dry_run:
                 _forget_intents(io, sdir, [e for e in intents if e <= earliest])
-            log.debug("no snapshot of %s to expire (snapshots %d..%d)", table.name, earliest, latest)
+            log.debug("no snapshot of %s to expire (snapshots %d..%d)", ctx.name, earliest, latest)
             if held:
-                log.info("no snapshot of %s expired; kept %s", table.name, "; ".join(held))
+                log.info("no snapshot of %s expired; kept %s", ctx.name, "; ".join(held))
             return ExpireResult(dry_run=dry_run, held=held)
-        if sm is table.snapshot_manager:   # due: read what is deleted without the long-lived cache
-            sm = SnapshotManager(io, table.path)
-            reader = _Reader(table, sm)
-        deletions = collect_deletions(table, reader, plan, existing, _tagged_snapshots(table))
+        if sm is ctx.snapshot_manager:   # due: read what is deleted without the long-lived cache
+            sm = SnapshotManager(io, ctx.path)
+            reader = _Reader(ctx, sm)
+        deletions = collect_deletions(ctx, reader, plan, existing, _tagged_snapshots(ctx))
         if deletions is None:
-            log.info("snapshot %d of %s was expired concurrently; planning again", plan.end, table.name)
+            log.info("snapshot %d of %s was expired concurrently; planning again", plan.end, ctx.name)
             continue
         result = ExpireResult(
             plan.begin, plan.end, len(deletions.data_files), len(deletions.changelog_files),
@@ -497,14 +498,14 @@ def expire_snapshots(table, *, retain_min: Optional[int] = None, retain_max: Opt
             + deletions.index_manifests + deletions.manifest_lists + tuple(sm.path(i) for i in deletions.snapshots),
             held)
         if not dry_run:
-            _execute(table, sm, plan, deletions, intents, progress)
-        log.info("%s", result.summary(table.name))
+            _execute(ctx, sm, plan, deletions, intents, progress)
+        log.info("%s", result.summary(ctx.name))
         return result
-    log.info("snapshots of %s kept being expired concurrently; leaving it to the other expiration", table.name)
+    log.info("snapshots of %s kept being expired concurrently; leaving it to the other expiration", ctx.name)
     return ExpireResult(dry_run=dry_run)
 
 
-def _held(table, earliest: int, plan: Optional[ExpirePlan], free: Optional[ExpirePlan],
+def _held(ctx: TableContext, earliest: int, plan: Optional[ExpirePlan], free: Optional[ExpirePlan],
           consumer_next: Optional[int], limit: int, limit_from_options: bool) -> tuple[str, ...]:
     """Why snapshots that the retention settings alone would expire stay: a consumer still
     reading them, or the per-run limit."""
@@ -513,7 +514,7 @@ def _held(table, earliest: int, plan: Optional[ExpirePlan], free: Optional[Expir
         return ()
     out = []
     if consumer_next is not None and consumer_next < free.end:
-        needing = sorted(c for c, n in ConsumerManager(table).list().items() if n < free.end)
+        needing = sorted(c for c, n in ConsumerManager(ctx).list().items() if n < free.end)
         out.append(f"snapshots {max(consumer_next, end)}..{free.end - 1}: consumer(s) "
                    f"{', '.join(map(repr, needing))} still need snapshot {consumer_next} onwards "
                    "(reset or clear them to let these go)")
@@ -523,14 +524,14 @@ def _held(table, earliest: int, plan: Optional[ExpirePlan], free: Optional[Expir
     return tuple(out)
 
 
-def _execute(table, sm: SnapshotManager, plan: ExpirePlan, d: Deletions, intents: list[int],
+def _execute(ctx: TableContext, sm: SnapshotManager, plan: ExpirePlan, d: Deletions, intents: list[int],
              progress: Optional[Progress]) -> None:
-    io, sdir = table.io, join(table.path, "snapshot")
+    io, sdir = ctx.io, join(ctx.path, "snapshot")
     if plan.end not in intents:
         io.write_bytes(join(sdir, f"{INTENT_PREFIX}{plan.end}"), str(plan.begin).encode())
     total = (len(d.data_files) + len(d.changelog_files) + len(d.manifests) + len(d.manifest_lists)
              + len(d.snapshots) + len(d.index_files) + len(d.index_manifests))
-    deleter = _Deleter(table, total, progress)
+    deleter = _Deleter(ctx, total, progress)
     deleter.delete(d.data_files, "data files")
     deleter.delete(d.changelog_files, "changelog files")
     deleter.delete(d.index_files, "index files")
@@ -540,10 +541,10 @@ def _execute(table, sm: SnapshotManager, plan: ExpirePlan, d: Deletions, intents
     # ascending, so the table never has a gap; under the catalog lock if the table has one, so
     # that a committer's check of its base snapshot and its create of the next are atomic
     # with respect to these deletions (see FileStoreCommit._base_exists)
-    with table.lock.hold(table.name) if table.lock is not None else contextlib.nullcontext():
+    with ctx.lock.hold(ctx.name) if ctx.lock is not None else contextlib.nullcontext():
         for n, sid in enumerate(d.snapshots, 1):
             io.delete(sm.path(sid))
-            table.snapshot_manager.forget(sid)
+            ctx.snapshot_manager.forget(sid)
             if n % HINT_EVERY == 0:   # readers that trust EARLIEST (pypaimon) look only ~300 ahead
                 sm.write_hint(sm.EARLIEST, sid + 1)
             deleter.tick(n - 1, len(d.snapshots), max(1, len(d.snapshots) // 20), "snapshots")
@@ -556,18 +557,18 @@ def _forget_intents(io, sdir: str, ends: Iterable[int]) -> None:
         io.delete(join(sdir, f"{INTENT_PREFIX}{e}"))
 
 
-def expire_after_commit(table, latest: Optional[int] = None) -> Optional[ExpireResult]:
+def expire_after_commit(ctx: TableContext, latest: Optional[int] = None) -> Optional[ExpireResult]:
     """Committers call this after each successful commit (``latest``: the snapshot it made), as
     Paimon's writers do, unless the table is ``write-only`` (a dedicated job expires). It never
     lists ``snapshot/`` (``from_hints``). A failure is logged, never raised: the commit has
     happened and must be reported as such."""
     try:
-        if table.typed_options.get(O.WRITE_ONLY):
+        if ctx.typed_options.get(O.WRITE_ONLY):
             return None
-        return expire_snapshots(table, from_hints=True, latest=latest)
+        return expire_snapshots(ctx, from_hints=True, latest=latest)
     except Exception as e:   # noqa: BLE001 - the commit succeeded; expiration retries next commit
         log.warning("expiring old snapshots of %s after a commit failed (the commit itself succeeded; "
-                    "the next commit tries again): %s", table.name, e, exc_info=log.isEnabledFor(logging.DEBUG))
+                    "the next commit tries again): %s", ctx.name, e, exc_info=log.isEnabledFor(logging.DEBUG))
         return None
 
 

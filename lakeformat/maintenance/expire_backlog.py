@@ -9,11 +9,12 @@ from typing import Optional, Sequence, Union
 from lakeformat.errors import LakeformatError
 from lakeformat.format import options as O
 from lakeformat.io.snapshots import SnapshotManager
+from lakeformat.io.table_context import TableContext
 from lakeformat.maintenance.expire import ExpireResult, ExpireSettings, Progress, _Reader, expire_snapshots, \
     resolve_settings
 
 
-def expire_backlog(table, *, step: Optional[int] = None, max_deletes: Optional[int] = None,
+def expire_backlog(ctx: TableContext, *, step: Optional[int] = None, max_deletes: Optional[int] = None,
                    retain_min: Optional[int] = None, retain_max: Optional[int] = None,
                    older_than: Union[None, dt.timedelta, dt.datetime] = None, dry_run: bool = False,
                    progress: Optional[Progress] = None, now: Optional[dt.datetime] = None) -> ExpireResult:
@@ -25,21 +26,21 @@ def expire_backlog(table, *, step: Optional[int] = None, max_deletes: Optional[i
     Returns the runs' results added up."""
     for name, value in (("step", step), ("max_deletes", max_deletes)):
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-            raise LakeformatError(f"expire snapshots of {table.name}: {name} must be a positive integer, "
+            raise LakeformatError(f"expire snapshots of {ctx.name}: {name} must be a positive integer, "
                                   f"not {value!r}")
-    cfg = resolve_settings(table, retain_min, retain_max, older_than, step, now)
+    cfg = resolve_settings(ctx, retain_min, retain_max, older_than, step, now)
     cap = max_deletes if max_deletes is not None else O.LONG_MAX
     kw = dict(retain_min=cfg.retain_min, retain_max=cfg.retain_max,
               older_than=dt.datetime.fromtimestamp(cfg.older_than_millis / 1000, dt.timezone.utc))
     if dry_run:
-        return expire_snapshots(table, **kw, max_deletes=cap, dry_run=True)
-    total = _backlog(table, cfg, cap)
+        return expire_snapshots(ctx, **kw, max_deletes=cap, dry_run=True)
+    total = _backlog(ctx, cfg, cap)
     results: list[ExpireResult] = []
     held: tuple = ()   # why the last run kept what it kept
     done = 0
     while done < cap:
         # the first run lists snapshot/ (and finishes interrupted runs); the next go by the hints
-        r = expire_snapshots(table, **kw, max_deletes=min(cfg.max_deletes, cap - done), from_hints=bool(results))
+        r = expire_snapshots(ctx, **kw, max_deletes=min(cfg.max_deletes, cap - done), from_hints=bool(results))
         held = r.held
         if r.begin is None:
             break
@@ -50,14 +51,14 @@ def expire_backlog(table, *, step: Optional[int] = None, max_deletes: Optional[i
     return _added_up(results, held)
 
 
-def _backlog(table, cfg: ExpireSettings, cap: int) -> int:
+def _backlog(ctx: TableContext, cfg: ExpireSettings, cap: int) -> int:
     """About how many snapshots are due now (tags and consumers aside), for progress: the
     first young one is found by bisection (commit times grow with ids), reading a few."""
-    sm = SnapshotManager(table.io, table.path)
+    sm = SnapshotManager(ctx.io, ctx.path)
     earliest, latest = sm.earliest_id(), sm.latest_id()
     if earliest is None or latest is None:
         return 0
-    time_of = _Reader(table, sm).time_of
+    time_of = _Reader(ctx, sm).time_of
     lo, hi = max(latest - cfg.retain_max + 1, earliest), min(latest - cfg.retain_min + 1, earliest + cap)
     while lo < hi:
         mid = (lo + hi) // 2

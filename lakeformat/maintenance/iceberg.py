@@ -60,23 +60,24 @@ from lakeformat.io.iceberg import (
     position_deletes_name,
 )
 from lakeformat.io.index_files import IndexFiles
+from lakeformat.io.table_context import TableContext
 from lakeformat.maintenance.tag import TAG_PREFIX, TagManager
 from lakeformat.read.scan import FileScan
 
 log = logging.getLogger(__name__)
 
 
-def enabled(table) -> bool:
-    return table.typed_options.get(O.ICEBERG_STORAGE) != "disabled"
+def enabled(ctx: TableContext) -> bool:
+    return ctx.typed_options.get(O.ICEBERG_STORAGE) != "disabled"
 
 
-def iceberg_files(table) -> IcebergFiles:
+def iceberg_files(ctx: TableContext) -> IcebergFiles:
     """The Iceberg ``metadata/`` directory of ``table`` (its storage options decide where)."""
-    o = table.typed_options
+    o = ctx.typed_options
     location = o.get(O.ICEBERG_STORAGE_LOCATION)
     if location is None:
         location = "table-location" if o.get(O.ICEBERG_STORAGE) == "table-location" else "catalog-location"
-    return IcebergFiles(table.io, metadata_dir(table.io, table.path, location))
+    return IcebergFiles(ctx.io, metadata_dir(ctx.io, ctx.path, location))
 
 
 @dataclass
@@ -142,22 +143,22 @@ class PublishResult:
 class IcebergPublisher:
     """Publishes one table's Iceberg metadata; cheap to create (one per commit)."""
 
-    def __init__(self, table):
-        self.table = table
-        o = table.typed_options
-        self.files = iceberg_files(table)
+    def __init__(self, ctx: TableContext):
+        self.ctx = ctx
+        o = ctx.typed_options
+        self.files = iceberg_files(ctx)
         self.codec = o.get(O.ICEBERG_MANIFEST_COMPRESSION)
         self.keep_versions = o.get(O.ICEBERG_PREVIOUS_VERSIONS_MAX)
         self.delete_old = o.get(O.ICEBERG_DELETE_AFTER_COMMIT)
         self.min_merge, self.max_merge = o.get(O.ICEBERG_COMPACT_MIN_FILE_NUM), o.get(O.ICEBERG_COMPACT_MAX_FILE_NUM)
         self.target_size = o.get(O.MANIFEST_TARGET_FILE_SIZE)
-        schema = table.schema
+        schema = ctx.schema
         self.deletion_vectors = o.get(O.DELETION_VECTORS)   # an append table's too, written by Paimon Java
         self.visible = P.exported(bool(schema.primary_keys), o.num_levels() - 1, self.deletion_vectors)
         self.partition = [M.PartitionField(f["name"], f["field-id"], schema.field(f["name"]).type)
                           for f in partition_fields(schema)]
         self.partition_key = tuple(self.partition)
-        self.location = absolute(table.io, table.path)
+        self.location = absolute(ctx.io, ctx.path)
         self._dirs: dict[tuple, str] = {}
         self._schemas: dict[int, dict] = {}
 
@@ -168,7 +169,7 @@ class IcebergPublisher:
         A committer passes the ``deltas`` of the snapshots it made (the last is the latest it
         knows) and, if its expiration ran, ``expired_to`` (the earliest snapshot kept), so the
         publish reads neither back."""
-        check_publishable(self.table.schema)
+        check_publishable(self.ctx.schema)
         for attempt in range(3):
             try:
                 return self._sync(rebuild, deltas or {}, expired_to)
@@ -178,11 +179,11 @@ class IcebergPublisher:
                 deltas, expired_to = {}, None
                 if attempt == 2:
                     raise
-                log.info("Iceberg metadata of %s changed while publishing (%s); trying again", self.table.name, e)
+                log.info("Iceberg metadata of %s changed while publishing (%s); trying again", self.ctx.name, e)
         raise AssertionError("unreachable")
 
     def _sync(self, rebuild: bool, deltas: dict, expired_to: Optional[int]) -> PublishResult:
-        sm = self.table.snapshot_manager
+        sm = self.ctx.snapshot_manager
         latest = max(deltas) if deltas else sm.latest_id()
         if latest is None:
             return PublishResult()
@@ -204,7 +205,7 @@ class IcebergPublisher:
         if rebuilt:
             previous = self._previous_uuid()
             meta = TableMetadata(previous or str(uuid.uuid4()), self.location, [], [
-                dict(f) for f in partition_fields(self.table.schema)], last_partition_id(self.table.schema), {}, [])
+                dict(f) for f in partition_fields(self.ctx.schema)], last_partition_id(self.ctx.schema), {}, [])
             manifests: dict[int, list[dict]] = {}
             start = earliest
         else:
@@ -255,9 +256,9 @@ class IcebergPublisher:
         """The Paimon tags on the Iceberg ``snapshots`` (ascending), exported as Iceberg tag refs
         as Paimon does; a tag on an expired snapshot has no Iceberg snapshot to name. One listing
         of the tag directory per publish; a tag file is read once (by name, time and size)."""
-        tags = TagManager(self.table)
+        tags = TagManager(self.ctx)
         out = {}
-        for info in self.table.io.list_dir(tags.dir):
+        for info in self.ctx.io.list_dir(tags.dir):
             name = info.base_name
             if not name.startswith(TAG_PREFIX) or len(name) == len(TAG_PREFIX):
                 continue
@@ -303,7 +304,7 @@ class IcebergPublisher:
         if cur is None or cur.snapshot_id != known.version or not earliest <= cur.snapshot_id <= latest:
             return False
         try:
-            return self.table.snapshot_manager.get(cur.snapshot_id).time_millis == cur.timestamp_ms
+            return self.ctx.snapshot_manager.get(cur.snapshot_id).time_millis == cur.timestamp_ms
         except NotFoundError:
             return False
 
@@ -339,13 +340,13 @@ class IcebergPublisher:
         ``delta`` the committer may know already)."""
         sid = snap.id
         if first:   # the whole view of the first snapshot of a rebuilt history
-            scan = FileScan(self.table)
+            scan = FileScan(self.ctx)
             added = {(e.partition, e.bucket, e.file.file_name): e for e in scan.live_entries(snap)
                      if self.visible(e.file)}
             removed: dict = {}
         else:
             if delta is None:
-                delta = FileScan(self.table).delta_entries(snap)
+                delta = FileScan(self.ctx).delta_entries(snap)
             added, removed = P.file_changes(delta, self.visible)
         records = [r for r in base if r["content"] == M.DATA]
         if removed:
@@ -372,7 +373,7 @@ class IcebergPublisher:
         paths = {self._path(e): key for key, e in removed.items()}
         added_paths = {self._path(e): key for key, e in added.items()}
         types = [p.type for p in self.partition]
-        wanted = [[physical(v, t) for v, t in zip(self.table.partition_values(e.partition), types)]
+        wanted = [[physical(v, t) for v, t in zip(self.ctx.partition_values(e.partition), types)]
                   for e in removed.values()]
         out = []
         for rec in records:
@@ -427,7 +428,7 @@ class IcebergPublisher:
             return []
         if prev_summary.get(_INDEX_MANIFEST) == (snap.index_manifest or ""):
             return base
-        vectors = [e for e in IndexFiles(self.table.io, self.table.path).read_manifest(snap.index_manifest)
+        vectors = [e for e in IndexFiles(self.ctx.io, self.ctx.path).read_manifest(snap.index_manifest)
                    if e.kind == ADD and e.file.index_type == DELETION_VECTORS and e.file.dv_ranges]
         if not vectors:
             return []
@@ -441,27 +442,27 @@ class IcebergPublisher:
         """Write the position delete file of one deletion-vector index file."""
         d = self._bucket_dir(e.partition, e.bucket)
         vectors = {join(d, name): positions for name, positions in
-                   IndexFiles(self.table.io, self.table.path).read_deletion_vectors(e.file).items()}
+                   IndexFiles(self.ctx.io, self.ctx.path).read_deletion_vectors(e.file).items()}
         data = position_deletes(vectors)
         path = self.files.write(position_deletes_name(e.file.file_name, str(uuid.uuid4())), data)
         written.append(path)
-        return M.position_deletes_file(path, self.table.partition_values(e.partition), self.partition,
+        return M.position_deletes_file(path, self.ctx.partition_values(e.partition), self.partition,
                                        sum(len(p) for p in vectors.values()), len(data), list(vectors))
 
     def _data_file(self, e: ManifestEntry) -> dict:
         f = e.file
-        fields = self.table.schema_manager.get(f.schema_id).fields
+        fields = self.ctx.schema_manager.get(f.schema_id).fields
         nulls, lower, upper = column_metrics(f.value_stats, f.value_stats_cols, fields)
-        return M.data_file(self._path(e), self.table.partition_values(e.partition), self.partition,
+        return M.data_file(self._path(e), self.ctx.partition_values(e.partition), self.partition,
                            f.row_count, f.file_size, nulls, lower, upper)
 
     def _path(self, e: ManifestEntry) -> str:
-        return file_path(self.table, self._bucket_dir(e.partition, e.bucket), e.file)
+        return file_path(self.ctx, self._bucket_dir(e.partition, e.bucket), e.file)
 
     def _bucket_dir(self, partition: bytes, bucket: int) -> str:
         d = self._dirs.get((partition, bucket))
         if d is None:
-            d = self._dirs[(partition, bucket)] = absolute(self.table.io, self.table.bucket_dir_of(partition, bucket))
+            d = self._dirs[(partition, bucket)] = absolute(self.ctx.io, self.ctx.bucket_dir_of(partition, bucket))
         return d
 
     def _summary(self, prev: dict, added, removed, snap: Snapshot, deletes: list[dict]) -> dict:
@@ -486,27 +487,27 @@ class IcebergPublisher:
 
     # -- schemas -------------------------------------------------------------------------------
     def _manifest_metadata(self, content: int) -> dict[str, str]:
-        key = (self.files.dir, self.table.schema.id, content)
+        key = (self.files.dir, self.ctx.schema.id, content)
         if key not in _MANIFEST_METADATA:
-            _MANIFEST_METADATA[key] = M.manifest_metadata(self._iceberg_schema(self.table.schema.id),
-                                                          partition_fields(self.table.schema), content)
+            _MANIFEST_METADATA[key] = M.manifest_metadata(self._iceberg_schema(self.ctx.schema.id),
+                                                          partition_fields(self.ctx.schema), content)
         return _MANIFEST_METADATA[key]
 
     def _iceberg_schema(self, schema_id: int) -> dict:
         if schema_id not in self._schemas:
-            self._schemas[schema_id] = iceberg_schema(self.table.schema_manager.get(schema_id))
+            self._schemas[schema_id] = iceberg_schema(self.ctx.schema_manager.get(schema_id))
         return self._schemas[schema_id]
 
     def _add_schemas(self, meta: TableMetadata, added: list[IcebergSnapshot]) -> None:
         """Every Paimon schema up to the newest the table or a snapshot uses, each once (the
         metadata has those of the snapshots it had already: only the ``added`` ones are looked at)."""
-        top = max([self.table.schema.id] + [s.schema_id for s in added])
+        top = max([self.ctx.schema.id] + [s.schema_id for s in added])
         if meta.schemas and meta.schemas[-1]["schema-id"] >= top:
             return
         have = {s["schema-id"] for s in meta.schemas}
         missing = [i for i in range(top + 1) if i not in have]
         if missing:
-            ids = set(self.table.schema_manager.list_ids())
+            ids = set(self.ctx.schema_manager.list_ids())
             meta.schemas = sorted(meta.schemas + [self._iceberg_schema(i) for i in missing if i in ids],
                                   key=lambda s: s["schema-id"])
 
@@ -567,26 +568,26 @@ class IcebergPublisher:
         return out
 
 
-def publish_after_change(table, deltas: Optional[dict[int, list[ManifestEntry]]] = None,
+def publish_after_change(ctx: TableContext, deltas: Optional[dict[int, list[ManifestEntry]]] = None,
                          expired=None) -> Optional[PublishResult]:
     """Run last after each commit, snapshot expiration and rollback when ``metadata.iceberg.storage``
     is set. A failure is logged, never raised: the Paimon change happened, and the next commit
     (or ``lakeformat iceberg-sync``) repairs the Iceberg metadata."""
-    if not enabled(table):
+    if not enabled(ctx):
         return None
     try:
         expired_to = expired.end if expired is not None and expired.begin is not None else None
-        return IcebergPublisher(table).sync(deltas=deltas, expired_to=expired_to)
+        return IcebergPublisher(ctx).sync(deltas=deltas, expired_to=expired_to)
     except Exception as e:   # noqa: BLE001 - the commit succeeded; the next publish repairs
         log.warning("publishing Iceberg metadata of %s failed (the commit itself succeeded; the next commit "
-                    "or `lakeformat iceberg-sync` repairs it): %s", table.name, e,
+                    "or `lakeformat iceberg-sync` repairs it): %s", ctx.name, e,
                     exc_info=log.isEnabledFor(logging.DEBUG))
         return None
 
 
-def iceberg_sync(table, rebuild: bool = False) -> PublishResult:
+def iceberg_sync(ctx: TableContext, rebuild: bool = False) -> PublishResult:
     """Repair or rebuild the Iceberg metadata of ``table`` now (the ``iceberg-sync`` verb)."""
-    if not enabled(table):
-        raise LakeformatError(f"{table.name} does not publish Iceberg metadata: set the option "
+    if not enabled(ctx):
+        raise LakeformatError(f"{ctx.name} does not publish Iceberg metadata: set the option "
                               "metadata.iceberg.storage to table-location or hadoop-catalog first")
-    return IcebergPublisher(table).sync(rebuild)
+    return IcebergPublisher(ctx).sync(rebuild)

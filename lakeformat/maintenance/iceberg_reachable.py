@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from lakeformat.format.iceberg import manifest as M
 from lakeformat.format.iceberg.metadata import TableMetadata
+from lakeformat.io.table_context import TableContext
 from lakeformat.maintenance.iceberg import iceberg_files
 
 
-def reachable_metadata(table) -> tuple[str, set[str]]:
+def reachable_metadata(ctx: TableContext) -> tuple[str, set[str]]:
     """(Iceberg metadata directory, names of the files in it that a present version reaches):
     the versions themselves, the hint, their manifest lists, manifests and position delete files.
     For orphan removal."""
-    files = iceberg_files(table)
+    files = iceberg_files(ctx)
     names = {"version-hint.text"}
     deletes_read: set[str] = set()
     for v in files.versions():

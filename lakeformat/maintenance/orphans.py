@@ -57,6 +57,7 @@ from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.fileio import join
 from lakeformat.io.index_files import IndexFiles
 from lakeformat.io.manifests import ManifestFile, ManifestList
+from lakeformat.io.table_context import TableContext
 from lakeformat.maintenance.deletes import delete_files
 from lakeformat.maintenance.iceberg import enabled as iceberg_enabled
 from lakeformat.maintenance.iceberg import iceberg_files
@@ -155,13 +156,13 @@ class _Refuse(LakeformatError):
         self.cause = cause
 
 
-def _read_records(table, root: str, what: str, names: Iterable[str], parse) -> list:
+def _read_records(ctx: TableContext, root: str, what: str, names: Iterable[str], parse) -> list:
     """(name, parsed file) of each of ``names`` under ``root/what``."""
     out = []
     for name in names:
         path = join(root, what, name)
         try:
-            out.append((name, parse(table.io.read_bytes(path).decode())))
+            out.append((name, parse(ctx.io.read_bytes(path).decode())))
         except FileNotFoundError:
             continue   # deleted while we listed (an expired changelog, a deleted tag)
         except Exception as e:
@@ -172,10 +173,10 @@ def _read_records(table, root: str, what: str, names: Iterable[str], parse) -> l
 _KINDS = (("tag", r"tag-.+"), ("changelog", r"changelog-\d+"), ("snapshot", r"snapshot-\d+"))
 
 
-def _records(table, root: str, kinds: Sequence[str], seen: set) -> list[tuple[str, Snapshot]]:
+def _records(ctx: TableContext, root: str, kinds: Sequence[str], seen: set) -> list[tuple[str, Snapshot]]:
     """Tags, changelogs and snapshots under ``root`` (in that order, those of ``kinds`` not in
     ``seen``) as (kind, snapshot); adds what it reads to ``seen``."""
-    io = table.io
+    io = ctx.io
     out = []
     for kind, pattern in _KINDS:
         if kind not in kinds:
@@ -183,18 +184,18 @@ def _records(table, root: str, kinds: Sequence[str], seen: set) -> list[tuple[st
         names = sorted(n for n in io.list_names(join(root, kind))
                        if re.fullmatch(pattern, n) and (root, n) not in seen)
         out += [(kind if kind == "snapshot" else f"{kind} file {n}", s)
-                for n, s in _read_records(table, root, kind, names, Snapshot.from_json)]
+                for n, s in _read_records(ctx, root, kind, names, Snapshot.from_json)]
         seen.update((root, n) for n in names)
     return out
 
 
-def _branch_roots(table) -> list[str]:
-    d = join(table.path, "branch")
-    return [join(d, i.base_name) for i in table.io.list_dir(d)
+def _branch_roots(ctx: TableContext) -> list[str]:
+    d = join(ctx.path, "branch")
+    return [join(d, i.base_name) for i in ctx.io.list_dir(d)
             if i.type == pafs.FileType.Directory and i.base_name.startswith("branch-")]
 
 
-def reachable_files(table, progress: Optional[Progress] = None, threads: int = 8,
+def reachable_files(ctx: TableContext, progress: Optional[Progress] = None, threads: int = 8,
                     seen: Optional[set] = None, kinds: Sequence[str] = ("tag", "changelog", "snapshot"),
                     roots: Optional[Sequence[str]] = None) -> Reachable:
     """Everything a snapshot, tag, changelog, branch or stage of ``table`` reaches. Raises
@@ -202,7 +203,7 @@ def reachable_files(table, progress: Optional[Progress] = None, threads: int = 8
     the stages and metadata files read before: a second call reads only new ones."""
     seen = set() if seen is None else seen
     try:
-        staged = [s for s in list_staged(table) if ("staged", s.stage_id, s.create_time) not in seen]
+        staged = [s for s in list_staged(ctx) if ("staged", s.stage_id, s.create_time) not in seen]
     except Exception as e:
         raise _Refuse(f"a staged commit cannot be read ({e})", e) from None
     data: set[str] = set()
@@ -212,22 +213,22 @@ def reachable_files(table, progress: Optional[Progress] = None, threads: int = 8
     manifest_names: set[str] = set()
     index: set[str] = set()
     statistics: set[str] = set()
-    for root in roots if roots is not None else [table.path] + _branch_roots(table):
-        records = _records(table, root, kinds, seen)
-        data_r, manifest_r, index_r = _reach_records(table, root, records, progress, threads)
+    for root in roots if roots is not None else [ctx.path] + _branch_roots(ctx):
+        records = _records(ctx, root, kinds, seen)
+        data_r, manifest_r, index_r = _reach_records(ctx, root, records, progress, threads)
         data |= data_r
         index |= index_r
         statistics |= {r.statistics for _, r in records if r.statistics}
-        if root == table.path:
+        if root == ctx.path:
             manifest_names |= manifest_r
     return Reachable(frozenset(data), frozenset(manifest_names), frozenset(index), frozenset(statistics))
 
 
-def _reach_records(table, root: str, records: Sequence[tuple[str, Snapshot]], progress, threads: int):
+def _reach_records(ctx: TableContext, root: str, records: Sequence[tuple[str, Snapshot]], progress, threads: int):
     """(data file names, manifest/ names, index file names) that ``records`` reach."""
-    io = table.io
+    io = ctx.io
     mlist = ManifestList(io, root)
-    mfile = ManifestFile(io, root, [f.type for f in table.schema.partition_fields], table.schema.id)
+    mfile = ManifestFile(io, root, [f.type for f in ctx.schema.partition_fields], ctx.schema.id)
     users: dict[str, list[tuple[str, Snapshot]]] = {}   # manifest (list) name -> records naming it
     for rec in records:
         for name in rec[1].manifest_lists():
@@ -237,7 +238,7 @@ def _reach_records(table, root: str, records: Sequence[tuple[str, Snapshot]], pr
         try:
             metas = mlist.read(name)
         except Exception as e:
-            _refuse_unless_expired(table, root, users[name], name, e)
+            _refuse_unless_expired(ctx, root, users[name], name, e)
             continue
         for m in metas:
             users.setdefault(m.file_name, []).extend(users[name])
@@ -246,7 +247,7 @@ def _reach_records(table, root: str, records: Sequence[tuple[str, Snapshot]], pr
     data: set[str] = set()
     for done, (name, named) in enumerate(mfile.read_all(todo, threads, file_names=True), 1):
         if isinstance(named, Exception):
-            _refuse_unless_expired(table, root, users[name], name, named)
+            _refuse_unless_expired(ctx, root, users[name], name, named)
         else:
             data.update(chain.from_iterable(named))
         if progress:
@@ -269,20 +270,20 @@ def _index_files(io, root: str, name: str) -> set[str]:
     return {e.file.file_name for e in entries}
 
 
-def _refuse_unless_expired(table, root: str, users: Sequence[tuple[str, Snapshot]], name: str,
+def _refuse_unless_expired(ctx: TableContext, root: str, users: Sequence[tuple[str, Snapshot]], name: str,
                            error: Exception) -> None:
     """A manifest (list) that cannot be read is fine only if every record naming it is a
     snapshot that expired while we read (its snapshot file is gone): then nothing needs it."""
     alive = [f"{kind} (snapshot {s.id})" if kind != "snapshot" else f"snapshot {s.id}" for kind, s in users
-             if kind != "snapshot" or table.io.exists(join(root, "snapshot", f"snapshot-{s.id}"))]
+             if kind != "snapshot" or ctx.io.exists(join(root, "snapshot", f"snapshot-{s.id}"))]
     if alive:
         raise _Refuse(f"{join(root, MANIFEST, name)} (named by {', '.join(alive[:3])}) cannot be read ({error})", error)
     log.info("%s vanished with its expired snapshot(s) while orphan cleaning read it", name)
 
 
-def _iceberg_reachable(table) -> tuple[str, set[str]]:
+def _iceberg_reachable(ctx: TableContext) -> tuple[str, set[str]]:
     try:
-        return reachable_metadata(table)
+        return reachable_metadata(ctx)
     except Exception as e:
         raise _Refuse(f"the Iceberg metadata cannot be read ({e})", e) from None
 
@@ -299,11 +300,11 @@ def _listed(pool, io, dirs: Sequence[str]) -> list[list[pafs.FileInfo]]:
     return list(pool.map(io.list_dir, dirs))
 
 
-def _bucket_dirs(table, pool) -> list[tuple[str, pafs.FileInfo]]:
+def _bucket_dirs(ctx: TableContext, pool) -> list[tuple[str, pafs.FileInfo]]:
     """Bucket directories of every partition directory present (whatever its values)."""
-    io = table.io
-    level = [table.path]
-    for key in table.partition_keys:
+    io = ctx.io
+    level = [ctx.path]
+    for key in ctx.partition_keys:
         prefix = escape_path_name(key) + "="
         level = [join(d, i.base_name) for d, infos in zip(level, _listed(pool, io, level)) for i in infos
                  if i.type == pafs.FileType.Directory and i.base_name.startswith(prefix)]
@@ -324,32 +325,32 @@ def _spark_leftovers(io, path: str) -> list[Candidate]:
     return out
 
 
-def list_candidates(table, cutoff_ns: int, threads: int = 16) -> tuple[list[Candidate], list[str]]:
+def list_candidates(ctx: TableContext, cutoff_ns: int, threads: int = 16) -> tuple[list[Candidate], list[str]]:
     """Files that may be orphans, and the bucket directories that were empty already and
     unmodified since ``cutoff_ns`` (left by expirations; no writer is starting in them).
     Directories are listed in ``threads`` parallel threads."""
-    io = table.io
+    io = ctx.io
     out: list[Candidate] = []
     empty: list[str] = []
     with ThreadPoolExecutor(threads) as pool:
-        buckets = _bucket_dirs(table, pool)
+        buckets = _bucket_dirs(ctx, pool)
         for (path, info), files in zip(buckets, pool.map(lambda b: _files(io, b[0], "data"), buckets)):
             out += files
             if not files and not io.list_dir(path) and (info.mtime_ns or 0) < cutoff_ns:
                 empty.append(path)
     for area in (MANIFEST, INDEX, STATISTICS):
-        out += _files(io, join(table.path, area), area)
+        out += _files(io, join(ctx.path, area), area)
     for d in _METADATA_DIRS:
-        out += [c for c in _files(io, join(table.path, d), "temp") if _TEMP.match(c.name)]
-    for i in io.list_dir(table.path):
+        out += [c for c in _files(io, join(ctx.path, d), "temp") if _TEMP.match(c.name)]
+    for i in io.list_dir(ctx.path):
         if i.type == pafs.FileType.Directory and i.base_name.startswith(_SPARK_DIRS):
-            out += _spark_leftovers(io, join(table.path, i.base_name))
+            out += _spark_leftovers(io, join(ctx.path, i.base_name))
     return out, empty
 
 
 # ---------------------------------------------------------------- executor
 
-def remove_orphan_files(table, *, older_than: dt.timedelta = dt.timedelta(days=1), dry_run: bool = False,
+def remove_orphan_files(ctx: TableContext, *, older_than: dt.timedelta = dt.timedelta(days=1), dry_run: bool = False,
                         progress: Optional[Progress] = None,
                         allow_deleting_in_flight_files: bool = False) -> OrphanResult:
     """Delete files of ``table`` that nothing reaches and that are older than ``older_than``
@@ -360,59 +361,59 @@ def remove_orphan_files(table, *, older_than: dt.timedelta = dt.timedelta(days=1
         raise LakeformatError(f"older_than must be a non-negative timedelta, not {older_than!r}")
     if older_than < MIN_OLDER_THAN and not dry_run and not allow_deleting_in_flight_files:
         raise LakeformatError(
-            f"refusing to remove orphan files of {table.name} with older_than={older_than}: under one day it "
+            f"refusing to remove orphan files of {ctx.name} with older_than={older_than}: under one day it "
             "would also delete the files of writes still in flight (they are not committed yet, so they look like "
             "orphans), and those writes would fail. Use older_than of at least one day, or pass "
             "allow_deleting_in_flight_files=True (CLI: --allow-deleting-in-flight-files) when no writer can be running")
-    O.check_supported(table.schema.options, O.WRITE, table.name)
-    if not table.snapshot_manager.list_ids():
+    O.check_supported(ctx.schema.options, O.WRITE, ctx.name)
+    if not ctx.snapshot_manager.list_ids():
         # a partial restore or a sync that missed snapshot/: every file would look unreachable
         reason = ("the table has no snapshot (snapshot/ is missing or empty), so no file can be proven "
                   "unreachable; nothing was deleted. Restore snapshot/ if it is missing")
-        log.warning("not removing orphan files of %s: %s", table.name, reason)
+        log.warning("not removing orphan files of %s: %s", ctx.name, reason)
         return OrphanResult(0, (), 0, 0, 0, dry_run, skipped=reason)
     cutoff_ns = time.time_ns() - int(older_than.total_seconds() * 1e9)
     seen: set = set()
     try:
         # listed first: every candidate was written before the metadata that may name it is read
-        candidates, empty_dirs = list_candidates(table, cutoff_ns)
-        iceberg = iceberg_enabled(table)
+        candidates, empty_dirs = list_candidates(ctx, cutoff_ns)
+        iceberg = iceberg_enabled(ctx)
         if iceberg:
-            iceberg_dir = iceberg_files(table).dir
-            candidates += _files(table.io, iceberg_dir, ICEBERG)
+            iceberg_dir = iceberg_files(ctx).dir
+            candidates += _files(ctx.io, iceberg_dir, ICEBERG)
         with gc_paused():   # millions of long-lived entries: see read/scan.py
-            reachable = reachable_files(table, progress, seen=seen)
+            reachable = reachable_files(ctx, progress, seen=seen)
         if iceberg:
-            reachable = replace(reachable, iceberg=frozenset(_iceberg_reachable(table)[1]))
+            reachable = replace(reachable, iceberg=frozenset(_iceberg_reachable(ctx)[1]))
         orphans, young = select_orphans(candidates, reachable, cutoff_ns)
         if orphans:
             # a stage or tag made while we read (from a snapshot then expired) protects its files
             # too; without an age limit, so does a snapshot committed meanwhile
             kinds = ("tag", "changelog", "snapshot") if older_than < MIN_OLDER_THAN else ("tag", "changelog")
-            late = reachable_files(table, seen=seen, kinds=kinds, roots=[table.path])
+            late = reachable_files(ctx, seen=seen, kinds=kinds, roots=[ctx.path])
             orphans = [c for c in orphans if not late.reaches(c)]
     except _Refuse as e:
         todo = ("lakeformat does not understand that file, so it cannot tell which files it keeps alive"
                 if isinstance(e.cause, UnsupportedError) else "repair or remove that file first")
-        raise LakeformatError(f"refusing to remove orphan files of {table.name}: {e}. Nothing was "
+        raise LakeformatError(f"refusing to remove orphan files of {ctx.name}: {e}. Nothing was "
                               f"deleted; {todo}.") from None
     total_bytes = sum(c.size for c in orphans)
     if dry_run:
         log.info("dry run: %d orphan file(s) of %s (%d bytes) older than %s would be deleted; %d younger kept",
-                 len(orphans), table.name, total_bytes, older_than, young)
+                 len(orphans), ctx.name, total_bytes, older_than, young)
         return OrphanResult(len(candidates), tuple(c.path for c in orphans), total_bytes, young, 0, True)
     safe_ns = time.time_ns() - int(MIN_OLDER_THAN.total_seconds() * 1e9)
     young_orphans = [c for c in orphans if c.mtime_ns >= safe_ns]   # may be a running write's
     if young_orphans:
         orphans = [c for c in orphans if c.mtime_ns < safe_ns] + _delete_unless_claimed(
-            table, young_orphans, seen, progress)
+            ctx, young_orphans, seen, progress)
         total_bytes = sum(c.size for c in orphans)
-    delete_files(table.io, [c.path for c in orphans if c.mtime_ns < safe_ns],
+    delete_files(ctx.io, [c.path for c in orphans if c.mtime_ns < safe_ns],
                  progress and (lambda done: progress(done, len(orphans), "orphan files deleted")))
-    dirs = _remove_empty_dirs(table, {c.path.rsplit("/", 1)[0] for c in orphans if c.area == "data"} | set(empty_dirs))
-    dirs += _remove_spark_dirs(table, cutoff_ns)
+    dirs = _remove_empty_dirs(ctx, {c.path.rsplit("/", 1)[0] for c in orphans if c.area == "data"} | set(empty_dirs))
+    dirs += _remove_spark_dirs(ctx, cutoff_ns)
     log.info("deleted %d orphan file(s) of %s (%d bytes) older than %s; %d younger kept; %d empty "
-             "directories removed", len(orphans), table.name, total_bytes, older_than, young, dirs)
+             "directories removed", len(orphans), ctx.name, total_bytes, older_than, young, dirs)
     return OrphanResult(len(candidates), tuple(c.path for c in orphans), total_bytes, young, dirs, False)
 
 
@@ -421,7 +422,7 @@ def _aside(c: Candidate, run: str) -> str:
     return f"{head}/.{name}.{run}.orphan.tmp"
 
 
-def _delete_unless_claimed(table, orphans: list[Candidate], seen: set, progress) -> list[Candidate]:
+def _delete_unless_claimed(ctx: TableContext, orphans: list[Candidate], seen: set, progress) -> list[Candidate]:
     """Orphans of a run without an age limit, deleted only if no commit claimed them meanwhile:
     moved aside first; after :data:`IN_FLIGHT_GRACE`, every snapshot, tag and stage made since the
     first read is read, and the files they name are moved back. Returns what was deleted."""
@@ -429,56 +430,56 @@ def _delete_unless_claimed(table, orphans: list[Candidate], seen: set, progress)
     moved = []
     for c in orphans:
         try:
-            table.io.move(c.path, _aside(c, run))
+            ctx.io.move(c.path, _aside(c, run))
             moved.append(c)
         except FileNotFoundError:
             continue   # gone already (its writer aborted)
     time.sleep(IN_FLIGHT_GRACE)
     try:
-        claimed = reachable_files(table, seen=seen)
+        claimed = reachable_files(ctx, seen=seen)
         if any(c.area == ICEBERG for c in moved):
-            claimed = replace(claimed, iceberg=frozenset(_iceberg_reachable(table)[1]))
+            claimed = replace(claimed, iceberg=frozenset(_iceberg_reachable(ctx)[1]))
     except _Refuse as e:
         claimed = None
         log.warning("orphan removal of %s cannot read what was committed meanwhile (%s): every file it moved "
-                    "aside goes back", table.name, e)
+                    "aside goes back", ctx.name, e)
     deleted = []
     for c in moved:
         if claimed is None or claimed.reaches(c):
             log.warning("%s was committed while orphan removal ran: moved back, not deleted", c.path)
-            table.io.move(_aside(c, run), c.path)
+            ctx.io.move(_aside(c, run), c.path)
         else:
             deleted.append(c)
-    delete_files(table.io, [_aside(c, run) for c in deleted],
+    delete_files(ctx.io, [_aside(c, run) for c in deleted],
                  progress and (lambda done: progress(done, len(deleted), "orphan files deleted")))
     return deleted
 
 
-def _remove_spark_dirs(table, cutoff_ns: int) -> int:
+def _remove_spark_dirs(ctx: TableContext, cutoff_ns: int) -> int:
     """Remove ``_spark-*`` staging directories holding no file any more and unmodified since
     ``cutoff_ns`` (a Spark job that just made one has not written into it yet)."""
     removed = 0
-    for i in table.io.list_dir(table.path):
+    for i in ctx.io.list_dir(ctx.path):
         if i.type == pafs.FileType.Directory and i.base_name.startswith(_SPARK_DIRS) \
-                and (i.mtime_ns or 0) < cutoff_ns and not _spark_leftovers(table.io, i.path):
-            table.io.delete_dir(i.path)
+                and (i.mtime_ns or 0) < cutoff_ns and not _spark_leftovers(ctx.io, i.path):
+            ctx.io.delete_dir(i.path)
             removed += 1
     return removed
 
 
-def _remove_empty_dirs(table, bucket_dirs: set[str]) -> int:
+def _remove_empty_dirs(ctx: TableContext, bucket_dirs: set[str]) -> int:
     """Remove the given (emptied or long empty) bucket directories, then partition directories
     left empty, bottom up. Only empty directories go (an rmdir fails on a file a writer just created)."""
     removed = 0
     parents: set[str] = set()
     for d in sorted(bucket_dirs):
-        if table.io.delete_empty_dir(d):
+        if ctx.io.delete_empty_dir(d):
             removed += 1
             parents.add(d.rsplit("/", 1)[0])
-    for _ in table.partition_keys:
+    for _ in ctx.partition_keys:
         nxt = set()
         for d in sorted(parents):
-            if d.rstrip("/") != table.path.rstrip("/") and table.io.delete_empty_dir(d):
+            if d.rstrip("/") != ctx.path.rstrip("/") and ctx.io.delete_empty_dir(d):
                 removed += 1
                 nxt.add(d.rsplit("/", 1)[0])
         parents = nxt

@@ -36,6 +36,8 @@ from lakeformat.format import options as O
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.manifest import ManifestEntry
 from lakeformat.format.snapshot import Snapshot
+from lakeformat.io.table_context import TableContext
+from lakeformat.read.entries import live_entries
 from lakeformat.maintenance.partition_time import (
     check_timestamp_pattern,
     compile_pattern,
@@ -124,7 +126,7 @@ def plan_expiration(keys: Sequence[str], partitions: Sequence[PartitionInfo], no
     return ExpirePlan(cutoff, chosen, len(timed) - len(chosen), tuple(undated))
 
 
-def partition_infos(table, entries: Sequence[ManifestEntry]) -> list[PartitionInfo]:
+def partition_infos(ctx: TableContext, entries: Sequence[ManifestEntry]) -> list[PartitionInfo]:
     """Live partitions of a snapshot from its live entries."""
     acc: dict[bytes, list] = {}
     for e in entries:
@@ -137,7 +139,7 @@ def partition_infos(table, entries: Sequence[ManifestEntry]) -> list[PartitionIn
         a[1] += 1
         a[2] += e.file.row_count
     # a partition with a file of unknown age has an unknown newest time
-    return [PartitionInfo(p, table.partition_values(p), None if unknown else newest, n, rows)
+    return [PartitionInfo(p, ctx.partition_values(p), None if unknown else newest, n, rows)
             for p, (newest, n, rows, unknown) in acc.items()]
 
 
@@ -147,58 +149,58 @@ def _local_naive(now: Optional[dt.datetime]) -> dt.datetime:
     return now.astimezone().replace(tzinfo=None) if now.tzinfo is not None else now
 
 
-def expire_partitions(table, *, expiration_time: Union[None, str, dt.timedelta] = None,
+def expire_partitions(ctx: TableContext, *, expiration_time: Union[None, str, dt.timedelta] = None,
                       now: Optional[dt.datetime] = None, dry_run: bool = False,
                       progress: Optional[Progress] = None, commit_user: Optional[str] = None) -> list[dict]:
     """Drop the partitions of ``table`` that expired at ``now`` (default: the current local
     time) in one OVERWRITE commit; returns their values, oldest first. ``dry_run`` only lists
     them. Options as in the module docstring; ``expiration_time`` overrides the table's."""
-    keys = table.partition_keys
+    keys = ctx.partition_keys
     if not keys:
-        raise LakeformatError(f"{table.name} has no partition keys: there are no partitions to expire")
-    policy = ExpirePolicy.of(keys, table.typed_options, expiration_time)
-    latest = table.latest_snapshot()
+        raise LakeformatError(f"{ctx.name} has no partition keys: there are no partitions to expire")
+    policy = ExpirePolicy.of(keys, ctx.typed_options, expiration_time)
+    latest = ctx.latest_snapshot()
     if latest is None:
         return []
-    plan = plan_expiration(keys, partition_infos(table, table.live_entries(latest)), _local_naive(now), policy)
-    _log_undated(table, plan)
+    plan = plan_expiration(keys, partition_infos(ctx, live_entries(ctx, latest)), _local_naive(now), policy)
+    _log_undated(ctx, plan)
     out = [dict(zip(keys, p.values)) for p in plan.expired]
     if not out:
-        log.info("no partition of %s is older than %s (%s)", table.name, plan.cutoff, policy.strategy)
+        log.info("no partition of %s is older than %s (%s)", ctx.name, plan.cutoff, policy.strategy)
         return out
     more = f"; {plan.deferred} more next run (partition.expiration-max-num={policy.max_num})" if plan.deferred else ""
     if dry_run:
         log.info("dry run: would drop %d partition(s) of %s older than %s: %s%s",
-                 len(out), table.name, plan.cutoff, out, more)
+                 len(out), ctx.name, plan.cutoff, out, more)
         return out
     if progress:
         progress(0, len(out), "partitions")
-    snap = drop_partitions(table, [p.partition for p in plan.expired], commit_user)
+    snap = drop_partitions(ctx, [p.partition for p in plan.expired], commit_user)
     if progress:
         progress(len(out), len(out), "partitions")
     log.info("dropped %d partition(s) of %s older than %s in snapshot %s (%d files, %d rows): %s%s",
-             len(out), table.name, plan.cutoff, snap.id if snap else "-",
+             len(out), ctx.name, plan.cutoff, snap.id if snap else "-",
              sum(p.file_count for p in plan.expired), sum(p.row_count for p in plan.expired), out, more)
     return out
 
 
-def _log_undated(table, plan: ExpirePlan) -> None:
+def _log_undated(ctx: TableContext, plan: ExpirePlan) -> None:
     if plan.undated:
-        shown = "; ".join(f"{dict(zip(table.partition_keys, p.values))}: {why}" for p, why in plan.undated[:3])
+        shown = "; ".join(f"{dict(zip(ctx.partition_keys, p.values))}: {why}" for p, why in plan.undated[:3])
         log.warning("%d partition(s) of %s have no time and never expire (%s%s). Check "
                     "partition.timestamp-formatter / partition.timestamp-pattern.", len(plan.undated),
-                    table.name, shown, " ..." if len(plan.undated) > 3 else "")
+                    ctx.name, shown, " ..." if len(plan.undated) > 3 else "")
 
 
-def drop_partitions(table, partitions: Sequence[bytes], commit_user: Optional[str] = None) -> Optional[Snapshot]:
+def drop_partitions(ctx: TableContext, partitions: Sequence[bytes], commit_user: Optional[str] = None) -> Optional[Snapshot]:
     """Delete every file of the given serialized partitions in one OVERWRITE commit: a dynamic
     overwrite whose messages name the partitions and carry no files."""
     if not partitions:
         return None
-    total = table.schema.num_buckets
+    total = ctx.schema.num_buckets
     messages = [CommitMessage(p, 0, total) for p in dict.fromkeys(partitions)]
     # the committer itself: the drop runs no post-commit steps (no partition check of its own)
-    return FileStoreCommit(table, commit_user or f"partition-expire-{uuid.uuid4()}").commit(
+    return FileStoreCommit(ctx, commit_user or f"partition-expire-{uuid.uuid4()}").commit(
         messages, overwrite=Overwrite())
 
 
@@ -207,23 +209,23 @@ def drop_partitions(table, partitions: Sequence[bytes], commit_user: Optional[st
 _last_check: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def maybe_expire_partitions(table, now: Optional[dt.datetime] = None) -> Optional[list[dict]]:
+def maybe_expire_partitions(ctx: TableContext, now: Optional[dt.datetime] = None) -> Optional[list[dict]]:
     """The check writers run after a commit: expire partitions if ``partition.expiration-time``
     is set, the table is not ``write-only`` and the check interval has passed for this Table
     object. None when no check ran. Never raises for a failed expiration: the commit already
     happened, so the problem is logged instead."""
-    o = table.typed_options
-    if o.get(O.PARTITION_EXPIRATION_TIME) is None or not table.partition_keys or o.get(O.WRITE_ONLY):
+    o = ctx.typed_options
+    if o.get(O.PARTITION_EXPIRATION_TIME) is None or not ctx.partition_keys or o.get(O.WRITE_ONLY):
         return None
     interval = o.get(O.PARTITION_EXPIRATION_CHECK_INTERVAL).total_seconds()
     clock = time.monotonic()
-    last = _last_check.get(table)
+    last = _last_check.get(ctx)
     if last is not None and interval > 0 and clock - last < interval:
         return None
-    _last_check[table] = clock
+    _last_check[ctx] = clock
     try:
-        return expire_partitions(table, now=now)
+        return expire_partitions(ctx, now=now)
     except LakeformatError as e:
         log.warning("partition expiration of %s after the commit failed (the commit itself succeeded): %s",
-                    table.name, e)
+                    ctx.name, e)
         return None

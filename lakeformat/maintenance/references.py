@@ -16,6 +16,7 @@ from lakeformat.io.data_file import file_path
 from lakeformat.io.fileio import join
 from lakeformat.io.index_files import IndexFiles
 from lakeformat.io.manifests import ManifestList
+from lakeformat.io.table_context import TableContext
 from lakeformat.read.scan import FileScan
 
 
@@ -58,16 +59,16 @@ def union(refs: Iterable[FileRefs]) -> FileRefs:
     return out
 
 
-def entry_paths(table, entries: Iterable[ManifestEntry]) -> set[str]:
+def entry_paths(ctx: TableContext, entries: Iterable[ManifestEntry]) -> set[str]:
     """Paths of the files entries describe, with their extra files (indexes beside them)."""
     out: set[str] = set()
     dirs: dict[tuple, str] = {}
     for e in entries:
         key = (e.partition, e.bucket)
         if key not in dirs:
-            dirs[key] = table.bucket_dir_of(e.partition, e.bucket)
+            dirs[key] = ctx.bucket_dir_of(e.partition, e.bucket)
         d = dirs[key]
-        out.add(file_path(table, d, e.file))
+        out.add(file_path(ctx, d, e.file))
         out.update(join(d, x) for x in e.file.extra_files)
     return out
 
@@ -80,51 +81,51 @@ def _index(snapshot: Snapshot) -> frozenset:
     return frozenset([snapshot.index_manifest]) if snapshot.index_manifest else frozenset()
 
 
-def index_file_names(table, snapshot: Snapshot) -> frozenset:
+def index_file_names(ctx: TableContext, snapshot: Snapshot) -> frozenset:
     """The index files (deletion vectors, hash indexes) live in ``snapshot``."""
-    return frozenset(e.file.file_name for e in IndexFiles(table.io, table.path).read_manifest(snapshot.index_manifest))
+    return frozenset(e.file.file_name for e in IndexFiles(ctx.io, ctx.path).read_manifest(snapshot.index_manifest))
 
 
-def snapshot_refs(table, snapshot: Snapshot) -> FileRefs:
+def snapshot_refs(ctx: TableContext, snapshot: Snapshot) -> FileRefs:
     """Everything a reader of ``snapshot`` may open: its manifest lists, their manifests, its
     live data files and its changelog files."""
-    scan = FileScan(table)
-    mlist = ManifestList(table.io, table.path)
+    scan = FileScan(ctx)
+    mlist = ManifestList(ctx.io, ctx.path)
     data_metas = mlist.read(snapshot.base_manifest_list) + mlist.read(snapshot.delta_manifest_list)
     changelog_metas = mlist.read(snapshot.changelog_manifest_list) if snapshot.changelog_manifest_list else []
     live = merge_entries(scan.read_manifests(data_metas)).values()
     changelog = scan.read_manifests(changelog_metas)
     return FileRefs(_lists(snapshot), frozenset(m.file_name for m in data_metas + changelog_metas),
-                    frozenset(entry_paths(table, live) | entry_paths(table, changelog)), _index(snapshot),
-                    index_file_names(table, snapshot))
+                    frozenset(entry_paths(ctx, live) | entry_paths(ctx, changelog)), _index(snapshot),
+                    index_file_names(ctx, snapshot))
 
 
-def added_refs(table, snapshot: Snapshot) -> FileRefs:
+def added_refs(ctx: TableContext, snapshot: Snapshot) -> FileRefs:
     """What ``snapshot`` may have brought: its manifest lists, the manifests they name, the
     files its delta added and its changelog files. A superset of what it created: callers
     subtract what the kept snapshots refer to."""
-    scan = FileScan(table)
-    mlist = ManifestList(table.io, table.path)
+    scan = FileScan(ctx)
+    mlist = ManifestList(ctx.io, ctx.path)
     base = mlist.read(snapshot.base_manifest_list)
     delta = mlist.read(snapshot.delta_manifest_list)
     changelog = mlist.read(snapshot.changelog_manifest_list) if snapshot.changelog_manifest_list else []
     added = [e for e in scan.read_manifests(delta) if e.kind == ADD]
-    files = entry_paths(table, added) | entry_paths(table, scan.read_manifests(changelog))
+    files = entry_paths(ctx, added) | entry_paths(ctx, scan.read_manifests(changelog))
     return FileRefs(_lists(snapshot), frozenset(m.file_name for m in base + delta + changelog),
-                    frozenset(files), _index(snapshot), index_file_names(table, snapshot))
+                    frozenset(files), _index(snapshot), index_file_names(ctx, snapshot))
 
 
-def changelog_refs(table, snapshot: Snapshot) -> FileRefs:
+def changelog_refs(ctx: TableContext, snapshot: Snapshot) -> FileRefs:
     """Only the changelog of ``snapshot``: its changelog manifest list, manifests and files
     (what a long-lived ``changelog/changelog-N`` still needs once snapshot N is gone)."""
     if not snapshot.changelog_manifest_list:
         return FileRefs()
-    metas = ManifestList(table.io, table.path).read(snapshot.changelog_manifest_list)
-    files = entry_paths(table, FileScan(table).read_manifests(metas))
+    metas = ManifestList(ctx.io, ctx.path).read(snapshot.changelog_manifest_list)
+    files = entry_paths(ctx, FileScan(ctx).read_manifests(metas))
     return FileRefs(frozenset([snapshot.changelog_manifest_list]), frozenset(m.file_name for m in metas),
                     frozenset(files))
 
 
-def list_refs(table, snapshot: Snapshot) -> FileRefs:
+def list_refs(ctx: TableContext, snapshot: Snapshot) -> FileRefs:
     """Only the manifest lists, the index manifest and its index files (no data manifest reads)."""
-    return FileRefs(_lists(snapshot), index_manifests=_index(snapshot), index_files=index_file_names(table, snapshot))
+    return FileRefs(_lists(snapshot), index_manifests=_index(snapshot), index_files=index_file_names(ctx, snapshot))

@@ -26,6 +26,8 @@ from lakeformat.errors import CorruptFileError, LakeformatError, NotFoundError
 from lakeformat.format import options as O
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.fileio import join
+from lakeformat.io.table_context import TableContext
+from lakeformat.maintenance.consumer import ConsumerManager
 from lakeformat.maintenance.references import (
     FileRefs,
     added_refs,
@@ -34,6 +36,7 @@ from lakeformat.maintenance.references import (
     snapshot_refs,
     union,
 )
+from lakeformat.maintenance.tag import TagManager
 
 log = logging.getLogger(__name__)
 
@@ -86,114 +89,114 @@ def files_to_delete(removed: FileRefs, kept: FileRefs) -> FileRefs:
     return removed - kept
 
 
-def resolve_target(table, target: Union[int, str]) -> tuple[Snapshot, Optional[str]]:
+def resolve_target(ctx: TableContext, target: Union[int, str]) -> tuple[Snapshot, Optional[str]]:
     """(snapshot, tag name or None). An int is a snapshot id; a str is a tag name, or a
     snapshot id if all digits (tag names never are)."""
     if isinstance(target, bool):
         raise LakeformatError(f"rollback target must be a snapshot id or a tag name, not {target!r}")
     if isinstance(target, str) and not target.isdigit():
-        tag = table.tags.get(target)
+        tag = TagManager(ctx).get(target)
         return tag.snapshot, target
     try:
         sid = int(target)
     except (TypeError, ValueError):
         raise LakeformatError(f"rollback target must be a snapshot id or a tag name, not {target!r}") from None
-    sm = table.snapshot_manager
+    sm = ctx.snapshot_manager
     if not sm.exists(sid):
-        raise NotFoundError(f"cannot roll {table.name} back to snapshot {sid}: it does not exist "
+        raise NotFoundError(f"cannot roll {ctx.name} back to snapshot {sid}: it does not exist "
                             f"(snapshots {sm.earliest_id()}..{sm.latest_id()}); to reach an expired "
                             f"snapshot, roll back to a tag that holds it")
     return sm.get(sid), None
 
 
-def _changelog_ids(table) -> list[int]:
-    names = table.io.list_names(join(table.path, "changelog"))
+def _changelog_ids(ctx: TableContext) -> list[int]:
+    names = ctx.io.list_names(join(ctx.path, "changelog"))
     return sorted(int(n[10:]) for n in names if n.startswith("changelog-") and n[10:].isdigit())
 
 
-def _read_changelog(table, cid: int) -> Snapshot:
-    path = join(table.path, "changelog", f"changelog-{cid}")
+def _read_changelog(ctx: TableContext, cid: int) -> Snapshot:
+    path = join(ctx.path, "changelog", f"changelog-{cid}")
     try:
-        return Snapshot.from_json(table.io.read_bytes(path).decode())
+        return Snapshot.from_json(ctx.io.read_bytes(path).decode())
     except UnsupportedMetadataError as e:
         raise with_path(e, path) from None
     except (ValueError, TypeError, KeyError, AttributeError, OverflowError, UnicodeDecodeError) as e:
         raise CorruptFileError(path, f"cannot parse changelog: {e}") from None
 
 
-def doomed_files(table, snapshot: Snapshot, plan: RollbackPlan, tags) -> FileRefs:
+def doomed_files(ctx: TableContext, snapshot: Snapshot, plan: RollbackPlan, tags) -> FileRefs:
     """The files the plan's removed snapshots, changelogs and tags refer to that nothing kept
     does (reads their metadata; deletes nothing)."""
-    sm = table.snapshot_manager
+    sm = ctx.snapshot_manager
     removed_tags = [t for t in tags if t.name in plan.tags]
     kept_tags = [t for t in tags if t.name not in plan.tags and t.snapshot.id != snapshot.id]
-    removed = union([added_refs(table, sm.get(i)) for i in plan.snapshots]
-                    + [changelog_refs(table, _read_changelog(table, i)) for i in plan.changelogs]
-                    + [snapshot_refs(table, t.snapshot) for t in removed_tags])
+    removed = union([added_refs(ctx, sm.get(i)) for i in plan.snapshots]
+                    + [changelog_refs(ctx, _read_changelog(ctx, i)) for i in plan.changelogs]
+                    + [snapshot_refs(ctx, t.snapshot) for t in removed_tags])
     oldest = min(plan.snapshots) if plan.snapshots else None
     if oldest is not None and oldest > snapshot.id + 1:   # snapshots expired in between: all it holds
-        removed = removed | snapshot_refs(table, sm.get(oldest))
-    kept = union([snapshot_refs(table, snapshot)] + [snapshot_refs(table, t.snapshot) for t in kept_tags]
-                 + [list_refs(table, sm.get(i)) for i in sm.list_ids() if i < snapshot.id])
+        removed = removed | snapshot_refs(ctx, sm.get(oldest))
+    kept = union([snapshot_refs(ctx, snapshot)] + [snapshot_refs(ctx, t.snapshot) for t in kept_tags]
+                 + [list_refs(ctx, sm.get(i)) for i in sm.list_ids() if i < snapshot.id])
     return files_to_delete(removed, kept)
 
 
-def rollback_to(table, target: Union[int, str], progress: Optional[Progress] = None,
+def rollback_to(ctx: TableContext, target: Union[int, str], progress: Optional[Progress] = None,
                 dry_run: bool = False) -> RollbackResult:
     """Make ``target`` (a snapshot id or tag name) the latest snapshot; with ``dry_run`` only
     report what would go."""
-    O.check_supported(table.schema.options, O.WRITE, table.name)
-    sm = table.snapshot_manager
-    snapshot, tag_name = resolve_target(table, target)
-    tags = table.tags.list()
+    O.check_supported(ctx.schema.options, O.WRITE, ctx.name)
+    sm = ctx.snapshot_manager
+    snapshot, tag_name = resolve_target(ctx, target)
+    tags = TagManager(ctx).list()
     latest = sm.latest_id()
     if tag_name is not None and latest is not None and snapshot.id > latest:
         raise LakeformatError(f"tag {tag_name!r} holds snapshot {snapshot.id}, newer than the latest snapshot "
-                              f"{latest} of {table.name} (left by an interrupted rollback?): delete the tag")
-    plan = plan_rollback(snapshot.id, sm.list_ids(), _changelog_ids(table),
-                         {t.name: t.snapshot.id for t in tags}, table.consumers.list())
+                              f"{latest} of {ctx.name} (left by an interrupted rollback?): delete the tag")
+    plan = plan_rollback(snapshot.id, sm.list_ids(), _changelog_ids(ctx),
+                         {t.name: t.snapshot.id for t in tags}, ConsumerManager(ctx).list())
 
-    doomed = doomed_files(table, snapshot, plan, tags)   # read before anything goes
-    paths = doomed.paths(table.path)
+    doomed = doomed_files(ctx, snapshot, plan, tags)   # read before anything goes
+    paths = doomed.paths(ctx.path)
     if dry_run:
         return RollbackResult(snapshot, plan.snapshots, plan.tags, plan.consumers, len(paths), plan.recreate,
                               tuple(paths), True)
 
     if plan.recreate and sm.try_create(snapshot):
-        log.info("recreated snapshot %d of %s from tag %r", snapshot.id, table.name, tag_name)
+        log.info("recreated snapshot %d of %s from tag %r", snapshot.id, ctx.name, tag_name)
     for i in plan.snapshots:
-        table.io.delete(sm.path(i))
+        ctx.io.delete(sm.path(i))
         sm.forget(i)
     for i in plan.changelogs:
-        table.io.delete(join(table.path, "changelog", f"changelog-{i}"))
+        ctx.io.delete(join(ctx.path, "changelog", f"changelog-{i}"))
     sm.write_hint(sm.LATEST, snapshot.id)
     for name in plan.tags:
-        table.io.delete(table.tags.path(name))
+        ctx.io.delete(TagManager(ctx).path(name))
     for cid in plan.consumers:
-        table.consumers.record(cid, snapshot.id + 1)
+        ConsumerManager(ctx).record(cid, snapshot.id + 1)
     sm.write_hint(sm.EARLIEST, plan.earliest)
     now_latest = sm.latest_id()
     if now_latest != snapshot.id:   # a writer committed meanwhile: its snapshot may use these files
-        raise LakeformatError(f"snapshot {now_latest} of {table.name} was committed during the rollback to "
+        raise LakeformatError(f"snapshot {now_latest} of {ctx.name} was committed during the rollback to "
                               f"{snapshot.id}; no files were deleted. Stop the writers and roll back again")
 
     for n, path in enumerate(paths, 1):
-        table.io.delete(path)
+        ctx.io.delete(path)
         if progress and (n % 100 == 0 or n == len(paths)):
             progress(n, len(paths), "files")
-    remove_empty_dirs(table, {posixpath.dirname(p) for p in doomed.data_files})
+    remove_empty_dirs(ctx, {posixpath.dirname(p) for p in doomed.data_files})
     log.info("rolled %s back to snapshot %d: deleted snapshots %s, tags %s, %d files",
-             table.name, snapshot.id, list(plan.snapshots), list(plan.tags), len(paths))
+             ctx.name, snapshot.id, list(plan.snapshots), list(plan.tags), len(paths))
     return RollbackResult(snapshot, plan.snapshots, plan.tags, plan.consumers, len(paths), plan.recreate,
                           tuple(paths))
 
 
-def remove_empty_dirs(table, dirs: set) -> None:
+def remove_empty_dirs(ctx: TableContext, dirs: set) -> None:
     """Remove bucket and partition directories left empty (local disks: object stores have no
     directories). A directory is only removed while it lists as empty."""
-    if table.io.scheme != "file":
+    if ctx.io.scheme != "file":
         return
-    root = table.path.rstrip("/")
+    root = ctx.path.rstrip("/")
     todo = sorted(dirs, key=len, reverse=True)
     seen = set()
     while todo:
@@ -201,7 +204,7 @@ def remove_empty_dirs(table, dirs: set) -> None:
         if d in seen or not d.startswith(root + "/"):
             continue
         seen.add(d)
-        if table.io.list_dir(d) or not table.io.exists(d):
+        if ctx.io.list_dir(d) or not ctx.io.exists(d):
             continue
         try:
             os.rmdir(urlparse(d).path if d.startswith("file:") else d)

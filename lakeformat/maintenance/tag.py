@@ -26,6 +26,7 @@ from lakeformat.format import options as O
 from lakeformat.format.names import validate_ref_name
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.fileio import join
+from lakeformat.io.table_context import TableContext
 from lakeformat.maintenance.references import (
     FileRefs,
     changelog_refs,
@@ -103,10 +104,10 @@ def _duration(value: Union[None, str, dt.timedelta]) -> Optional[dt.timedelta]:
 class TagManager:
     """Create, read, list and delete the tags of one table."""
 
-    def __init__(self, table):
-        self.table = table
-        self.io = table.io
-        self.dir = join(table.path, "tag")
+    def __init__(self, ctx: TableContext):
+        self.ctx = ctx
+        self.io = ctx.io
+        self.dir = join(ctx.path, "tag")
 
     def path(self, name: str) -> str:
         return join(self.dir, TAG_PREFIX + validate_ref_name(name, "tag"))
@@ -123,7 +124,7 @@ class TagManager:
         try:
             text = self.io.read_bytes(path)
         except FileNotFoundError:
-            raise NotFoundError(f"tag {name!r} of {self.table.name} does not exist ({path})") from None
+            raise NotFoundError(f"tag {name!r} of {self.ctx.name} does not exist ({path})") from None
         try:
             return Tag.from_json(name, text.decode())
         except UnsupportedMetadataError as e:
@@ -149,32 +150,32 @@ class TagManager:
         validate_ref_name(name, "tag", allow_numeric=False)
         retained = _duration(time_retained)
         if retained is None:
-            retained = self.table.typed_options.get(O.TAG_DEFAULT_TIME_RETAINED)
+            retained = self.ctx.typed_options.get(O.TAG_DEFAULT_TIME_RETAINED)
         if retained is not None and retained <= dt.timedelta(0):
             raise LakeformatError(f"tag {name!r}: time_retained must be positive, not {retained}")
         snapshot = self._find_snapshot(snapshot_id)
         if self.exists(name):
-            raise AlreadyExistsError(f"tag {name!r} of {self.table.name} exists already "
+            raise AlreadyExistsError(f"tag {name!r} of {self.ctx.name} exists already "
                                      f"(on snapshot {self.get(name).snapshot.id}); delete it first")
         tag = Tag(name, snapshot, dt.datetime.now() if retained is not None else None, retained)
         if not self.io.try_create(self.path(name), tag.to_json().encode()):
-            raise AlreadyExistsError(f"tag {name!r} of {self.table.name} was created concurrently")
-        log.info("created tag %r on snapshot %d of %s", name, snapshot.id, self.table.name)
+            raise AlreadyExistsError(f"tag {name!r} of {self.ctx.name} was created concurrently")
+        log.info("created tag %r on snapshot %d of %s", name, snapshot.id, self.ctx.name)
         return tag
 
     def _find_snapshot(self, snapshot_id: Optional[int]) -> Snapshot:
-        sm = self.table.snapshot_manager
+        sm = self.ctx.snapshot_manager
         if snapshot_id is None:
             latest = sm.latest()
             if latest is None:
-                raise NotFoundError(f"{self.table.name} has no snapshot to tag yet")
+                raise NotFoundError(f"{self.ctx.name} has no snapshot to tag yet")
             return latest
         if sm.exists(snapshot_id):
             return sm.get(snapshot_id)
         held = [t for t in self.list() if t.snapshot.id == snapshot_id]
         if held:
             return held[0].snapshot
-        raise NotFoundError(f"cannot tag snapshot {snapshot_id} of {self.table.name}: it does not exist "
+        raise NotFoundError(f"cannot tag snapshot {snapshot_id} of {self.ctx.name}: it does not exist "
                             f"(snapshots {sm.earliest_id()}..{sm.latest_id()}) and no tag holds it")
 
     def delete(self, name: str, dry_run: bool = False) -> int:
@@ -184,15 +185,15 @@ class TagManager:
         tag = self.get(name)
         tags = self.list()
         orphaned = FileRefs()
-        if not self.table.snapshot_manager.exists(tag.snapshot.id) and \
+        if not self.ctx.snapshot_manager.exists(tag.snapshot.id) and \
                 not any(t.snapshot.id == tag.snapshot.id and t.name != name for t in tags):
             orphaned = self.files_only_held_by(tag, [t for t in tags if t.name != name])
         if dry_run:
             return len(orphaned)
         self.io.delete(self.path(name))     # the tag first: a kill then leaves only unreferenced files
-        for path in orphaned.paths(self.table.path):
+        for path in orphaned.paths(self.ctx.path):
             self.io.delete(path)
-        log.info("deleted tag %r of %s (%d files only it held)", name, self.table.name, len(orphaned))
+        log.info("deleted tag %r of %s (%d files only it held)", name, self.ctx.name, len(orphaned))
         return len(orphaned)
 
     def files_only_held_by(self, tag: Tag, others: list[Tag]) -> FileRefs:
@@ -201,19 +202,19 @@ class TagManager:
         the nearest of (earliest snapshot, tagged neighbour above)."""
         below = [t.snapshot for t in others if t.snapshot.id < tag.snapshot.id]
         above = [t.snapshot for t in others if t.snapshot.id > tag.snapshot.id]
-        earliest = self.table.snapshot_manager.earliest_id()
+        earliest = self.ctx.snapshot_manager.earliest_id()
         if earliest is not None:
-            above.append(self.table.snapshot_manager.get(earliest))
+            above.append(self.ctx.snapshot_manager.get(earliest))
         keep = []
         if below:
             keep.append(max(below, key=lambda s: s.id))
         if above:
             keep.append(min(above, key=lambda s: s.id))
-        protected = union(snapshot_refs(self.table, s) for s in keep)
-        changelog = join(self.table.path, "changelog", f"changelog-{tag.snapshot.id}")
+        protected = union(snapshot_refs(self.ctx, s) for s in keep)
+        changelog = join(self.ctx.path, "changelog", f"changelog-{tag.snapshot.id}")
         if self.io.exists(changelog):   # a long-lived changelog still serves this snapshot's changes
-            protected = protected | changelog_refs(self.table, tag.snapshot)
-        return snapshot_refs(self.table, tag.snapshot) - protected
+            protected = protected | changelog_refs(self.ctx, tag.snapshot)
+        return snapshot_refs(self.ctx, tag.snapshot) - protected
 
     def expire(self, now: Optional[dt.datetime] = None, dry_run: bool = False) -> list[str]:
         """Delete the tags whose ``time_retained`` has passed (tags without one never expire).

@@ -20,6 +20,7 @@ from lakeformat.format.binary_row import serialize_row
 from lakeformat.format.manifest import FILE_SOURCE_APPEND, DataFileMeta
 from lakeformat.format.schema import KEY_FIELD_ID_START, TableSchema
 from lakeformat.io.data_file import RollingFileWriter, StatsCollector
+from lakeformat.io.table_context import TableContext
 
 KEY_PREFIX = "_KEY_"
 SEQ, KIND = "_SEQUENCE_NUMBER", "_VALUE_KIND"
@@ -53,11 +54,11 @@ class KeyValueFileWriter(RollingFileWriter):
     """Writes one sorted run (rows sorted by key, one version per key) into files at ``level``,
     rolling at the target size. Input: values + ``_SEQUENCE_NUMBER`` + ``_VALUE_KIND``."""
 
-    def __init__(self, table, bucket_dir: str, schema: TableSchema, level: int,
+    def __init__(self, ctx: TableContext, bucket_dir: str, schema: TableSchema, level: int,
                  file_source: int = FILE_SOURCE_APPEND, prefix: str = "data-"):
         self.level, self.file_source = level, file_source
         self._key_types = [schema.field(k).type for k in schema.trimmed_primary_keys]
-        super().__init__(table, bucket_dir, schema, prefix=prefix)
+        super().__init__(ctx, bucket_dir, schema, prefix=prefix)
 
     def write(self, data: pa.Table) -> None:
         super().write(to_kv(data, self.schema))

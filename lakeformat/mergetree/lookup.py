@@ -21,6 +21,7 @@ from lakeformat.format.deletion_vector import keep_mask
 from lakeformat.format.manifest import DataFileMeta
 from lakeformat.io.data_file import read_columns
 from lakeformat.io.fileio import join
+from lakeformat.io.table_context import TableContext
 from lakeformat.mergetree.kv_file import KIND, SEQ
 from lakeformat.mergetree.levels import KeyOf, Levels
 
@@ -39,10 +40,10 @@ class Found:
 class UpperLevels:
     """The live rows of the files above ``output_level`` that a compaction does not rewrite."""
 
-    def __init__(self, table, bucket_dir: str, levels: Levels, output_level: int, rewritten: set[str],
+    def __init__(self, ctx: TableContext, bucket_dir: str, levels: Levels, output_level: int, rewritten: set[str],
                  key_of: KeyOf, deleted: Callable[[str], Optional[np.ndarray]]):
-        self.table, self.dir, self.key_of, self.deleted = table, bucket_dir, key_of, deleted
-        schema = table.schema
+        self.ctx, self.dir, self.key_of, self.deleted = ctx, bucket_dir, key_of, deleted
+        schema = ctx.schema
         self.key_names = list(schema.trimmed_primary_keys)
         self.key_fields = [schema.field(k) for k in self.key_names]
         self.files = [f for level in range(output_level + 1, levels.max_level + 1)
@@ -55,7 +56,7 @@ class UpperLevels:
     def _file_keys(self, f: DataFileMeta) -> pa.Table:
         """Key columns and row positions of the live rows of ``f``."""
         if f.file_name not in self._keys:
-            keys = read_columns(self.table, join(self.dir, f.file_name), f, self.key_fields)
+            keys = read_columns(self.ctx, join(self.dir, f.file_name), f, self.key_fields)
             keys = keys.append_column(_POS, pa.array(np.arange(keys.num_rows, dtype=np.int64)))
             gone = self.deleted(f.file_name)
             if gone is not None and gone.size:
@@ -88,7 +89,7 @@ class UpperLevels:
 
     def rows(self, found: Found, fields, extra: Sequence[str] = (SEQ, KIND)) -> pa.Table:
         """The full rows that ``found`` points at, in ``found.rows`` order."""
-        data = read_columns(self.table, join(self.dir, found.file.file_name), found.file, fields, extra)
+        data = read_columns(self.ctx, join(self.dir, found.file.file_name), found.file, fields, extra)
         return data.take(pa.array(found.positions))
 
 

@@ -22,6 +22,7 @@ from lakeformat.format import arrays as A
 from lakeformat.format.manifest import DataFileMeta
 from lakeformat.io.data_file import iter_columns, read_columns
 from lakeformat.io.fileio import join
+from lakeformat.io.table_context import TableContext
 
 # Parquet inflates to roughly this many times its size as Arrow columns.
 ARROW_INFLATION = 4
@@ -86,7 +87,7 @@ def _cuts(keys: Iterator[pa.Table], bounds: Sequence[tuple]) -> list[int]:
     return below + [total]
 
 
-def sliced_sections(table, bucket_dir: str, files: Sequence[DataFileMeta], fields, extra: Sequence[str],
+def sliced_sections(ctx: TableContext, bucket_dir: str, files: Sequence[DataFileMeta], fields, extra: Sequence[str],
                     key_fields, budget: int, deletions: Mapping[str, np.ndarray] = MappingProxyType({})
                     ) -> Iterator[pa.Table]:
     """The rows of ``files`` (``fields`` + ``extra`` columns) in key slices of about ``budget``
@@ -96,17 +97,17 @@ def sliced_sections(table, bucket_dir: str, files: Sequence[DataFileMeta], field
     file name -> deleted positions) mark are left out."""
     n = slice_count(files, budget)
     if n == 1:
-        yield pa.concat_tables([read_columns(table, join(bucket_dir, f.file_name), f, fields, extra,
+        yield pa.concat_tables([read_columns(ctx, join(bucket_dir, f.file_name), f, fields, extra,
                                              deletions.get(f.file_name)) for f in files])
         return
 
     def keys(f: DataFileMeta) -> Iterator[pa.Table]:
-        return iter_columns(table, join(bucket_dir, f.file_name), f, key_fields, deleted=deletions.get(f.file_name))
+        return iter_columns(ctx, join(bucket_dir, f.file_name), f, key_fields, deleted=deletions.get(f.file_name))
     samples = [s for f in files if (s := _key_sample(keys(f), f.row_count)) is not None]
     bounds = boundaries(samples, n)
     del samples
     cuts = [_cuts(keys(f), bounds) for f in files]
-    streams = [_RowStream(iter_columns(table, join(bucket_dir, f.file_name), f, fields, extra,
+    streams = [_RowStream(iter_columns(ctx, join(bucket_dir, f.file_name), f, fields, extra,
                                        deleted=deletions.get(f.file_name))) for f in files]
     for j in range(len(bounds) + 1):
         parts = [s.take_until(cut[j]) for s, cut in zip(streams, cuts)]

@@ -29,6 +29,7 @@ from lakeformat.format.manifest import FILE_SOURCE_COMPACT, DataFileMeta
 from lakeformat.io.data_file import read_columns
 from lakeformat.io.fileio import join
 from lakeformat.io.index_files import IndexFiles
+from lakeformat.io.table_context import TableContext
 from lakeformat.mergetree.changelog import diff
 from lakeformat.mergetree.compaction import (
     CompactUnit,
@@ -63,13 +64,13 @@ def row_kinds(column: pa.ChunkedArray, name: str) -> np.ndarray:
 
 
 class MergeTreeWriter:
-    def __init__(self, table, partition: bytes, bucket: int, bucket_dir: str,
+    def __init__(self, ctx: TableContext, partition: bytes, bucket: int, bucket_dir: str,
                  restored: Sequence[DataFileMeta] = (), restored_index: Sequence[IndexFileMeta] = (),
                  sequence_offset: int = 0):
-        self.table, self.partition, self.bucket, self.dir = table, partition, bucket, bucket_dir
-        self.schema = table.schema
-        o = self.options = table.typed_options
-        self.key_of = table.key_decoder()
+        self.ctx, self.partition, self.bucket, self.dir = ctx, partition, bucket, bucket_dir
+        self.schema = ctx.schema
+        o = self.options = ctx.typed_options
+        self.key_of = ctx.key_decoder()
         self.merge = MergeFunction.from_options(o, self.schema.names, self.schema.trimmed_primary_keys)
         self.levels = Levels(list(restored), o.num_levels(), self.key_of)
         # several writers of one bucket in one commit take disjoint ranges above the restored maximum
@@ -80,18 +81,18 @@ class MergeTreeWriter:
         self._key_fields = [self.schema.field(k) for k in self.schema.trimmed_primary_keys]
         spillable = o.get(O.WRITE_BUFFER_SPILLABLE)   # Paimon's default: on for object stores or big files
         self.spillable = spillable if spillable is not None else (
-            table.io.scheme != "file" or table.target_file_size > self.buffer_limit)
+            ctx.io.scheme != "file" or ctx.target_file_size > self.buffer_limit)
         self.spilled = SpilledRuns()
         self.write_only = o.get(O.WRITE_ONLY)
         self.rowkind_field = o.get(O.ROWKIND_FIELD)
-        self.target_file_size = table.target_file_size
+        self.target_file_size = ctx.target_file_size
         self.committed = {f.file_name for f in restored}   # live in a snapshot: never deleted here
         self.new_files: dict[str, DataFileMeta] = {}
         self.compact_before: dict[str, DataFileMeta] = {}
         self.compact_after: dict[str, DataFileMeta] = {}
         self.changelog_producer = o.get(O.CHANGELOG_PRODUCER)
         # merge-on-write: older versions of the keys a compaction writes are marked deleted
-        self.dv = BucketDeletionVectors(IndexFiles(table.io, table.path), restored_index,
+        self.dv = BucketDeletionVectors(IndexFiles(ctx.io, ctx.path), restored_index,
                                         o.get(O.DELETION_VECTORS_BITMAP64)) if o.get(O.DELETION_VECTORS) else None
         self.first_row = o.get(O.MERGE_ENGINE) == "first-row"
         if (o.get(O.CHANGELOG_PRODUCER) == "lookup" and self.dv is None
@@ -151,7 +152,7 @@ class MergeTreeWriter:
         run = self._take_buffer()
         files: list[DataFileMeta] = []
         if self.spilled:
-            writer = KeyValueFileWriter(self.table, self.dir, self.schema, 0)
+            writer = KeyValueFileWriter(self.ctx, self.dir, self.schema, 0)
             try:
                 for data in self.spilled.slices([run] if run is not None else [], self.schema.trimmed_primary_keys,
                                                 self.buffer_limit):
@@ -192,7 +193,7 @@ class MergeTreeWriter:
         drop = should_drop_delete(unit.output_level, self.levels) or (self.dv is not None and unit.output_level > 0)
         before, after = [], []
         small = self.target_file_size // 10 * 7   # Paimon's compaction file size: smaller files are rewritten
-        upper = UpperLevels(self.table, self.dir, self.levels, unit.output_level, {f.file_name for f in unit.files},
+        upper = UpperLevels(self.ctx, self.dir, self.levels, unit.output_level, {f.file_name for f in unit.files},
                             self.key_of, self._deleted) if self.lookup and not unit.file_rewrite else None
         for step in plan_rewrite(unit, self.key_of, drop, small):
             if isinstance(step, Upgrade) and upper is not None and step.file.level == 0:
@@ -225,7 +226,7 @@ class MergeTreeWriter:
             self._run_unit(CompactUnit(level, tuple(files), file_rewrite=True))
 
     def _rewrite(self, step: Rewrite, upper: Optional[UpperLevels] = None) -> list[DataFileMeta]:
-        writer = KeyValueFileWriter(self.table, self.dir, self.schema, step.output_level, FILE_SOURCE_COMPACT)
+        writer = KeyValueFileWriter(self.ctx, self.dir, self.schema, step.output_level, FILE_SOURCE_COMPACT)
         try:
             for section in step.sections:
                 files = [f for run in section for f in run.files]
@@ -238,7 +239,7 @@ class MergeTreeWriter:
                     merged = self._lookup_changelog(files, upper)
                     writer.write(drop_deletes(merged) if step.drop_delete else merged)
                     continue
-                for data in sliced_sections(self.table, self.dir, files, self.schema.fields, (SEQ, KIND),
+                for data in sliced_sections(self.ctx, self.dir, files, self.schema.fields, (SEQ, KIND),
                                             self._key_fields, self.buffer_limit, self._deletions()):
                     if upper:
                         merged, _ = self._look_up(self.merge.merge(data, drop_deletes=False), upper)
@@ -302,7 +303,7 @@ class MergeTreeWriter:
         return self.dv.vectors if self.dv is not None else {}
 
     def _read(self, f: DataFileMeta) -> pa.Table:
-        return read_columns(self.table, join(self.dir, f.file_name), f, self.schema.fields, (SEQ, KIND),
+        return read_columns(self.ctx, join(self.dir, f.file_name), f, self.schema.fields, (SEQ, KIND),
                             self._deleted(f.file_name))
 
     def _changelog_at(self, output_level: int) -> bool:
@@ -324,7 +325,7 @@ class MergeTreeWriter:
     def _write_run(self, run: pa.Table, level: int, compact: bool, prefix: str = "data-") -> list[DataFileMeta]:
         if not run.num_rows:
             return []
-        writer = KeyValueFileWriter(self.table, self.dir, self.schema, level,
+        writer = KeyValueFileWriter(self.ctx, self.dir, self.schema, level,
                                     FILE_SOURCE_COMPACT if compact else 0, prefix=prefix)
         try:
             writer.write(run)
@@ -353,7 +354,7 @@ class MergeTreeWriter:
             else:
                 self.compact_before[f.file_name] = f
             if f.file_name not in kept and f.file_name not in self.committed:
-                self.table.io.delete(join(self.dir, f.file_name))
+                self.ctx.io.delete(join(self.dir, f.file_name))
         for f in after:
             came_from.get(f.file_name, self.compact_after)[f.file_name] = f
         self.levels = self.levels.update(before, after)
@@ -386,7 +387,7 @@ class MergeTreeWriter:
         for f in [*self.new_files.values(), *self.compact_after.values(), *self.changelog_files,
                   *self.compact_changelog]:
             if f.file_name not in self.committed:
-                self.table.io.delete(join(self.dir, f.file_name))
+                self.ctx.io.delete(join(self.dir, f.file_name))
         self.new_files, self.compact_before, self.compact_after = {}, {}, {}
         self.changelog_files, self.compact_changelog = [], []
         self.buffer, self.buffer_bytes = [], 0

@@ -33,6 +33,7 @@ from lakeformat.format.snapshot import Snapshot
 from lakeformat.format.types import DataField
 from lakeformat.io.index_files import IndexFiles
 from lakeformat.io.manifests import ManifestFile, ManifestList
+from lakeformat.io.table_context import TableContext
 
 
 _gc_lock = threading.Lock()
@@ -110,10 +111,10 @@ def _lookup(names: Sequence[str], stats, count: int):
 class FileScan:
     """Plans which files of a snapshot a read needs."""
 
-    def __init__(self, table, filter: Optional[P.Predicate] = None, threads: int = 8):
-        self.table = table
+    def __init__(self, ctx: TableContext, filter: Optional[P.Predicate] = None, threads: int = 8):
+        self.ctx = ctx
         self.filter = filter
-        self.schema = table.schema
+        self.schema = ctx.schema
         P.check(filter, self.schema.arrow_schema())   # a wrong column or type fails here, not in pruning
         self.part_fields = self.schema.partition_fields
         part_names = {f.name for f in self.part_fields}
@@ -131,10 +132,10 @@ class FileScan:
             lambda b: tuple(deserialize_row(b, self._part_types)))
 
     def _mlist(self) -> ManifestList:
-        return ManifestList(self.table.io, self.table.path)
+        return ManifestList(self.ctx.io, self.ctx.path)
 
     def _mfile(self) -> ManifestFile:
-        return ManifestFile(self.table.io, self.table.path, self._part_types, self.schema.id)
+        return ManifestFile(self.ctx.io, self.ctx.path, self._part_types, self.schema.id)
 
     def read_manifests(self, metas: Sequence[ManifestFileMeta]) -> list[ManifestEntry]:
         """Entries of the manifests that may hold matching partitions, in manifest order."""
@@ -170,8 +171,8 @@ class FileScan:
         schema (``metadata_checks.check_write_cols``)."""
         partial = [e.file for e in entries if e.file.write_cols is not None]
         if partial:
-            check_write_cols(partial, lambda sid: self.table.schema_manager.get(sid).names,
-                             f"table {self.table.path}, snapshot {snapshot.id}")
+            check_write_cols(partial, lambda sid: self.ctx.schema_manager.get(sid).names,
+                             f"table {self.ctx.path}, snapshot {snapshot.id}")
 
     def keep(self, e: ManifestEntry) -> bool:
         """Partition pruning on exact values, then file pruning on value statistics."""
@@ -182,7 +183,7 @@ class FileScan:
         return P.may_match(self.value_filter, self._file_stats(e.file))
 
     def _file_stats(self, f: DataFileMeta):
-        file_schema = self.table.schema_manager.get(f.schema_id)
+        file_schema = self.ctx.schema_manager.get(f.schema_id)
         if f.value_stats_cols is None:
             stat_fields = list(file_schema.fields)
         else:
@@ -221,13 +222,13 @@ class FileScan:
         """Paimon's batch scan of a primary-key table reads no level-0 files when deletion vectors
         or the first-row engine are on: there, compaction into level >= 1 is what makes rows
         visible (it marks the older versions deleted, or drops the newer first rows)."""
-        o = self.table.typed_options
+        o = self.ctx.typed_options
         return bool(self.schema.primary_keys) and (
             o.get(O.DELETION_VECTORS) or o.get(O.MERGE_ENGINE) == "first-row")
 
     def index_entries(self, snapshot: Snapshot) -> list[IndexManifestEntry]:
         """The live index files of ``snapshot`` (of matching partitions)."""
-        entries = IndexFiles(self.table.io, self.table.path).read_manifest(snapshot.index_manifest)
+        entries = IndexFiles(self.ctx.io, self.ctx.path).read_manifest(snapshot.index_manifest)
         if self.partitions is not None:
             entries = [e for e in entries if self.partitions.matches(e.partition)]
         return entries

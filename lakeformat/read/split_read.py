@@ -23,6 +23,7 @@ from lakeformat.format.manifest import DataFileMeta
 from lakeformat.io.data_file import iter_columns, read_columns
 from lakeformat.io.fileio import join
 from lakeformat.io.index_files import IndexFiles
+from lakeformat.io.table_context import TableContext
 from lakeformat.mergetree.read import merge_columns, read_section, sections
 from lakeformat.read.read_ahead import read_ahead
 from lakeformat.read.scan import Split
@@ -38,11 +39,11 @@ def raw_readable(files: Sequence[DataFileMeta]) -> bool:
 
 
 class SplitRead:
-    def __init__(self, table, columns: Optional[Sequence[str]] = None,
+    def __init__(self, ctx: TableContext, columns: Optional[Sequence[str]] = None,
                  filter: Optional[P.Predicate] = None, threads: int = 4):
-        O.check_supported(table.schema.options, O.READ, table.name)
-        self.table = table
-        self.schema = table.schema
+        O.check_supported(ctx.schema.options, O.READ, ctx.name)
+        self.ctx = ctx
+        self.schema = ctx.schema
         names = self.schema.names
         self.columns = list(columns) if columns is not None else names
         unknown = [c for c in self.columns if c not in names]
@@ -53,8 +54,8 @@ class SplitRead:
         self.needed = self.columns + [c for c in sorted(P.columns(filter)) if c not in self.columns]
         self.threads = threads
         self.out_schema = pa.schema([self.schema.arrow_schema().field(c) for c in self.columns])
-        self.dv_table = table.typed_options.get(O.DELETION_VECTORS)
-        self._index_files = IndexFiles(table.io, table.path)
+        self.dv_table = ctx.typed_options.get(O.DELETION_VECTORS)
+        self._index_files = IndexFiles(ctx.io, ctx.path)
         self._vectors: dict[str, dict[str, np.ndarray]] = {}   # per index file, read once per SplitRead
         self._lock = threading.Lock()
 
@@ -74,16 +75,16 @@ class SplitRead:
     def read_file(self, split: Split, f: DataFileMeta) -> pa.Table:
         """One file on its own: an append file, or a file of a primary-key bucket whose keys
         live in one file each (deletion vectors mark the older versions)."""
-        path = join(self.table.bucket_dir_of(split.partition_bytes, split.bucket), f.file_name)
+        path = join(self.ctx.bucket_dir_of(split.partition_bytes, split.bucket), f.file_name)
         deleted = self.deletions(split).get(f.file_name) if split.deletion_files else None
-        return self._finish(read_columns(self.table, path, f, [self.schema.field(c) for c in self.needed],
+        return self._finish(read_columns(self.ctx, path, f, [self.schema.field(c) for c in self.needed],
                                          deleted=deleted))
 
     def read_merged(self, split: Split, files: Sequence[DataFileMeta]) -> pa.Table:
         """One key section of a primary-key bucket, merged; filters apply after the merge."""
-        bucket_dir = self.table.bucket_dir_of(split.partition_bytes, split.bucket)
-        parts = [self._finish(t) for t in read_section(self.table, bucket_dir, files, merge_columns(
-            self.table, self.needed), deletions=self.deletions(split) if split.deletion_files else {})]
+        bucket_dir = self.ctx.bucket_dir_of(split.partition_bytes, split.bucket)
+        parts = [self._finish(t) for t in read_section(self.ctx, bucket_dir, files, merge_columns(
+            self.ctx, self.needed), deletions=self.deletions(split) if split.deletion_files else {})]
         return pa.concat_tables(parts) if parts else A.empty_table(self.out_schema)
 
     def _finish(self, out: pa.Table) -> pa.Table:
@@ -95,7 +96,7 @@ class SplitRead:
         """Units of parallel work: a file of an append table, a key section of a primary-key bucket."""
         if not self.schema.primary_keys:
             return [(self.read_file, s, f) for s in splits for f in s.files]
-        key_of = self.table.key_decoder()
+        key_of = self.ctx.key_decoder()
         tasks = []
         for s in splits:
             if self.dv_table and raw_readable(s.files):
@@ -106,24 +107,24 @@ class SplitRead:
 
     def iter_file(self, split: Split, f: DataFileMeta) -> Iterator[pa.Table]:
         """:meth:`read_file` in batches of at most ``BATCH_ROWS`` rows, in file order."""
-        path = join(self.table.bucket_dir_of(split.partition_bytes, split.bucket), f.file_name)
+        path = join(self.ctx.bucket_dir_of(split.partition_bytes, split.bucket), f.file_name)
         deleted = self.deletions(split).get(f.file_name) if split.deletion_files else None
-        for data in iter_columns(self.table, path, f, [self.schema.field(c) for c in self.needed], (), BATCH_ROWS,
+        for data in iter_columns(self.ctx, path, f, [self.schema.field(c) for c in self.needed], (), BATCH_ROWS,
                                  deleted):
             yield self._finish(data)
 
     def iter_merged(self, split: Split, files: Sequence[DataFileMeta],
                     buffer: Optional[int] = None) -> Iterator[pa.Table]:
         """:meth:`read_merged` one key slice (at most ``buffer`` bytes of input) at a time."""
-        bucket_dir = self.table.bucket_dir_of(split.partition_bytes, split.bucket)
-        for data in read_section(self.table, bucket_dir, files, merge_columns(self.table, self.needed), buffer,
+        bucket_dir = self.ctx.bucket_dir_of(split.partition_bytes, split.bucket)
+        for data in read_section(self.ctx, bucket_dir, files, merge_columns(self.ctx, self.needed), buffer,
                                  self.deletions(split) if split.deletion_files else {}):
             yield self._finish(data)
 
     def _streams(self, splits: Sequence[Split], buffer: Optional[int]) -> list:
         if not self.schema.primary_keys:
             return [partial(self.iter_file, s, f) for s in splits for f in s.files]
-        key_of = self.table.key_decoder()
+        key_of = self.ctx.key_decoder()
         streams = []
         for s in splits:
             if self.dv_table and raw_readable(s.files):
@@ -146,7 +147,7 @@ class SplitRead:
 
     def _row_count_only(self, splits: Sequence[Split]) -> pa.Table:
         """``columns=[]``: no columns, but as many rows as match (read through one column)."""
-        return SplitRead(self.table, self.schema.names[:1], self.filter, self.threads).read(splits).select([])
+        return SplitRead(self.ctx, self.schema.names[:1], self.filter, self.threads).read(splits).select([])
 
     def read(self, splits: Sequence[Split]) -> pa.Table:
         if not self.columns:

@@ -5,7 +5,6 @@ import copy
 import datetime as dt
 import uuid
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Iterator, Optional, Sequence, Union
 
 import pyarrow as pa
@@ -16,18 +15,15 @@ from lakeformat.errors import DataError, LakeformatError, NotFoundError
 from lakeformat.format import options as O
 from lakeformat.format import predicate as P
 from lakeformat.format import types as T
-from lakeformat.format.binary_row import deserialize_row
 from lakeformat.format.iceberg.schema import check_table
 from lakeformat.format.manifest import ManifestEntry
-from lakeformat.format.options import Options, target_file_size, validate
-from lakeformat.format.partition import partition_path
+from lakeformat.format.options import Options, validate
 from lakeformat.format.schema import TableSchema, apply_changes
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.data_file import read_columns
 from lakeformat.io.file_format import check_table_formats
 from lakeformat.io.fileio import FileIO, join
-from lakeformat.io.schemas import SchemaManager
-from lakeformat.io.snapshots import SnapshotManager
+from lakeformat.io.table_context import TableContext
 from lakeformat.maintenance.compaction import CompactionResult, compact_and_expire
 from lakeformat.maintenance.consumer import ConsumerManager
 from lakeformat.maintenance.expire import expire_snapshots
@@ -38,6 +34,7 @@ from lakeformat.maintenance.partition_expire import expire_partitions
 from lakeformat.maintenance.rollback import rollback_to
 from lakeformat.maintenance.tag import TagManager
 from lakeformat.mergetree.kv_file import KIND
+from lakeformat.read.entries import delta_entries, live_entries
 from lakeformat.read.scan import FileScan, Split
 from lakeformat.read.split_read import SplitRead
 from lakeformat.table.stream import TableStream, read_incremental
@@ -59,47 +56,56 @@ class TableScan:
     def plan(self) -> list[Split]:
         if self.snapshot is None:
             return []
-        return FileScan(self.table, self.filter).plan(self.snapshot)
+        return FileScan(self.ctx.table, self.filter).plan(self.snapshot)
 
 
 class Table:
+    """The façade: what a table's users call. The layers below take its ``ctx`` (a
+    ``TableContext``), never the table, so what follows an operation happens here, once."""
+
     def __init__(self, io: FileIO, path: str, name: str, schema: Optional[TableSchema] = None,
                  lock: Optional[CatalogLock] = None):
-        self.io, self.path, self.name = io, path, name
-        self.lock = lock   # the catalog lock commits take to create snapshots; None: conditional create
-        self.schema_manager = SchemaManager(io, path)
-        self.snapshot_manager = SnapshotManager(io, path)
-        self.schema = schema or self.schema_manager.latest()
-        if self.schema is None:
-            raise NotFoundError(f"table {name} has no schema at {path}")
-        O.warn_unknown(self.schema.options, name)
-        self._typed_options: tuple[Optional[TableSchema], Optional[Options]] = (None, None)
+        self.ctx = TableContext(io, path, name, schema, lock)
+        O.warn_unknown(self.ctx.schema.options, name)
 
-    # -- metadata ----------------------------------------------------------------------
+    # -- metadata (the context's) ------------------------------------------------------------
+    io = property(lambda self: self.ctx.io)
+    path = property(lambda self: self.ctx.path)
+    name = property(lambda self: self.ctx.name)
+    lock = property(lambda self: self.ctx.lock)
+    schema_manager = property(lambda self: self.ctx.schema_manager)
+    snapshot_manager = property(lambda self: self.ctx.snapshot_manager)
+
+    @property
+    def schema(self) -> TableSchema:
+        return self.ctx.schema
+
+    @schema.setter
+    def schema(self, schema: TableSchema) -> None:
+        self.ctx.schema = schema
+
     @property
     def options(self) -> dict[str, str]:
-        return dict(self.schema.options)
+        return self.ctx.options
 
     @property
     def typed_options(self) -> Options:
-        if self._typed_options[0] is not self.schema:   # parsed once per schema: read paths ask often
-            self._typed_options = (self.schema, Options(self.schema.options))
-        return self._typed_options[1]
+        return self.ctx.typed_options
 
     @property
     def target_file_size(self) -> int:
-        return target_file_size(self.typed_options, bool(self.schema.primary_keys))
+        return self.ctx.target_file_size
 
     @property
     def partition_keys(self) -> list[str]:
-        return list(self.schema.partition_keys)
+        return self.ctx.partition_keys
 
     @property
     def primary_keys(self) -> list[str]:
-        return list(self.schema.primary_keys)
+        return self.ctx.primary_keys
 
     def arrow_schema(self) -> pa.Schema:
-        return self.schema.arrow_schema()
+        return self.ctx.arrow_schema()
 
     def refresh(self) -> "Table":
         self.schema = self.schema_manager.latest()
@@ -118,31 +124,17 @@ class Table:
 
     # -- paths -------------------------------------------------------------------------
     def partition_values(self, partition: bytes) -> tuple:
-        return _decode(partition, tuple(f.type for f in self.schema.partition_fields))
+        return self.ctx.partition_values(partition)
 
     def bucket_dir(self, values: Sequence, bucket: int) -> str:
-        fields = self.schema.partition_fields
-        if not fields:
-            return join(self.path, f"bucket-{bucket}")
-        o = self.typed_options
-        path = partition_path(values, fields, o.get(O.PARTITION_DEFAULT_NAME), o.get(O.PARTITION_LEGACY_NAME))
-        return join(self.path, path, f"bucket-{bucket}")
+        return self.ctx.bucket_dir(values, bucket)
 
     def bucket_dir_of(self, partition: bytes, bucket: int) -> str:
-        return self.bucket_dir(self.partition_values(partition), bucket)
+        return self.ctx.bucket_dir_of(partition, bucket)
 
     def partition_matcher(self, static: dict):
         """Predicate over serialized partitions for a static partition spec like {"dt": "x"}."""
-        names = [f.name for f in self.schema.partition_fields]
-        unknown = [k for k in static if k not in names]
-        if unknown:
-            raise LakeformatError(f"{unknown} are not partition keys of {self.name} (partition keys: {names})")
-        idx = {k: names.index(k) for k in static}
-
-        def matches(partition: bytes) -> bool:
-            values = self.partition_values(partition)
-            return all(str(values[i]) == str(static[k]) for k, i in idx.items())
-        return matches
+        return self.ctx.partition_matcher(static)
 
     # -- snapshots ---------------------------------------------------------------------
     def snapshots(self) -> list[Snapshot]:
@@ -152,7 +144,7 @@ class Table:
         return self.snapshot_manager.latest()
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
-        return self.snapshot_manager.get(snapshot_id)
+        return self.ctx.snapshot(snapshot_id)
 
     def snapshot_as_of(self, as_of: Union[int, dt.datetime, str]) -> Snapshot:
         """The snapshot current at ``as_of``: a datetime (naive: local time), epoch millis, or
@@ -175,99 +167,83 @@ class Table:
         """Expire old snapshots and the files only they use: retain_min, retain_max, older_than,
         max_deletes (defaults from the table's options), dry_run, progress; see lakeformat/maintenance/expire.py.
         Published Iceberg snapshots expire with their Paimon snapshots."""
-        result = expire_snapshots(self, **kwargs)
+        result = expire_snapshots(self.ctx, **kwargs)
         if result.begin is not None and not result.dry_run:
-            publish_after_change(self)
+            publish_after_change(self.ctx)
         return result
 
     def expire_backlog(self, **kwargs):
         """Expire every snapshot that is due, ``step`` (default ``snapshot.expire.limit``) per
         run until none is left or ``max_deletes`` went: retain_min, retain_max, older_than,
         dry_run, progress. See lakeformat/maintenance/expire.py."""
-        result = expire_backlog(self, **kwargs)
+        result = expire_backlog(self.ctx, **kwargs)
         if result.begin is not None and not result.dry_run:
-            publish_after_change(self)
+            publish_after_change(self.ctx)
         return result
 
     def expire_partitions(self, **kwargs) -> list[dict]:
         """Drop partitions older than ``partition.expiration-time`` in one commit: expiration_time,
         now, dry_run, progress; returns their values. See lakeformat/maintenance/partition_expire.py."""
-        return expire_partitions(self, **kwargs)
+        return expire_partitions(self.ctx, **kwargs)
 
     def iceberg_sync(self, rebuild: bool = False):
         """Publish (repair, or with ``rebuild`` rewrite) the table's Iceberg metadata up to its
         latest snapshot; see lakeformat/maintenance/iceberg.py."""
-        return iceberg_sync(self, rebuild)
+        return iceberg_sync(self.ctx, rebuild)
 
     def remove_orphan_files(self, **kwargs):
         """Delete files nothing reaches that are older than ``older_than`` (default 1 day):
         older_than, dry_run, progress; returns an OrphanResult. See lakeformat/maintenance/orphans.py."""
-        return remove_orphan_files(self, **kwargs)
+        return remove_orphan_files(self.ctx, **kwargs)
 
     # -- tags, consumers, rollback (logic in tag.py, consumer.py, rollback.py) --------------
     @property
     def tags(self):
-        return TagManager(self)
+        return TagManager(self.ctx)
 
     @property
     def consumers(self):
-        return ConsumerManager(self)
+        return ConsumerManager(self.ctx)
 
     def create_tag(self, name: str, snapshot_id: Optional[int] = None, time_retained=None):
         """Tag a snapshot; published Iceberg metadata gets the tag as an Iceberg tag ref."""
         tag = self.tags.create(name, snapshot_id, time_retained)
-        publish_after_change(self)
+        publish_after_change(self.ctx)
         return tag
 
     def delete_tag(self, name: str, dry_run: bool = False) -> int:
         """Delete a tag (and the Iceberg tag ref of published Iceberg metadata)."""
         deleted = self.tags.delete(name, dry_run)
         if not dry_run:
-            publish_after_change(self)
+            publish_after_change(self.ctx)
         return deleted
 
     def rollback_to(self, snapshot_or_tag: Union[int, str], progress=None, dry_run: bool = False):
         """Make a snapshot (id) or tag (name) the latest again; see lakeformat/maintenance/rollback.py.
         Published Iceberg metadata is rebuilt to match."""
-        result = rollback_to(self, snapshot_or_tag, progress, dry_run)
+        result = rollback_to(self.ctx, snapshot_or_tag, progress, dry_run)
         if not dry_run:
-            publish_after_change(self)
+            publish_after_change(self.ctx)
         return result
 
     def live_entries(self, snapshot: Snapshot, partitions: Optional[set[bytes]] = None) -> list[ManifestEntry]:
-        """Live files of a snapshot; with ``partitions``, only manifests that may hold those
-        partitions are read (their partition statistics are checked)."""
-        scan = FileScan(self, self._partitions_predicate(partitions) if partitions else None)
-        entries = scan.live_entries(snapshot)
-        return [e for e in entries if e.partition in partitions] if partitions else entries
+        """Live files of a snapshot (with ``partitions``, of those only); see lakeformat/read/entries.py."""
+        return live_entries(self.ctx, snapshot, partitions)
 
     def delta_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
-        return FileScan(self).delta_entries(snapshot)
-
-    def _partitions_predicate(self, partitions: set[bytes]) -> Optional[P.Predicate]:
-        names = self.partition_keys
-        if not names:
-            return None
-        terms = []
-        for values in {self.partition_values(p) for p in partitions}:
-            parts = [P.col(n).is_null() if v is None else P.col(n) == v for n, v in zip(names, values)]
-            terms.append(parts[0] if len(parts) == 1 else P.And(tuple(parts)))
-        return terms[0] if len(terms) == 1 else P.Or(tuple(terms))
+        return delta_entries(self.ctx, snapshot)
 
     def key_decoder(self):
         """Decodes min/max keys of this primary-key table into comparable tuples (None for
         append tables, which have no keys)."""
-        if not self.schema.primary_keys:
-            return None
-        types = tuple(self.schema.field(k).type for k in self.schema.trimmed_primary_keys)
-        return lambda b: _decode(b, types)
+        return self.ctx.key_decoder()
 
     # -- writing -----------------------------------------------------------------------
     def new_write(self, commit_user: Optional[str] = None, ignore_previous_files: bool = False,
                   sequence_offset: int = 0) -> TableWrite:
         """A writer; ``ignore_previous_files`` (for overwrites) starts primary-key buckets empty
         instead of continuing from their live files; ``sequence_offset`` see TableWrite."""
-        return TableWrite(self, commit_user, ignore_previous_files, sequence_offset)
+        return TableWrite(self.ctx, commit_user, ignore_previous_files, sequence_offset)
 
     def delete(self, keys: Data, identifier: int = BATCH_IDENTIFIER) -> Optional[Snapshot]:
         """Delete rows of a primary-key table by key: ``keys`` holds the primary key columns
@@ -297,7 +273,7 @@ class Table:
         return compact_and_expire(self, full, partitions, commit_user, progress)
 
     def new_commit(self, commit_user: Optional[str] = None) -> TableCommit:
-        return TableCommit(self, commit_user)
+        return TableCommit(self.ctx, commit_user)
 
     def _write_kind(self, data: Data, row_kind: int, identifier: int) -> Optional[Snapshot]:
         user = str(uuid.uuid4())
@@ -362,7 +338,7 @@ class Table:
         if snapshot is None or snapshot.schema_id == self.schema.id:
             return self
         view = copy.copy(self)
-        view.schema, view._typed_options = self.schema_manager.get(snapshot.schema_id), (None, None)
+        view.ctx = self.ctx.with_schema(self.schema_manager.get(snapshot.schema_id))
         return view
 
     def scan(self, filter: Optional[P.Predicate] = None, columns: Optional[Sequence[str]] = None,
@@ -375,7 +351,7 @@ class Table:
 
     def read_splits(self, splits: Sequence[Split], columns: Optional[Sequence[str]] = None,
                     filter: Optional[P.Predicate] = None) -> pa.Table:
-        return SplitRead(self, columns, filter).read(splits)
+        return SplitRead(self.ctx, columns, filter).read(splits)
 
     def read(self, columns: Optional[Sequence[str]] = None, filter: Optional[P.Predicate] = None,
              snapshot_id: Optional[int] = None, as_of=None, tag: Optional[str] = None) -> pa.Table:
@@ -418,19 +394,19 @@ class Table:
                 return view._read_changes(start_snapshot, end, columns, filter)
         with_changelog = self._changelog_read()
         if end is None or end <= start_snapshot:
-            empty = SplitRead(self, columns, filter).out_schema.empty_table()
+            empty = SplitRead(self.ctx, columns, filter).out_schema.empty_table()
             return empty.append_column(ROW_KIND, pa.array([], pa.string())) if with_changelog else empty
         snaps = [self.snapshot(i) for i in range(start_snapshot + 1, end + 1)]
         if with_changelog:
             return self._read_changelog(snaps, columns, filter)
-        splits = FileScan(self, filter).plan_incremental(snaps)
+        splits = FileScan(self.ctx, filter).plan_incremental(snaps)
         return self.read_splits(splits, columns, filter)
 
     def _read_changelog(self, snaps: Sequence[Snapshot], columns, filter) -> pa.Table:
-        reader = SplitRead(self, columns, filter)
+        reader = SplitRead(self.ctx, columns, filter)
         fields = [self.schema.field(c) for c in reader.needed]
-        parts = [read_columns(self, join(self.bucket_dir_of(e.partition, e.bucket), e.file.file_name), e.file,
-                              fields, (KIND,)) for e in FileScan(self, filter).changelog_entries(snaps)]
+        parts = [read_columns(self.ctx, join(self.bucket_dir_of(e.partition, e.bucket), e.file.file_name), e.file,
+                              fields, (KIND,)) for e in FileScan(self.ctx, filter).changelog_entries(snaps)]
         if not parts:
             return reader.out_schema.empty_table().append_column(ROW_KIND, pa.array([], pa.string()))
         data = pa.concat_tables(parts)
@@ -450,18 +426,13 @@ class Table:
         if snap is None:
             return []
         out = []
-        for e in FileScan(self).live_entries(snap):
+        for e in FileScan(self.ctx).live_entries(snap):
             out.append({"partition": dict(zip(self.partition_keys, self.partition_values(e.partition))),
                         "bucket": e.bucket, "file_name": e.file.file_name, "level": e.file.level,
                         "row_count": e.file.row_count, "file_size": e.file.file_size,
                         "schema_id": e.file.schema_id,
                         "path": join(self.bucket_dir_of(e.partition, e.bucket), e.file.file_name)})
         return sorted(out, key=lambda d: (str(d["partition"]), d["bucket"], d["file_name"]))
-
-
-@lru_cache(maxsize=65536)
-def _decode(partition: bytes, types: tuple) -> tuple:
-    return tuple(deserialize_row(partition, list(types)))
 
 
 DELETE_KIND = 3

@@ -31,6 +31,7 @@ from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.manifest import FILE_SOURCE_COMPACT, DataFileMeta
 from lakeformat.io.data_file import RollingFileWriter, iter_columns
 from lakeformat.io.fileio import join
+from lakeformat.io.table_context import TableContext
 
 log = logging.getLogger(__name__)
 
@@ -51,12 +52,12 @@ class AppendCompactPolicy:
     max_file_num: int = DEFAULT_MAX_FILE_NUM
 
     @classmethod
-    def of(cls, table) -> "AppendCompactPolicy":
-        o = table.typed_options
+    def of(cls, ctx: TableContext) -> "AppendCompactPolicy":
+        o = ctx.typed_options
         min_num = max(1, o.get(O.COMPACTION_MIN_FILE_NUM))
         max_num = o.get(O.COMPACTION_MAX_FILE_NUM)
         max_num = DEFAULT_MAX_FILE_NUM if max_num is None else max_num
-        return cls(table.target_file_size, min_num, max(min_num, max_num))
+        return cls(ctx.target_file_size, min_num, max(min_num, max_num))
 
 
 def sequence_order(files: Sequence[DataFileMeta]) -> list[DataFileMeta]:
@@ -120,21 +121,21 @@ class _CompactFileWriter(RollingFileWriter):
         return dataclasses.replace(super()._file_meta(name, size, rows), file_source=FILE_SOURCE_COMPACT)
 
 
-def rewrite(table, bucket_dir: str, window: Sequence[DataFileMeta]) -> list[DataFileMeta]:
+def rewrite(ctx: TableContext, bucket_dir: str, window: Sequence[DataFileMeta]) -> list[DataFileMeta]:
     """Stream the rows of ``window`` (in order, in the table's current schema) into new files of
     the target size that continue the window's first sequence number. Small inputs are gathered
     before writing, so the output gets proper row groups."""
-    writer = _CompactFileWriter(table, bucket_dir, table.schema, seq_start=window[0].min_sequence_number)
-    fields = table.schema.fields
+    writer = _CompactFileWriter(ctx, bucket_dir, ctx.schema, seq_start=window[0].min_sequence_number)
+    fields = ctx.schema.fields
     # pieces of about a target file's rows (as the inputs' bytes per row suggest), so that even
     # the first output file rolls near the target size
     stored_rows, stored_bytes = sum(f.row_count for f in window), sum(f.file_size for f in window)
-    step = max(256, min(COALESCE_ROWS, table.target_file_size * stored_rows // max(1, stored_bytes)))
+    step = max(256, min(COALESCE_ROWS, ctx.target_file_size * stored_rows // max(1, stored_bytes)))
     pending: list[pa.Table] = []
     rows = nbytes = 0
     try:
         for f in window:
-            for part in iter_columns(table, join(bucket_dir, f.file_name), f, fields, batch_size=step):
+            for part in iter_columns(ctx, join(bucket_dir, f.file_name), f, fields, batch_size=step):
                 pending.append(part)
                 rows, nbytes = rows + part.num_rows, nbytes + part.nbytes
                 if rows >= step or nbytes >= COALESCE_BYTES:
@@ -148,17 +149,17 @@ def rewrite(table, bucket_dir: str, window: Sequence[DataFileMeta]) -> list[Data
         raise
 
 
-def compact_bucket(table, bucket_dir: str, files: Sequence[DataFileMeta], policy: AppendCompactPolicy,
+def compact_bucket(ctx: TableContext, bucket_dir: str, files: Sequence[DataFileMeta], policy: AppendCompactPolicy,
                    full: bool) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
     """(before, after) of compacting one bucket's ``files``; nothing picked gives ([], [])."""
     before, after = [], []
     try:
         for window in pick(files, policy, full):
-            after += rewrite(table, bucket_dir, window)
+            after += rewrite(ctx, bucket_dir, window)
             before += window
     except BaseException:
         for f in after:
-            table.io.delete(join(bucket_dir, f.file_name))
+            ctx.io.delete(join(bucket_dir, f.file_name))
         raise
     return before, after
 
@@ -175,19 +176,19 @@ class AppendBucketWriter:
     rows survives compaction, and unless ``write-only`` compacts at each ``prepare_commit`` what
     the picker chooses among the restored and new files. It lives as long as its ``TableWrite``."""
 
-    def __init__(self, table, partition: bytes, bucket: int, bucket_dir: str,
+    def __init__(self, ctx: TableContext, partition: bytes, bucket: int, bucket_dir: str,
                  restored: Sequence[DataFileMeta] = ()):
-        self.table, self.partition, self.bucket, self.dir = table, partition, bucket, bucket_dir
+        self.ctx, self.partition, self.bucket, self.dir = ctx, partition, bucket, bucket_dir
         self.files = sequence_order(restored)          # the bucket's live files as this writer knows them
         self.next_seq = max((f.max_sequence_number for f in restored), default=-1) + 1
-        self.write_only = table.typed_options.get(O.WRITE_ONLY)
-        self.policy = AppendCompactPolicy.of(table)
+        self.write_only = ctx.typed_options.get(O.WRITE_ONLY)
+        self.policy = AppendCompactPolicy.of(ctx)
         self.buffer_bytes = 0                          # nothing buffered: rows go straight to files
         self._writer: Optional[RollingFileWriter] = None
 
     def write(self, rows: pa.Table, kinds=None) -> None:
         if self._writer is None:
-            self._writer = RollingFileWriter(self.table, self.dir, self.table.schema, seq_start=self.next_seq)
+            self._writer = RollingFileWriter(self.ctx, self.dir, self.ctx.schema, seq_start=self.next_seq)
         self._writer.write(rows)
 
     def release(self) -> None:
@@ -205,12 +206,12 @@ class AppendBucketWriter:
         after: list[DataFileMeta] = []
         if not self.write_only:
             try:
-                before, after = compact_bucket(self.table, self.dir, self.files, self.policy, full_compaction)
+                before, after = compact_bucket(self.ctx, self.dir, self.files, self.policy, full_compaction)
             except (CorruptFileError, StorageError) as e:
                 # an input another compaction replaced and expiration then deleted, or the store
                 # failing: the compaction is an extra, the rows written are what must be committed
                 log.warning("%s: the writer's compaction of bucket %d is skipped and left for a later one (%s)",
-                            self.table.name, self.bucket, e)
+                            self.ctx.name, self.bucket, e)
             except BaseException:
                 self._delete(new)   # never handed over
                 raise
@@ -226,4 +227,4 @@ class AppendBucketWriter:
 
     def _delete(self, files: Sequence[DataFileMeta]) -> None:
         for f in files:
-            self.table.io.delete(join(self.dir, f.file_name))
+            self.ctx.io.delete(join(self.dir, f.file_name))

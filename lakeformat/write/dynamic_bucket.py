@@ -13,16 +13,17 @@ from lakeformat.format.bucket import hash_rows
 from lakeformat.format.hash_index import PartitionIndex
 from lakeformat.format.index_manifest import HASH, IndexFileMeta
 from lakeformat.io.index_files import IndexFiles
+from lakeformat.io.table_context import TableContext
 
 
 class DynamicBuckets:
     """The bucket assignment of one writer, for every partition it writes."""
 
-    def __init__(self, table, ignore_previous_files: bool = False):
-        self.table, self.schema = table, table.schema
-        o = table.typed_options
+    def __init__(self, ctx: TableContext, ignore_previous_files: bool = False):
+        self.ctx, self.schema = ctx, ctx.schema
+        o = ctx.typed_options
         self.target, self.max_buckets = o.get(O.DYNAMIC_BUCKET_TARGET_ROWS), o.get(O.DYNAMIC_BUCKET_MAX_BUCKETS)
-        self.index_files = IndexFiles(table.io, table.path)
+        self.index_files = IndexFiles(ctx.io, ctx.path)
         self.ignore_previous_files = ignore_previous_files
         self._live: Optional[dict[tuple[bytes, int], IndexFileMeta]] = None   # HASH files of the latest snapshot
         self._partitions: dict[bytes, PartitionIndex] = {}
@@ -30,7 +31,7 @@ class DynamicBuckets:
 
     def _live_files(self) -> dict[tuple[bytes, int], IndexFileMeta]:
         if self._live is None:
-            latest = None if self.ignore_previous_files else self.table.latest_snapshot()
+            latest = None if self.ignore_previous_files else self.ctx.latest_snapshot()
             self._live = {(e.partition, e.bucket): e.file for e in
                           (self.index_files.read_manifest(latest.index_manifest) if latest else ())
                           if e.file.index_type == HASH}

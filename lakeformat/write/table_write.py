@@ -24,7 +24,9 @@ from lakeformat.format.manifest import DataFileMeta
 from lakeformat.format.schema import TableSchema
 from lakeformat.io.data_file import RollingFileWriter
 from lakeformat.io.index_files import IndexFiles
+from lakeformat.io.table_context import TableContext
 from lakeformat.mergetree.writer import MergeTreeWriter
+from lakeformat.read.entries import live_entries
 from lakeformat.write.append_compact import AppendBucketWriter
 from lakeformat.write.conform import as_arrow, conform
 from lakeformat.write.dynamic_bucket import DynamicBuckets
@@ -56,20 +58,20 @@ def _write_all(writer, parts: list[pa.Table], row_kind: Optional[int] = None) ->
 class TableWrite:
     """Writes data into new files of one table; ``prepare_commit`` hands over the messages."""
 
-    def __init__(self, table, commit_user: Optional[str] = None, ignore_previous_files: bool = False,
+    def __init__(self, ctx: TableContext, commit_user: Optional[str] = None, ignore_previous_files: bool = False,
                  sequence_offset: int = 0):
         """``sequence_offset``: added to the sequence numbers of primary-key rows, so that writers
         of the same buckets in one commit (write-only, e.g. Spark tasks) never share a number."""
-        O.check_supported(table.schema.options, O.WRITE, table.name)
-        self.table = table
+        O.check_supported(ctx.schema.options, O.WRITE, ctx.name)
+        self.ctx = ctx
         self.sequence_offset = sequence_offset
         self.ignore_previous_files = ignore_previous_files
-        self.schema: TableSchema = table.schema
+        self.schema: TableSchema = ctx.schema
         self.commit_user = commit_user or str(uuid.uuid4())
         self._writers: dict[tuple[bytes, int], Any] = {}   # RollingFileWriter or MergeTreeWriter
         self._restored: dict[bytes, dict[int, list[DataFileMeta]]] = {}
         self._index: Optional[dict[tuple[bytes, int], list[IndexFileMeta]]] = None
-        self._dynamic = (DynamicBuckets(table, ignore_previous_files)
+        self._dynamic = (DynamicBuckets(ctx, ignore_previous_files)
                          if self.schema.primary_keys and self.schema.num_buckets <= 0 else None)
         self._part_types = [f.type for f in self.schema.partition_fields]
         self._executor: Optional[ThreadPoolExecutor] = None
@@ -96,10 +98,10 @@ class TableWrite:
             if self.schema.primary_keys:
                 self._bound_buffers()
 
-    def _route(self, table: pa.Table) -> list[tuple[list, int, pa.Table]]:
+    def _route(self, data: pa.Table) -> list[tuple[list, int, pa.Table]]:
         """(partition values, bucket, rows) groups; in dynamic bucket mode the HASH index picks
         each key's bucket."""
-        groups = group_rows(table, self.schema)
+        groups = group_rows(data, self.schema)
         if self._dynamic is None:
             return groups
         out = []
@@ -115,7 +117,7 @@ class TableWrite:
     def _bound_buffers(self) -> None:
         """``write-buffer-size`` bounds the buffers of all of this writer's buckets together (as
         Paimon's shared memory pool does): past it, the largest buffer is flushed or spilled."""
-        limit = self.table.typed_options.get(O.WRITE_BUFFER_SIZE)
+        limit = self.ctx.typed_options.get(O.WRITE_BUFFER_SIZE)
         writers = list(self._writers.values())
         while writers and sum(w.buffer_bytes for w in writers) >= limit:
             max(writers, key=lambda w: w.buffer_bytes).release()
@@ -129,18 +131,18 @@ class TableWrite:
         key = (serialize_row(values, self._part_types), bucket)
         w = self._writers.get(key)
         if w is None:
-            d = self.table.bucket_dir(values, bucket)
+            d = self.ctx.bucket_dir(values, bucket)
             if self.schema.primary_keys:
-                w = MergeTreeWriter(self.table, key[0], bucket, d, self._restore(key[0], bucket),
+                w = MergeTreeWriter(self.ctx, key[0], bucket, d, self._restore(key[0], bucket),
                                     self._restore_index(key[0], bucket), self.sequence_offset)
             elif self.schema.num_buckets > 0:   # continues the bucket's sequence, compacts it
-                o = self.table.typed_options
+                o = self.ctx.typed_options
                 if o.get(O.DELETION_VECTORS) and not o.get(O.WRITE_ONLY):
-                    raise OptionError(f"{self.table.name}: compacting append tables with 'deletion-vectors.enabled' "
+                    raise OptionError(f"{self.ctx.name}: compacting append tables with 'deletion-vectors.enabled' "
                                       "is not supported; write with 'write-only' = 'true'")
-                w = AppendBucketWriter(self.table, key[0], bucket, d, self._restore(key[0], bucket))
+                w = AppendBucketWriter(self.ctx, key[0], bucket, d, self._restore(key[0], bucket))
             else:
-                w = RollingFileWriter(self.table, d, self.schema)
+                w = RollingFileWriter(self.ctx, d, self.schema)
             self._writers[key] = w
         return w
 
@@ -150,15 +152,15 @@ class TableWrite:
         if self.ignore_previous_files:
             return []
         if partition not in self._restored:
-            latest = self.table.latest_snapshot()
-            entries = self.table.live_entries(latest, {partition}) if latest else []
+            latest = self.ctx.latest_snapshot()
+            entries = live_entries(self.ctx, latest, {partition}) if latest else []
             by_bucket: dict[int, list[DataFileMeta]] = {}
             total = self.schema.num_buckets
             for e in entries:
                 if total > 0 and e.total_buckets != total:
                     raise DataError(
-                        f"partition {dict(zip(self.schema.partition_keys, self.table.partition_values(partition)))} "
-                        f"of {self.table.name} holds files written with {e.total_buckets} buckets, but 'bucket' is "
+                        f"partition {dict(zip(self.schema.partition_keys, self.ctx.partition_values(partition)))} "
+                        f"of {self.ctx.name} holds files written with {e.total_buckets} buckets, but 'bucket' is "
                         f"now {total}: new rows would land in other buckets than the rows already there. "
                         "Rewrite the partition with an overwrite first (which places every row by the new count)")
                 by_bucket.setdefault(e.bucket, []).append(e.file)
@@ -167,12 +169,12 @@ class TableWrite:
 
     def _restore_index(self, partition: bytes, bucket: int) -> list[IndexFileMeta]:
         """The bucket's deletion-vector index files as of the latest snapshot (index manifest read once)."""
-        if self.ignore_previous_files or not self.table.typed_options.get(O.DELETION_VECTORS):
+        if self.ignore_previous_files or not self.ctx.typed_options.get(O.DELETION_VECTORS):
             return []
         if self._index is None:
-            latest = self.table.latest_snapshot()
+            latest = self.ctx.latest_snapshot()
             self._index = {}
-            for e in IndexFiles(self.table.io, self.table.path).read_manifest(latest.index_manifest) if latest else ():
+            for e in IndexFiles(self.ctx.io, self.ctx.path).read_manifest(latest.index_manifest) if latest else ():
                 if e.file.index_type == DELETION_VECTORS:
                     self._index.setdefault((e.partition, e.bucket), []).append(e.file)
         return self._index.get((partition, bucket), [])
