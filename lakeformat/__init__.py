@@ -1,6 +1,6 @@
 """lakeformat: Apache Paimon's table format in Python (file store, merge tree, committer)."""
 from lakeformat.commit.commit import FileStoreCommit, Overwrite
-from lakeformat.commit.staging import (
+from lakeformat.table.staging import (
                                StagedCommit,
                                discard,
                                identifier_for,

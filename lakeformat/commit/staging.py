@@ -2,8 +2,10 @@
 
 ``stage`` records a writer's CommitMessages in ``<table>/staged/<stage_id>.json`` (Paimon readers
 never look in ``staged/``), so the rows exist as files but no snapshot names them: nothing is
-visible. ``read_staged`` returns the staged rows for the audit; ``publish`` commits them through
-the committer, exactly once per (commit user, identifier); ``discard`` deletes the files. Orphan
+visible. ``read_staged`` returns the staged rows for the audit; publishing commits them exactly
+once per (commit user, identifier): ``plan_publish`` says whether and what to commit, the caller
+commits through the table (lakeformat/table/staging.py: the commit's expiration and Iceberg
+publish run there) and ``finish_publish`` records it; ``discard`` deletes the files. Orphan
 cleaning keeps the files every stage file names, however old.
 
 Exactly-once across retries and re-runs:
@@ -36,7 +38,7 @@ from typing import Any, Optional, Sequence
 
 import pyarrow as pa
 
-from lakeformat.commit.commit import BATCH_IDENTIFIER
+from lakeformat.commit.commit import BATCH_IDENTIFIER, FileStoreCommit
 from lakeformat.errors import (
     AlreadyExistsError,
     CommitError,
@@ -55,6 +57,7 @@ from lakeformat.io.data_file import read_columns
 from lakeformat.io.fileio import join
 from lakeformat.io.table_context import TableContext
 from lakeformat.mergetree.kv_file import KIND
+from lakeformat.read.entries import delta_entries, live_entries
 from lakeformat.read.split_read import SplitRead
 
 log = logging.getLogger(__name__)
@@ -332,7 +335,7 @@ def _write_marker(ctx: TableContext, staged: StagedCommit, snapshot: Optional[Sn
 def find_committed(ctx: TableContext, commit_user: str, identifier: int) -> Optional[Snapshot]:
     """The snapshot ``commit_user`` committed with ``identifier``, searching every retained
     snapshot (identifiers need not grow)."""
-    return ctx.new_commit(commit_user).committed_snapshot(identifier)
+    return FileStoreCommit(ctx, commit_user).committed_snapshot(identifier)
 
 
 def _snapshot_or_none(ctx: TableContext, snapshot_id: Optional[int]) -> Optional[Snapshot]:
@@ -366,10 +369,10 @@ def _committed_files(ctx: TableContext, staged: StagedCommit, snap: Optional[Sna
     names = staged.file_names()
     found = set()
     if snap is not None:
-        found |= {e.file.file_name for e in ctx.delta_entries(snap) if e.kind == ADD} & names
+        found |= {e.file.file_name for e in delta_entries(ctx, snap) if e.kind == ADD} & names
     latest = ctx.latest_snapshot()
     if latest is not None:
-        found |= {e.file.file_name for e in ctx.live_entries(latest)} & names
+        found |= {e.file.file_name for e in live_entries(ctx, latest)} & names
     return found
 
 
@@ -385,10 +388,20 @@ def _delete_files(ctx: TableContext, staged: StagedCommit, keep: set[str]) -> in
     return n
 
 
-def publish(ctx: TableContext, stage_id: str) -> Optional[Snapshot]:
-    """Commit stage ``stage_id`` exactly once and remove its stage file. Returns the snapshot
-    made, or the one made earlier for the same (commit user, identifier); None if the stage
-    held no changes or its snapshot has since expired."""
+@dataclass(frozen=True)
+class PublishPlan:
+    """What publishing a stage needs: ``commit`` says whether ``staged`` is to be committed now;
+    otherwise ``snapshot`` is the one that holds it already (None: none, or since expired)."""
+
+    stage_id: str
+    staged: Optional[StagedCommit]   # None: published before, the stage file is gone
+    commit: bool
+    snapshot: Optional[Snapshot] = None
+
+
+def plan_publish(ctx: TableContext, stage_id: str) -> PublishPlan:
+    """Whether stage ``stage_id`` still needs its commit (once per (commit user, identifier)).
+    A stage found committed already by a re-run of the same work has its re-written files deleted."""
     path = _path(ctx, stage_id)
     if not ctx.io.exists(path):
         marker = _read_marker(ctx, stage_id)
@@ -396,30 +409,39 @@ def publish(ctx: TableContext, stage_id: str) -> Optional[Snapshot]:
             raise NotFoundError(f"{ctx.name} has no staged commit {stage_id!r} to publish ({path})")
         log.info("stage %s of %s was published before (snapshot %s); nothing to do",
                  stage_id, ctx.name, marker.snapshot_id)
-        return _snapshot_or_none(ctx, marker.snapshot_id)
+        return PublishPlan(stage_id, None, False, _snapshot_or_none(ctx, marker.snapshot_id))
     staged = load_staged(ctx, stage_id)
     done, snap = _committed_as(ctx, staged)
-    if done:
-        # a re-run wrote the same work again: its files were never committed, so they go. If
-        # any staged file is referenced (a crash after the commit), or the snapshot has expired
-        # and cannot tell, every file stays (orphan cleaning sees tags too).
-        rerun = snap is not None and not _committed_files(ctx, staged, snap)
-        removed = _delete_files(ctx, staged, keep=set()) if rerun else 0
-        log.info("identifier %d of %s is already committed (snapshot %s): stage %s not committed again%s",
-                 staged.identifier, staged.commit_user, snap.id if snap else "expired", stage_id,
-                 f"; its {removed} re-written file(s) deleted" if removed else "")
-    else:
+    if not done:
         _check_files(ctx, stage_id, staged.messages, "published")
-        snap = ctx.new_commit(staged.commit_user).commit(list(staged.messages), staged.identifier)
-        log.info("published stage %s of %s as snapshot %s (%d rows)", stage_id, ctx.name,
+        return PublishPlan(stage_id, staged, True)
+    # a re-run wrote the same work again: its files were never committed, so they go. If
+    # any staged file is referenced (a crash after the commit), or the snapshot has expired
+    # and cannot tell, every file stays (orphan cleaning sees tags too).
+    rerun = snap is not None and not _committed_files(ctx, staged, snap)
+    removed = _delete_files(ctx, staged, keep=set()) if rerun else 0
+    log.info("identifier %d of %s is already committed (snapshot %s): stage %s not committed again%s",
+             staged.identifier, staged.commit_user, snap.id if snap else "expired", stage_id,
+             f"; its {removed} re-written file(s) deleted" if removed else "")
+    return PublishPlan(stage_id, staged, False, snap)
+
+
+def finish_publish(ctx: TableContext, plan: PublishPlan, snap: Optional[Snapshot]) -> Optional[Snapshot]:
+    """Record a planned publish as done (``snap``: the snapshot its commit made, or the plan's)
+    and remove the stage file; returns ``snap``."""
+    staged = plan.staged
+    if staged is None:
+        return snap
+    if plan.commit:
+        log.info("published stage %s of %s as snapshot %s (%d rows)", plan.stage_id, ctx.name,
                  snap.id if snap else "-", staged.row_count)
     try:
         _write_marker(ctx, staged, snap)
-        ctx.io.delete(path)
+        ctx.io.delete(_path(ctx, plan.stage_id))
     except StorageError as e:
-        raise CommitError(f"stage {stage_id!r} of {ctx.name} is published as snapshot {snap.id if snap else '-'}, "
-                          f"but recording that failed ({e}); publishing it again finds the snapshot and commits "
-                          "nothing twice") from None
+        raise CommitError(f"stage {plan.stage_id!r} of {ctx.name} is published as snapshot "
+                          f"{snap.id if snap else '-'}, but recording that failed ({e}); publishing it again "
+                          "finds the snapshot and commits nothing twice") from None
     return snap
 
 

@@ -21,7 +21,7 @@ import logging
 from typing import Mapping, Optional
 
 import lakeformat.spark as lfs
-from lakeformat.commit import staging
+from lakeformat.table import staging
 from lakeformat.errors import LakeformatError, NotFoundError
 from lakeformat.pipeline import landing_files
 from lakeformat.pipeline.config import IngestUnit, TableSpec, ingest_identity, stage_id_for

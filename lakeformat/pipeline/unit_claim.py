@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Callable, Optional
 
-from lakeformat.commit import staging
+from lakeformat.table import staging
 from lakeformat.format.names import validate_name
 from lakeformat.io.fileio import join
 

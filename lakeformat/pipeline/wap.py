@@ -27,7 +27,8 @@ import logging
 from dataclasses import dataclass
 from typing import Callable, Mapping, Optional, Sequence
 
-from lakeformat.commit import stage_log, staging
+from lakeformat.commit import stage_log
+from lakeformat.table import staging
 from lakeformat.errors import LakeformatError
 from lakeformat.pipeline import landing_files, unit_claim
 from lakeformat.pipeline.config import IngestUnit, TableSpec, ingest_identity, ingest_units, stage_id_for
@@ -101,15 +102,15 @@ def audit_stage(table, stage_id: str, expectations: Sequence[Expectation], subje
     if report.success:
         log.info("%s", report.summary())
         outcome = AuditOutcome(report, None)
-        stage_log.record_audit(table, stage_id, outcome.as_dict())
+        stage_log.record_audit(table.ctx, stage_id, outcome.as_dict())
         return outcome
     # recorded before the discard: the failing expectations stay readable (the Lakehouse page)
-    stage_log.record_audit(table, stage_id, AuditOutcome(report, None).as_dict())
+    stage_log.record_audit(table.ctx, stage_id, AuditOutcome(report, None).as_dict())
     n = staging.discard(table, stage_id)
     log.warning("%s\nstage %s discarded (%d files deleted); the table is unchanged",
                 report.summary(), stage_id, n)
     outcome = AuditOutcome(report, n)
-    stage_log.record_audit(table, stage_id, outcome.as_dict())
+    stage_log.record_audit(table.ctx, stage_id, outcome.as_dict())
     return outcome
 
 

@@ -26,7 +26,7 @@ from pyspark.sql.datasource import (
 )
 
 from lakeformat.commit.commit import BATCH_IDENTIFIER, Overwrite
-from lakeformat.commit.staging import find_committed, stage
+from lakeformat.table.staging import find_committed, stage
 from lakeformat.errors import CommitError, CommitOutcomeUnknownError, DataError, LakeformatError
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.io.fileio import join

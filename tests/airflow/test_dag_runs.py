@@ -17,7 +17,7 @@ import pyarrow.json as pjson
 import pytest
 
 import lakeformat as lf
-from lakeformat.commit import staging
+from lakeformat.table import staging
 from lakeformat.pipeline.config import asset_uri, load_config
 from tests.project import CONFIG as CONFIG_PATH
 

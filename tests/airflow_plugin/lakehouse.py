@@ -27,7 +27,7 @@ USER = "lakeformat-ingest-user_behavior"
 def _stages(table) -> None:
     """Write-audit-publish stages that change no snapshot: one whose audit failed (discarded,
     its failing expectation recorded) and one staged, not audited yet."""
-    from lakeformat.commit import staging
+    from lakeformat.table import staging
     from lakeformat.pipeline.quality import parse_expectations
     from lakeformat.pipeline.wap import audit_stage
     rules = parse_expectations([{"expect_column_values_to_be_in_set": {"column": "behavior",

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 import lakeformat as lf
-from lakeformat.commit import staging
+from lakeformat.table import staging
 
 from tests.airflow_plugin.conftest import run_dag
 

@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 import lakeformat as lf
-from lakeformat.commit import staging
+from lakeformat.table import staging
 from lakeformat.format import options as O
 from lakeformat.pipeline.airflow.history_chart import history_svg
 from lakeformat.pipeline.airflow.page import create_app, standalone_app

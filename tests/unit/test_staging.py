@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import lakeformat as lf
-from lakeformat.commit import staging
+from lakeformat.table import staging
 from lakeformat.commit.commit import FileStoreCommit
 from lakeformat.format.manifest import DataFileMeta, SimpleStats
 from lakeformat.format.commit_message import CommitMessage

@@ -6,7 +6,7 @@ import os
 import pytest
 
 import lakeformat as lf
-from lakeformat.commit import staging
+from lakeformat.table import staging
 from lakeformat.pipeline import unit_claim, wap
 from lakeformat.pipeline.config import IngestUnit, ingest_identity, load_config, stage_id_for
 from tests.project import CONFIG

@@ -4,7 +4,7 @@ import os
 import pyarrow as pa
 import pytest
 
-from lakeformat.commit import staging
+from lakeformat.table import staging
 from lakeformat.pipeline.quality import parse_expectations
 from lakeformat.pipeline.wap import audit_stage, clear_leftover
 from tests.conftest import events
@@ -76,7 +76,7 @@ def test_stage_history_keeps_each_audit_after_publish_and_discard(table):
     """The audit is recorded beside the stage: a published stage keeps its (green) audit, a
     discarded one its failing expectations, though its stage file and data files are gone."""
     from lakeformat.commit.stage_log import stage_history
-    assert stage_history(table) == []
+    assert stage_history(table.ctx) == []
     stage(table, events(30), "day-1")
     audit_stage(table, "day-1", RULES, "db.events day-1")
     snap = staging.publish(table, "day-1")
@@ -84,8 +84,8 @@ def test_stage_history_keeps_each_audit_after_publish_and_discard(table):
     stage(table, bad, "day-2")
     audit_stage(table, "day-2", RULES, "db.events day-2")
     stage(table, events(5), "day-3")                           # staged, not audited yet
-    by_id = {r.stage_id: r for r in stage_history(table)}
-    assert [r.stage_id for r in stage_history(table)] == ["day-3", "day-2", "day-1"]   # newest first
+    by_id = {r.stage_id: r for r in stage_history(table.ctx)}
+    assert [r.stage_id for r in stage_history(table.ctx)] == ["day-3", "day-2", "day-1"]   # newest first
     assert by_id["day-1"].state == "published" and by_id["day-1"].snapshot_id == snap.id
     assert by_id["day-1"].audit_passed is True and by_id["day-1"].audit["rows"] == 30
     d2 = by_id["day-2"]

@@ -15,7 +15,7 @@ from typing import Any, Optional, Sequence, Union
 from airflow.sdk import BaseOperator
 
 import lakeformat as lf
-from lakeformat.commit import staging
+from lakeformat.table import staging
 from lakeformat.errors import LakeformatError
 from lakeformat.format import options as O
 from lakeformat.format.human import human_size

@@ -223,4 +223,4 @@ def table_detail(catalog: lf.Catalog, name: str, identifier: str, filter_text: s
         tuple(bucket_runs(t)) if snaps else (), opt, trigger,
         {r["consumer_id"]: int(r["next_snapshot_id"]) for r in system_table(t, "consumers").to_pylist()},
         tuple(TagInfo(r["tag_name"], int(r["snapshot_id"])) for r in system_table(t, "tags").to_pylist()),
-        tuple(stage_history(t)), preview(t, filter_text, limit))
+        tuple(stage_history(t.ctx)), preview(t, filter_text, limit))
