@@ -129,7 +129,7 @@ def compaction(spark, tmp: Path, data: pa.Table, runs: int) -> dict:
                 secs = _timed(lambda: table.compact(full=True))
             elif k == C_LIB1:
                 table = lf.Catalog(str(wh)).get_table("db.c")
-                secs = _timed(lambda: compact_table(table, full=True, threads=1))
+                secs = _timed(lambda: compact_table(table.ctx, table.new_commit(), full=True, threads=1))
             else:
                 secs = _timed(lambda: compact_on_spark(spark, TableRef(str(wh), "db.c"), full=True))
             out[k]["runs"].append(secs)

@@ -16,10 +16,9 @@ the compaction wrote.
 from __future__ import annotations
 
 import logging
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Protocol, Sequence
 
 from lakeformat.errors import OptionError
 from lakeformat.format import options as O
@@ -39,6 +38,17 @@ from lakeformat.write.append_compact import AppendCompactPolicy, compact_bucket,
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, str], None]
+
+
+class Committer(Protocol):
+    """The commit a compaction goes through, the caller's: the table's (``Table.new_commit``),
+    which expires snapshots after it and reports that in ``expired``."""
+
+    expired: Optional[ExpireResult]
+
+    def commit(self, messages: Sequence[CommitMessage]) -> Optional[Snapshot]: ...
+
+    def abort(self, messages: Sequence[CommitMessage]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -62,12 +72,13 @@ class CompactionResult:
         return out
 
 
-def compact_and_expire(ctx: TableContext, full: bool = False, partitions: Optional[Sequence[dict]] = None,
-                       commit_user: Optional[str] = None, progress: Optional[Progress] = None) -> CompactionResult:
+def compact_and_expire(ctx: TableContext, commit: Committer, full: bool = False,
+                       partitions: Optional[Sequence[dict]] = None, progress: Optional[Progress] = None
+                       ) -> CompactionResult:
     """``compact_table``, then the snapshot expiration: the commit's own on tables that are not
     ``write-only``, an explicit one on write-only tables (whose writers never expire; this is the
     dedicated compaction Paimon's compaction job is). Also expires when nothing needed compacting."""
-    snap, expired = compact_table(ctx, full, partitions, commit_user, progress)
+    snap, expired = compact_table(ctx, commit, full, partitions, progress)
     if not ctx.typed_options.get(O.WRITE_ONLY):
         return CompactionResult(snap, expired)
     try:
@@ -131,15 +142,15 @@ def compact_bucket_job(ctx: TableContext, job: BucketJob, full: bool) -> CommitM
                          compact_before=tuple(before), compact_after=tuple(after))
 
 
-def commit_compaction(ctx: TableContext, messages: Sequence[CommitMessage], commit_user: Optional[str] = None
+def commit_compaction(ctx: TableContext, commit: Committer, messages: Sequence[CommitMessage]
                       ) -> tuple[Optional[Snapshot], Optional[ExpireResult]]:
-    """Commit compaction results as one COMPACT snapshot: (that snapshot or None if there are no
-    results, what the commit's own snapshot expiration did); a failed commit deletes the new files."""
+    """Commit compaction results as one COMPACT snapshot through ``commit``: (that snapshot or None
+    if there are no results, what the commit's own snapshot expiration did); a failed commit
+    deletes the new files."""
     messages = [m for m in messages if not m.is_empty()]
     if not messages:
         log.info("%s: nothing to compact", ctx.name)
         return None, None
-    commit = ctx.new_commit(commit_user or f"compact-{uuid.uuid4()}")
     try:
         snap = commit.commit(messages)
     except BaseException:
@@ -151,10 +162,10 @@ def commit_compaction(ctx: TableContext, messages: Sequence[CommitMessage], comm
     return snap, commit.expired
 
 
-def compact_table(ctx: TableContext, full: bool = False, partitions: Optional[Sequence[dict]] = None,
-                  commit_user: Optional[str] = None, progress: Optional[Progress] = None,
+def compact_table(ctx: TableContext, commit: Committer, full: bool = False,
+                  partitions: Optional[Sequence[dict]] = None, progress: Optional[Progress] = None,
                   threads: int = 2) -> tuple[Optional[Snapshot], Optional[ExpireResult]]:
-    """Compact the buckets of ``table`` (all, or those of ``partitions`` like ``[{"dt": "x"}]``)
+    """Compact the buckets of the table (all, or those of ``partitions`` like ``[{"dt": "x"}]``)
     in ``threads`` threads as one COMPACT snapshot: (that snapshot or None when nothing needed
     compacting, what the commit's own snapshot expiration did)."""
     todo = plan_compaction(ctx, full, partitions)
@@ -171,7 +182,7 @@ def compact_table(ctx: TableContext, full: bool = False, partitions: Optional[Se
     except BaseException:
         delete_outputs(ctx, messages)
         raise
-    return commit_compaction(ctx, messages, commit_user)
+    return commit_compaction(ctx, commit, messages)
 
 
 def _describe(ctx: TableContext, partition: bytes, bucket: int) -> str:

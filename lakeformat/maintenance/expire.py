@@ -571,10 +571,3 @@ def expire_after_commit(ctx: TableContext, latest: Optional[int] = None) -> Opti
                     "the next commit tries again): %s", ctx.name, e, exc_info=log.isEnabledFor(logging.DEBUG))
         return None
 
-
-def __getattr__(name: str):
-    """``expire_backlog`` lives in lakeformat/maintenance/expire_backlog.py; importable from here too."""
-    if name == "expire_backlog":
-        from lakeformat.maintenance.expire_backlog import expire_backlog
-        return expire_backlog
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

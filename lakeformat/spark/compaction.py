@@ -64,7 +64,7 @@ def _task(ref: TableRef, schema_id: int, full: bool, results_dir: str):
         for items in bins:
             for i, job in items:
                 table = table or ref.open(schema_id)
-                message = compact_bucket_job(table, job, full)
+                message = compact_bucket_job(table.ctx, job, full)
                 table.io.write_bytes(join(results_dir, f"{i}-{attempt}"), pickle.dumps(message))
                 yield i, message
     return run
@@ -98,7 +98,7 @@ def compact_on_spark(spark, ref: TableRef, full: bool = False, partitions: Optio
     default parallelism; at most one per bucket). Returns the COMPACT snapshot (None if nothing
     needed it) and a report."""
     table = ref.open()
-    jobs: list[BucketJob] = plan_compaction(table, full, partitions)
+    jobs: list[BucketJob] = plan_compaction(table.ctx, full, partitions)
     if not jobs:
         return None, CompactionReport(0, 0, 0, 0, None)
     results_dir = join(table.path, f"{RESULTS_PREFIX}{uuid.uuid4()}")
@@ -111,16 +111,16 @@ def compact_on_spark(spark, ref: TableRef, full: bool = False, partitions: Optio
             collected = sc.parallelize(bins, len(bins)) \
                 .mapPartitions(_task(ref, table.schema.id, full, results_dir)).collect()
         except BaseException:
-            delete_outputs(table, _recorded(table, results_dir))
+            delete_outputs(table.ctx, _recorded(table, results_dir))
             raise
         messages = [m for _i, m in sorted(collected, key=lambda x: x[0])]
         kept = set().union(*(_outputs(m) for m in messages))
         discarded = [m for m in _recorded(table, results_dir) if not _outputs(m) <= kept]
-        delete_outputs(table, discarded, keep=kept)
+        delete_outputs(table.ctx, discarded, keep=kept)
     finally:
         table.io.delete_dir(results_dir)
     messages = [m for m in messages if not m.is_empty()]
-    snap, expired = commit_compaction(table, messages, commit_user)
+    snap, expired = commit_compaction(table.ctx, table.new_commit(commit_user or f"compact-{uuid.uuid4()}"), messages)
     report = CompactionReport(len(jobs), len(messages), sum(len(m.compact_before) for m in messages),
                               sum(len(m.compact_after) for m in messages), snap.id if snap else None, expired)
     log.info("%s: %s", table.name, report.summary())

@@ -77,7 +77,7 @@ class StreamReader(DataSourceStreamReader):
         table, spec = self._table(), self.opts.read
         consumer_next = None
         if spec.consumer_id is not None:
-            consumer_next = ConsumerManager(table).get(spec.consumer_id)
+            consumer_next = ConsumerManager(table.ctx).get(spec.consumer_id)
             if consumer_next is not None:
                 earliest = table.snapshot_manager.earliest_id()
                 if earliest is not None and consumer_next < earliest:
@@ -110,5 +110,5 @@ class StreamReader(DataSourceStreamReader):
         cid = self.opts.read.consumer_id
         n = next_snapshot_needed(offset)
         if cid is not None and n >= 1 and n != getattr(self, "_recorded", None):
-            ConsumerManager(self._table()).record(cid, n)
+            ConsumerManager(self._table().ctx).record(cid, n)
             self._recorded = n

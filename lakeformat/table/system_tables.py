@@ -233,7 +233,7 @@ def buckets(table, snapshot_id: Optional[int] = None) -> pa.Table:
 
 
 def consumers(table, snapshot_id: Optional[int] = None) -> pa.Table:
-    items = sorted(ConsumerManager(table).list().items())
+    items = sorted(ConsumerManager(table.ctx).list().items())
     return pa.table({"consumer_id": A.from_pylist([k for k, _ in items], pa.string()),
                      "next_snapshot_id": A.from_pylist([v for _, v in items], pa.int64())})
 
@@ -243,7 +243,7 @@ def tags(table, snapshot_id: Optional[int] = None) -> pa.Table:
              "commit_time": local_time(t.snapshot.time_millis), "record_count": t.snapshot.total_record_count,
              "create_time": t.create_time,
              "time_retained": t.time_retained}
-            for t in TagManager(table).list()]
+            for t in TagManager(table.ctx).list()]
     return A.table_from_pylist(rows, pa.schema([
         ("tag_name", pa.string()), ("snapshot_id", pa.int64()), ("schema_id", pa.int64()),
         ("commit_time", TS), ("record_count", pa.int64()), ("create_time", TS), ("time_retained", pa.duration("ms"))]))

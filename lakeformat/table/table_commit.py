@@ -14,6 +14,7 @@ from typing import Optional, Sequence
 from lakeformat.commit.commit import BATCH_IDENTIFIER, FileStoreCommit, Overwrite
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.snapshot import Snapshot
+from lakeformat.io.table_context import TableContext
 from lakeformat.maintenance.expire import ExpireResult, expire_after_commit
 from lakeformat.maintenance.iceberg import PublishResult, publish_after_change
 from lakeformat.maintenance.partition_expire import maybe_expire_partitions
@@ -23,8 +24,8 @@ class TableCommit(FileStoreCommit):
     """``FileStoreCommit`` plus the post-commit steps, run once per commit that made a snapshot
     (a re-run of an identifier that is committed already makes none and runs none)."""
 
-    def __init__(self, table, commit_user: Optional[str] = None):
-        super().__init__(table, commit_user)
+    def __init__(self, ctx: TableContext, commit_user: Optional[str] = None):
+        super().__init__(ctx, commit_user)
         self.expired: Optional[ExpireResult] = None          # of the last commit's snapshot expiration
         self.expired_partitions: Optional[list[dict]] = None  # of its partition expiration
         self.iceberg: Optional[PublishResult] = None          # of its Iceberg publish
@@ -35,9 +36,9 @@ class TableCommit(FileStoreCommit):
         snapshot = super().commit(messages, identifier, overwrite)
         self.expired = self.expired_partitions = self.iceberg = None
         if self.snapshots_made > made_before:
-            self.expired = expire_after_commit(self.table, snapshot.id if snapshot is not None else None)
-            self.expired_partitions = maybe_expire_partitions(self.table)
+            self.expired = expire_after_commit(self.ctx, snapshot.id if snapshot is not None else None)
+            self.expired_partitions = maybe_expire_partitions(self.ctx)
             # a partition expiration commits a snapshot of its own: then the publish reads what it lacks
             deltas = None if self.expired_partitions else self.deltas
-            self.iceberg = publish_after_change(self.table, deltas, self.expired)
+            self.iceberg = publish_after_change(self.ctx, deltas, self.expired)
         return snapshot

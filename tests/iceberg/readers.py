@@ -16,7 +16,7 @@ from lakeformat.maintenance.iceberg import iceberg_files
 
 
 def metadata_path(table) -> str:
-    files = iceberg_files(table)
+    files = iceberg_files(table.ctx)
     return files.version_path(files.current_version())
 
 

@@ -45,7 +45,7 @@ def table_with_vectors(catalog):
 
 
 def delete_files(t) -> list[str]:
-    return sorted(n for n in os.listdir(iceberg_files(t).dir) if n.endswith(".parquet"))
+    return sorted(n for n in os.listdir(iceberg_files(t.ctx).dir) if n.endswith(".parquet"))
 
 
 @pytest.mark.parametrize("bitmap64", ["false", "true"])
@@ -85,7 +85,7 @@ def test_full_compaction_and_expiration_remove_old_delete_files(catalog):
         t.write(rows([100 + i], "x", "d2"))
     assert_same_everywhere(t)
     assert delete_files(t) == []                  # no retained snapshot names a delete file any more
-    remove_orphan_files(t, older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)       # and orphan removal deletes nothing a version needs
+    remove_orphan_files(t.ctx, older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)       # and orphan removal deletes nothing a version needs
     assert_same_everywhere(t)
 
 
@@ -93,9 +93,9 @@ def test_orphan_removal_keeps_published_delete_files(catalog):
     t = table_with_vectors(catalog)
     before = delete_files(t)
     assert before
-    leftover = os.path.join(iceberg_files(t).dir, "00000000-0000-0000-0000-000000000000-index-x-0.parquet")
+    leftover = os.path.join(iceberg_files(t.ctx).dir, "00000000-0000-0000-0000-000000000000-index-x-0.parquet")
     open(leftover, "wb").write(b"left by a killed publish")
-    remove_orphan_files(t, older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)
+    remove_orphan_files(t.ctx, older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)
     assert delete_files(t) == before
     assert pyiceberg_rows(t) == lakeformat_rows(t) == duckdb_rows(t)
 
@@ -132,7 +132,7 @@ def test_deletion_vectors_paimon_java_wrote_are_published(tmp_path, name):
     t = lf.Catalog(str(tmp_path / "wh")).get_table(f"{name}.{name}")
     assert IndexFiles(t.io, t.path).read_manifest(t.latest_snapshot().index_manifest), "the fixture has vectors"
     t.alter(lf.SetOption("metadata.iceberg.storage", "table-location"))
-    iceberg_sync(t)
+    iceberg_sync(t.ctx)
     assert delete_files(t)
     assert_same_everywhere(t)
 

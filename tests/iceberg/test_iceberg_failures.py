@@ -26,18 +26,18 @@ def test_a_commit_without_the_publish_is_caught_up_by_the_next(catalog):
     t.write(events(2))
     w = t.new_write("u")
     w.write(events(2, "2024-01-02", start=10))
-    FileStoreCommit(t, "u").commit(w.prepare_commit())   # the bare committer: no post-commit steps
-    assert iceberg_files(t).current_version() == 1
+    FileStoreCommit(t.ctx, "u").commit(w.prepare_commit())   # the bare committer: no post-commit steps
+    assert iceberg_files(t.ctx).current_version() == 1
     assert pyiceberg_rows(t) == lakeformat_rows(t, 1)
     t.write(events(1, start=20))
-    assert iceberg_files(t).current_version() == 3
+    assert iceberg_files(t.ctx).current_version() == 3
     assert_same_everywhere(t)   # snapshot 2 is published too
 
 
 def test_iceberg_sync_verb_repairs_a_missing_publish(catalog, capsys):
     t = catalog.create_table("db.t", EVENTS, options=ON)
     t.write(events(2))
-    files = iceberg_files(t)
+    files = iceberg_files(t.ctx)
     for name in os.listdir(files.dir):   # the Iceberg metadata is gone altogether
         os.remove(os.path.join(files.dir, name))
     wh = os.path.dirname(os.path.dirname(t.path))
@@ -54,7 +54,7 @@ def test_rollback_rebuilds_the_iceberg_history(catalog):
     for i in range(4):
         t.write(events(2, start=10 * i))
     t.rollback_to(2)
-    assert iceberg_files(t).current_version() == 2
+    assert iceberg_files(t.ctx).current_version() == 2
     assert_same_everywhere(t)
     t.write(events(1, start=99))   # snapshot 3 again, a different one
     assert_same_everywhere(t)
@@ -103,19 +103,19 @@ def test_killed_publishes_never_show_half_a_version_and_are_repaired(catalog, tm
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         fresh = lf.Catalog(wh).get_table("db.t")
-        files = iceberg_files(fresh)
+        files = iceberg_files(fresh.ctx)
         version = files.current_version()
         if version is not None:   # whatever version readers find is whole and is Paimon's snapshot
             assert version <= fresh.latest_snapshot().id
             assert pyiceberg_rows(fresh, version) == lakeformat_rows(fresh, version)
     fresh = lf.Catalog(wh).get_table("db.t")
     fresh.iceberg_sync()
-    assert iceberg_files(fresh).current_version() == fresh.latest_snapshot().id
+    assert iceberg_files(fresh.ctx).current_version() == fresh.latest_snapshot().id
     assert_same_everywhere(fresh)
     # what killed publishes left behind is removed; nothing a version needs is
-    before = set(os.listdir(iceberg_files(fresh).dir))
+    before = set(os.listdir(iceberg_files(fresh.ctx).dir))
     fresh.remove_orphan_files(older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)
-    after = set(os.listdir(iceberg_files(fresh).dir))
+    after = set(os.listdir(iceberg_files(fresh.ctx).dir))
     assert after <= before
     assert_same_everywhere(fresh)
     fresh.write(events(1, start=1000))
@@ -126,7 +126,7 @@ def test_orphan_removal_keeps_what_versions_reach(catalog):
     t = catalog.create_table("db.t", EVENTS, options=ON)
     t.write(events(2))
     t.write(events(2, start=5))
-    files = iceberg_files(t)
+    files = iceberg_files(t.ctx)
     stray = os.path.join(files.dir, "0000-m0.avro")
     with open(stray, "wb") as f:
         f.write(b"left by a killed publish")

@@ -34,7 +34,7 @@ def test_partitioned_append_table_through_overwrite_compaction_and_expiration(ca
     assert_same_everywhere(t)
     # retention keeps 4 Paimon snapshots; the Iceberg view keeps exactly those
     assert [s.id for s in t.snapshots()] == [3, 4, 5, 6]
-    files = iceberg_files(t)
+    files = iceberg_files(t.ctx)
     names = os.listdir(files.dir)
     assert [n for n in names if n.endswith(".metadata.json")] == ["v6.metadata.json"]   # older versions deleted
     # the expired snapshots' manifest lists went, and their manifests no kept snapshot shares
@@ -86,7 +86,7 @@ def test_hadoop_catalog_puts_metadata_beside_the_warehouse(catalog, tmp_path):
                              options={"metadata.iceberg.storage": "hadoop-catalog"})
     t.write(pa.table({"country": ["usa", "germany"], "name": ["new york", "berlin"]}))
     t.write(pa.table({"country": ["germany"], "name": ["hamburg"]}))
-    assert iceberg_files(t).dir == str(tmp_path / "wh" / "iceberg" / "db" / "cities" / "metadata")
+    assert iceberg_files(t.ctx).dir == str(tmp_path / "wh" / "iceberg" / "db" / "cities" / "metadata")
     assert not os.path.exists(os.path.join(t.path, "metadata"))
     assert_same_everywhere(t)
     assert duckdb_rows(t, location=str(tmp_path / "wh" / "iceberg" / "db" / "cities")) == lakeformat_rows(t)

@@ -25,7 +25,7 @@ def test_tags_are_iceberg_tag_refs_readers_find_by_name(catalog):
     t.write(events(1, start=20))
     t.create_tag("first", 1)
     t.create_tag("second", 2)
-    files = iceberg_files(t)
+    files = iceberg_files(t.ctx)
     assert files.current_version() == 3 and files.read_hint() == 3
     assert sorted(files.versions()) == [3]   # the current version was rewritten, not a new one added
     assert iceberg_tags(t) == {"first": 1, "second": 2}
@@ -46,12 +46,12 @@ def test_tags_are_iceberg_tag_refs_readers_find_by_name(catalog):
 def test_a_tag_made_elsewhere_shows_with_the_next_commit(catalog):
     t = catalog.create_table("db.t", EVENTS, options=ON)
     t.write(events(2))
-    TagManager(t).create("elsewhere", 1)   # as another writer (pypaimon, Paimon) would: no publish
+    TagManager(t.ctx).create("elsewhere", 1)   # as another writer (pypaimon, Paimon) would: no publish
     assert iceberg_tags(t) == {}
     t.write(events(1, start=5))
     assert iceberg_tags(t) == {"elsewhere": 1}
     assert StaticTable.from_metadata(metadata_path(t)).snapshot_by_name("elsewhere").snapshot_id == 1
-    TagManager(t).delete("elsewhere")
+    TagManager(t.ctx).delete("elsewhere")
     assert t.iceberg_sync().retagged
     assert iceberg_tags(t) == {}
 

@@ -69,7 +69,7 @@ def build_history(cat: lf.Catalog, commits: int, **options) -> lf.Table:
 def expire_and_exit(warehouse: str) -> None:
     """The child: one real expiration run, no instrumentation."""
     try:
-        expire_snapshots(lf.Catalog(warehouse).get_table("db.t"), retain_min=RETAIN, older_than=ZERO,
+        expire_snapshots(lf.Catalog(warehouse).get_table("db.t").ctx, retain_min=RETAIN, older_than=ZERO,
                          max_deletes=100_000)
     finally:
         os._exit(0)
@@ -180,7 +180,7 @@ def expirer(warehouse: str, table: str, stop_file: str, catalog_options: str = "
     t = lf.Catalog(warehouse, **json.loads(catalog_options)).get_table(table)
     runs = expired = 0
     while not os.path.exists(stop_file):
-        r = expire_snapshots(t)
+        r = expire_snapshots(t.ctx)
         runs += 1
         expired += r.snapshots
         time.sleep(0.005)

@@ -111,7 +111,7 @@ def test_maintenance_jobs(tmp_path):
     for i, day in enumerate(["2024-06-01"] * 4 + [old_day]):
         t.write(pa.table({"user_id": [7], "item_id": [i], "behavior": ["pv"], "price": [1.0],
                           "ts": [dt.datetime(2024, 6, 1)], "dt": [day]}, schema=schema))
-    consumers = ConsumerManager(t)
+    consumers = ConsumerManager(t.ctx)
     consumers.record("stale-reader", 1)
     stale = time.time() - 10 * 86400
     os.utime(consumers.path("stale-reader"), (stale, stale))

@@ -72,7 +72,7 @@ def test_native_append_write_matches_the_python_path_and_pypaimon_reads_it(spark
     # statistics from the footers are the ones lakeformat computes from the rows
     for e in native.live_entries(native.latest_snapshot()):
         path = os.path.join(native.bucket_dir_of(e.partition, e.bucket), e.file.file_name)
-        got = read_columns(native, path, e.file, native.schema.fields)
+        got = read_columns(native.ctx, path, e.file, native.schema.fields)
         expected = StatsCollector(native.schema.fields)
         expected.add(got)
         want = expected.result()

@@ -57,7 +57,7 @@ def assert_one_partition_per_file(t) -> int:
     fields = [t.schema.field(k) for k in keys]
     seen = set()
     for e in t.live_entries(t.latest_snapshot()):
-        got = read_columns(t, f"{t.bucket_dir_of(e.partition, e.bucket)}/{e.file.file_name}", e.file, fields)
+        got = read_columns(t.ctx, f"{t.bucket_dir_of(e.partition, e.bucket)}/{e.file.file_name}", e.file, fields)
         values = {tuple(r[k] for k in keys) for r in got.to_pylist()}
         assert values == {tuple(t.partition_values(e.partition))}, (e.file.file_name, values)
         seen |= values

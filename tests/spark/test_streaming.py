@@ -62,14 +62,14 @@ def test_stream_restarts_deliver_every_change_once_and_consumer_holds_snapshots(
 
     # the consumer holds back expiration: snapshot 5 is not read yet, 6 and 7 come later
     src.write(batches[5])
-    need = ConsumerManager(src).get("to-dst")
+    need = ConsumerManager(src.ctx).get("to-dst")
     assert need is not None and need <= 6
     src.expire_snapshots(retain_min=1, retain_max=1, older_than=lf_now())
     assert src.snapshot_manager.earliest_id() <= need
     run_stream(spark, wh, ck, **{"consumer-id": "to-dst"})
     assert_same_rows(dst.read(), pa.concat_tables(batches), KEY, "after expiration")
     # a new query without the checkpoint resumes from the consumer instead of the start
-    assert ConsumerManager(src).get("to-dst") >= 6
+    assert ConsumerManager(src.ctx).get("to-dst") >= 6
 
 
 def lf_now():

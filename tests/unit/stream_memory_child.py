@@ -32,7 +32,7 @@ def main(warehouse: str, how: str, buffer: str) -> None:
     elif how == "read":
         rows = t.read().num_rows
     else:
-        for b in SplitRead(t).to_batches(splits, buffer=int(buffer) if buffer != "-" else None):
+        for b in SplitRead(t.ctx).to_batches(splits, buffer=int(buffer) if buffer != "-" else None):
             rows += b.num_rows
     print(rows, status("VmHWM") - base)
 

@@ -169,7 +169,7 @@ def referenced(t, snaps=None) -> set:
     """Every file the snapshots (default: every snapshot and tag) refer to, computed here from
     the manifests: manifest lists, their manifests, live data files and changelog files."""
     if snaps is None:
-        snaps = t.snapshots() + [tag.snapshot for tag in TagManager(t).list()]
+        snaps = t.snapshots() + [tag.snapshot for tag in TagManager(t.ctx).list()]
     mdir = Path(t.path, "manifest")
     mlist = ManifestList(t.io, t.path)
     mfile = ManifestFile(t.io, t.path, [f.type for f in t.schema.partition_fields], t.schema.id)

@@ -237,7 +237,7 @@ def test_write_only_writers_never_expire_partitions(catalog):
     t = make(catalog, **{"partition.expiration-time": "1 d", "write-only": "true"})
     t.write(events(2, "2020-01-01"))
     assert dts_of(t) == ["2020-01-01"]
-    assert maybe_expire_partitions(t) is None
+    assert maybe_expire_partitions(t.ctx) is None
     assert t.expire_partitions() == [{"dt": "2020-01-01"}]   # a dedicated job still can
 
 
@@ -257,7 +257,7 @@ def test_drop_commit_goes_through_conflict_rules(catalog):
     compaction = [CommitMessage(e.partition, e.bucket, e.total_buckets, compact_before=(e.file,)) for e in old]
     t.expire_partitions(now=D(2024, 1, 5))
     with pytest.raises(CommitConflictError, match="no longer live"):
-        FileStoreCommit(t).commit(compaction)
+        FileStoreCommit(t.ctx).commit(compaction)
     assert dts_of(t) == ["2024-01-05"]
 
 

@@ -37,7 +37,7 @@ def table_files(t) -> set:
 
 
 def reachable(t) -> set:
-    refs = union([snapshot_refs(t, s) for s in t.snapshots()] + [snapshot_refs(t, g.snapshot) for g in t.tags.list()])
+    refs = union([snapshot_refs(t.ctx, s) for s in t.snapshots()] + [snapshot_refs(t.ctx, g.snapshot) for g in t.tags.list()])
     return set(refs.paths(t.path))
 
 
@@ -289,7 +289,7 @@ def test_rollback_and_tags_on_s3(s3_endpoint):
     assert result.deleted_tags == ("three",) and result.deleted_files > 0
     assert ids(t.read()) == [0] and [s.id for s in t.snapshots()] == [1] and t.consumers.get("c") == 2
     assert t.tags.names() == ["one"]
-    assert all(t.io.exists(p) for p in snapshot_refs(t, t.latest_snapshot()).paths(t.path))
+    assert all(t.io.exists(p) for p in snapshot_refs(t.ctx, t.latest_snapshot()).paths(t.path))
     assert not any(t.io.exists(p) for p in result.paths)
 
 
@@ -302,10 +302,10 @@ def test_rollback_deletes_long_lived_changelogs_past_the_target(catalog):
     for i in (1, 2):     # changelog retention outlives snapshots 1 and 2, which expire
         with open(os.path.join(t.path, "changelog", f"changelog-{i}"), "w") as f:
             f.write(t.snapshot(i).to_json())
-    log2 = set(changelog_refs(t, t.snapshot(2)).paths(t.path))
+    log2 = set(changelog_refs(t.ctx, t.snapshot(2)).paths(t.path))
     expire_snapshot_files(t, 2, keep_changelogs=True)
-    tagged = set(snapshot_refs(t, t.tags.get("one").snapshot).paths(t.path))
-    gone = (set(snapshot_refs(t, t.snapshot(3)).paths(t.path)) | log2) - tagged
+    tagged = set(snapshot_refs(t.ctx, t.tags.get("one").snapshot).paths(t.path))
+    gone = (set(snapshot_refs(t.ctx, t.snapshot(3)).paths(t.path)) | log2) - tagged
     result = t.rollback_to("one")
     assert sorted(os.listdir(os.path.join(t.path, "changelog"))) == ["changelog-1"]
     assert [s.id for s in t.snapshots()] == [1] and t.read().to_pylist() == [{"id": 0, "v": "v0"}]

@@ -90,7 +90,7 @@ def test_rerun_with_same_identifier_never_duplicates_even_with_hash_identifiers(
 def test_crash_after_commit_before_stage_removal_publishes_once_and_keeps_files(table):
     staged = stage_rows(table, events(4, "2024-06-01"), "s1")
     # the commit of a publish that died before removing the stage file
-    snap = FileStoreCommit(table, USER).commit(list(staged.messages), staged.identifier)
+    snap = FileStoreCommit(table.ctx, USER).commit(list(staged.messages), staged.identifier)
     again = lf.publish(table, "s1")
     assert again.id == snap.id and table.latest_snapshot().id == snap.id
     assert table.read().num_rows == 4   # the committed files are still there
@@ -114,7 +114,7 @@ def test_discard_count_and_refusal_after_publish(table):
     n_files = len(staged.file_names())
     assert lf.discard(table, "s2") == n_files
     staged = stage_rows(table, events(6, "2024-06-01"), "s3")
-    FileStoreCommit(table, USER).commit(list(staged.messages), staged.identifier)   # published, stage left
+    FileStoreCommit(table.ctx, USER).commit(list(staged.messages), staged.identifier)   # published, stage left
     with pytest.raises(lf.LakeformatError, match="already published"):
         lf.discard(table, "s3")
     assert table.read().num_rows == 6   # nothing was deleted

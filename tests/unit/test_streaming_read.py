@@ -98,7 +98,7 @@ def test_to_batches_of_a_primary_key_table_merges_in_slices(catalog):
     expected = t.read().sort_by("id")
     splits = t.scan().plan()
     for buffer in (None, 256 << 10):   # the default, and slices of ~256 KB of input
-        batches = list(SplitRead(t).to_batches(splits, buffer=buffer))
+        batches = list(SplitRead(t.ctx).to_batches(splits, buffer=buffer))
         assert max(b.num_rows for b in batches) <= BATCH_ROWS
         got = pa.Table.from_batches(batches)
         assert got.column("id").to_numpy().tolist() == sorted(got.column("id").to_numpy().tolist())   # key order
@@ -114,7 +114,7 @@ def test_to_batches_reads_ahead_only_a_little(catalog):
     splits = t.scan().plan()
     files = sum(len(s.files) for s in splits)
     handler = counting(t.io)
-    it = SplitRead(t).to_batches(splits, read_ahead_bytes=1 << 20)
+    it = SplitRead(t.ctx).to_batches(splits, read_ahead_bytes=1 << 20)
     first = next(it)
     time.sleep(0.5)   # time for the read-ahead to run as far as it may
     opened_early = len([p for p in handler.opened if p.endswith(".parquet")])

@@ -151,7 +151,7 @@ def test_tag_reads_after_its_snapshot_expired(table):
 
 def test_delete_keeps_files_while_the_snapshot_exists(table):
     table.create_tag("two", 2)
-    files = snapshot_refs(table, table.snapshot(2)).paths(table.path)
+    files = snapshot_refs(table.ctx, table.snapshot(2)).paths(table.path)
     table.delete_tag("two")
     assert not table.tags.exists("two") and all(os.path.exists(p) for p in files)
     assert ids(table.read(snapshot_id=2)) == [0, 1]
@@ -162,8 +162,8 @@ def test_delete_of_expired_tag_removes_only_its_own_files(table):
     table.create_tag("two-again", 2)
     table.write(rows([9]), overwrite=True)           # snapshot 4: the data of tag "two" is dead
     expire_snapshot_files(table, 3)
-    tagged = snapshot_refs(table, table.tags.get("two").snapshot)
-    live = snapshot_refs(table, table.latest_snapshot())
+    tagged = snapshot_refs(table.ctx, table.tags.get("two").snapshot)
+    live = snapshot_refs(table.ctx, table.latest_snapshot())
     table.delete_tag("two")                          # another tag still holds snapshot 2
     assert all(os.path.exists(p) for p in tagged.paths(table.path))
     table.delete_tag("two-again")
@@ -199,7 +199,7 @@ def test_delete_dry_run(table):
     table.create_tag("one", 1)
     table.write(rows([9]), overwrite=True)
     expire_snapshot_files(table, 3)
-    before = set(snapshot_refs(table, table.tags.get("one").snapshot).paths(table.path))
+    before = set(snapshot_refs(table.ctx, table.tags.get("one").snapshot).paths(table.path))
     n = table.delete_tag("one", dry_run=True)
     assert n > 0 and table.tags.names() == ["one"] and all(os.path.exists(p) for p in before)
     assert table.delete_tag("one") == n and not table.tags.exists("one")
@@ -218,7 +218,7 @@ def test_delete_of_expired_tag_keeps_what_a_long_lived_changelog_needs(catalog):
         f.write(snap1.to_json())
     expire_snapshot_files(t, 1)
     from lakeformat.maintenance.references import changelog_refs
-    needed = changelog_refs(t, snap1).paths(t.path)
+    needed = changelog_refs(t.ctx, snap1).paths(t.path)
     assert len(needed) >= 3                      # list, manifest, changelog file
     assert t.delete_tag("first") > 0             # its data file and data manifests go ...
     assert all(os.path.exists(p) for p in needed)   # ... its changelog stays

@@ -21,7 +21,7 @@ from lakeformat.format import options as O
 from lakeformat.format.human import human_size
 from lakeformat.format.options import parse_duration
 from lakeformat.io.fileio import join
-from lakeformat.maintenance.expire import expire_backlog
+from lakeformat.maintenance.expire_backlog import expire_backlog
 from lakeformat.maintenance.orphans import remove_orphan_files
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
 from lakeformat.pipeline.airflow.overview import bucket_runs
@@ -149,7 +149,7 @@ class LakeformatExpireSnapshotsOperator(LakeformatTableOperator):
         t = self.get_table()
         dry = as_bool(self.dry_run)
         ids_before = t.snapshot_manager.list_ids()
-        result = expire_backlog(t, retain_min=self.retain_min, retain_max=self.retain_max,
+        result = expire_backlog(t.ctx, retain_min=self.retain_min, retain_max=self.retain_max,
                                 older_than=as_duration(self.older_than, "older_than"), step=self.step,
                                 max_deletes=self.max_deletes, dry_run=dry, progress=self.progress())
         summary = {"table": t.name, "dry_run": dry, **expire_summary(result, ids_before)}
@@ -258,7 +258,7 @@ class LakeformatRemoveOrphanFilesOperator(LakeformatTableOperator):
         older = as_duration(self.older_than, "older_than")
         if older is None:   # a zero span is a real choice, not "unset"
             older = dt.timedelta(days=1)
-        result = remove_orphan_files(t, older_than=older, dry_run=dry, progress=self.progress())
+        result = remove_orphan_files(t.ctx, older_than=older, dry_run=dry, progress=self.progress())
         summary = {"table": t.name, "dry_run": dry, **orphan_summary(result)}
         if result.skipped:
             self.log.warning("Removed no orphan files of %s: %s", t.name, result.skipped)

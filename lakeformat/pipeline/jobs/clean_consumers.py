@@ -21,7 +21,7 @@ def main(argv):
     if a.excluding and not a.including:
         ap.error("--excluding needs --including")
     jt = resolve(a)
-    consumers = ConsumerManager(jt.open())
+    consumers = ConsumerManager(jt.open().ctx)
     expired = consumers.expire(parse_duration(a.older_than) if a.older_than else None)
     cleared = consumers.clear(a.including, a.excluding) if a.including else []
     print(f"{jt.identifier}: removed {len(expired)} idle consumer(s) {expired} and {len(cleared)} "

@@ -14,7 +14,7 @@ def main(argv):
     a = ap.parse_args(argv)
     jt = resolve(a)
     table = jt.open()
-    dropped = expire_partitions(table, expiration_time=a.expiration_time, dry_run=a.dry_run,
+    dropped = expire_partitions(table.ctx, expiration_time=a.expiration_time, dry_run=a.dry_run,
                                 progress=progress_logger(f"expiring partitions of {jt.identifier}"))
     verb = "would drop" if a.dry_run else "dropped"
     print(f"{jt.identifier}: {verb} {len(dropped)} partition(s)" +
