@@ -56,7 +56,7 @@ class TableScan:
     def plan(self) -> list[Split]:
         if self.snapshot is None:
             return []
-        return FileScan(self.ctx.table, self.filter).plan(self.snapshot)
+        return FileScan(self.table.ctx, self.filter).plan(self.snapshot)
 
 
 class Table:
@@ -270,7 +270,8 @@ class Table:
                        commit_user: Optional[str] = None, progress=None) -> CompactionResult:
         """``compact``, reporting everything it did: the COMPACT snapshot and the snapshot
         expiration after it (or why that failed); ``.summary(name)`` says it in a line."""
-        return compact_and_expire(self, full, partitions, commit_user, progress)
+        commit = self.new_commit(commit_user or f"compact-{uuid.uuid4()}")
+        return compact_and_expire(self.ctx, commit, full, partitions, progress)
 
     def new_commit(self, commit_user: Optional[str] = None) -> TableCommit:
         return TableCommit(self.ctx, commit_user)
