@@ -201,29 +201,29 @@ def _values(values: Optional[pa.Array], n: int) -> Iterable:
 SLICE = 512   # records made into objects at a time: their columns' Python values are transient
 
 
-def entries_from_arrow(table: pa.Table) -> list[ManifestEntry]:
+def entries_from_arrow(data: pa.Table) -> list[ManifestEntry]:
     """The entries of a manifest decoded into columns (``io/avro_columns.py``): what
     ``ManifestEntry.from_avro`` makes of each record, built column by column, the file names
     checked on the columns. KeyError for a missing field, TypeError or ValueError for values of
     another type or names that would leave the table."""
-    check_entry_columns(table)
-    file = table.column("_FILE").combine_chunks()
+    check_entry_columns(data)
+    file = data.column("_FILE").combine_chunks()
     check_file_names(_field(file, "_FILE_NAME"), "data file")
     check_file_names(pc.list_flatten(_field(file, "_EXTRA_FILES")), "extra file")
     external = _field(file, "_EXTERNAL_PATH", True)
     if external is not None and pc.any(pc.equal(pc.binary_length(external), A.scalar(0, pa.int64()))).as_py():
         raise ValueError("a data file's external path is empty")
     out: list[ManifestEntry] = []
-    for start in range(0, table.num_rows, SLICE):
-        out += _entries(table.slice(start, SLICE))
+    for start in range(0, data.num_rows, SLICE):
+        out += _entries(data.slice(start, SLICE))
     return out
 
 
-def _entries(table: pa.Table) -> list[ManifestEntry]:
-    n = table.num_rows
-    file = table.column("_FILE").combine_chunks()
+def _entries(data: pa.Table) -> list[ManifestEntry]:
+    n = data.num_rows
+    file = data.column("_FILE").combine_chunks()
     ks, vs = (file.field(k) for k in ("_KEY_STATS", "_VALUE_STATS"))
-    cols = [_values(_field(table, k), n) for k in ("_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS")]
+    cols = [_values(_field(data, k), n) for k in ("_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS")]
     cols += [_values(_field(file, k), n) for k in ("_FILE_NAME", "_FILE_SIZE", "_ROW_COUNT", "_MIN_KEY", "_MAX_KEY")]
     cols += [_values(_field(s, k, k == "_NULL_COUNTS"), n) for s in (ks, vs)
              for k in ("_MIN_VALUES", "_MAX_VALUES", "_NULL_COUNTS")]
@@ -251,21 +251,21 @@ def _entries(table: pa.Table) -> list[ManifestEntry]:
     return out
 
 
-def keys_from_arrow(table: pa.Table) -> list[tuple]:
+def keys_from_arrow(data: pa.Table) -> list[tuple]:
     """``ManifestEntry.key`` of each entry of a manifest decoded into columns: what a merge
     folds and sorts by and writes the manifest's statistics from, without building the entries."""
-    file = table.column("_FILE").combine_chunks()
+    file = data.column("_FILE").combine_chunks()
     names = _field(file, "_FILE_NAME")
     check_file_names(names, "data file")
-    return list(zip(*(c.to_pylist() for c in (_field(table, "_KIND"), _field(table, "_PARTITION"),
-                                               _field(table, "_BUCKET"), _field(file, "_LEVEL"), names))))
+    return list(zip(*(c.to_pylist() for c in (_field(data, "_KIND"), _field(data, "_PARTITION"),
+                                               _field(data, "_BUCKET"), _field(file, "_LEVEL"), names))))
 
 
-def file_names_from_arrow(table: pa.Table) -> list[tuple]:
+def file_names_from_arrow(data: pa.Table) -> list[tuple]:
     """The file names each entry of a manifest decoded into columns names (its data file, then
     its extra files): what the orphan scan needs, without building the entries."""
-    check_entry_columns(table)
-    file = table.column("_FILE").combine_chunks()
+    check_entry_columns(data)
+    file = data.column("_FILE").combine_chunks()
     names, extra = _field(file, "_FILE_NAME"), _field(file, "_EXTRA_FILES")
     check_file_names(names, "data file")
     check_file_names(pc.list_flatten(extra), "extra file")

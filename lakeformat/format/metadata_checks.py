@@ -131,18 +131,18 @@ def _set_rows(values) -> int:
     return len(values) - values.null_count
 
 
-def check_columns(table: pa.Table, known: frozenset, what: str, path: str = "",
+def check_columns(data: pa.Table, known: frozenset, what: str, path: str = "",
                   refused: Optional[Mapping[str, str]] = None, at: Sequence[str] = ()) -> None:
     """Fields of a decoded table (or of its struct column at the path ``at``) that are not in
     ``known``: those holding a value in any row are an error (``refused`` ones say what they mean).
     Costs the field names from the schema, and a ``null_count`` per unknown field: nothing per row."""
-    t = table.schema.field(at[0]).type if at else None
+    t = data.schema.field(at[0]).type if at else None
     for step in at[1:]:
         t = t.field(step).type
-    for name in (_type_names(t) if at else table.schema.names):
+    for name in (_type_names(t) if at else data.schema.names):
         if name in known:
             continue
-        values = table.column(at[0]) if at else table.column(name)
+        values = data.column(at[0]) if at else data.column(name)
         for step in (*at[1:], name) if at else ():
             values = pc.struct_field(values, step)
         if _set_rows(values):
@@ -151,19 +151,19 @@ def check_columns(table: pa.Table, known: frozenset, what: str, path: str = "",
             raise _unknown(path, what, name, f" in {_set_rows(values)} record(s)")
 
 
-def check_entry_columns(table: pa.Table, path: str = "") -> None:
+def check_entry_columns(data: pa.Table, path: str = "") -> None:
     """A manifest's entries, decoded as columns: unknown or refused fields of the entry, its
     ``_FILE`` and the file's statistics. KeyError (not a manifest) if the entry has no ``_FILE``."""
-    file_type = table.schema.field("_FILE").type
-    if "_VERSION" in table.schema.names:
-        newest = pc.max(table.column("_VERSION")).as_py()
+    file_type = data.schema.field("_FILE").type
+    if "_VERSION" in data.schema.names:
+        newest = pc.max(data.column("_VERSION")).as_py()
         if newest is not None and newest > ENTRY_VERSION:
             raise _newer(path, "manifest entry", newest, ENTRY_VERSION)
-    check_columns(table, ENTRY_FIELDS, "manifest entry", path)
-    check_columns(table, FILE_FIELDS, "data file", path, REFUSED_FILE_FIELDS, at=("_FILE",))
+    check_columns(data, ENTRY_FIELDS, "manifest entry", path)
+    check_columns(data, FILE_FIELDS, "data file", path, REFUSED_FILE_FIELDS, at=("_FILE",))
     for stats in ("_KEY_STATS", "_VALUE_STATS"):
         if file_type.get_field_index(stats) >= 0:
-            check_columns(table, _STATS, f"data file {stats}", path, at=("_FILE", stats))
+            check_columns(data, _STATS, f"data file {stats}", path, at=("_FILE", stats))
 
 
 # ---------------------------------------------------------------- one record (fastavro)

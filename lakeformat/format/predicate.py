@@ -221,23 +221,23 @@ _PC = {"==": pc.equal, "!=": pc.not_equal, "<": pc.less, "<=": pc.less_equal, ">
        ">=": pc.greater_equal}
 
 
-def mask(p: Predicate, table: pa.Table):
+def mask(p: Predicate, data: pa.Table):
     """The rows of ``table`` that ``p`` selects, as a boolean array for ``Table.filter`` (null:
     not selected): what ``table.filter(to_arrow(p))`` selects, evaluated with compute functions
     on the columns, so that neither ``pyarrow.dataset`` nor pandas is imported (see
     ``lakeformat/format/arrays.py``)."""
     if isinstance(p, (And, Or)):
         fn = pc.and_kleene if isinstance(p, And) else pc.or_kleene
-        out = mask(p.children[0], table)
+        out = mask(p.children[0], data)
         for c in p.children[1:]:
-            out = fn(out, mask(c, table))
+            out = fn(out, mask(c, data))
         return out
-    col = table.column(p.column)
+    col = data.column(p.column)
     if isinstance(p, IsNull):
         return pc.is_valid(col) if p.negated else pc.is_null(col)
     if isinstance(p, In):
         values = [v for v in p.values if v is not None]
-        none = A.from_numpy(np.zeros(table.num_rows, np.bool_))
+        none = A.from_numpy(np.zeros(data.num_rows, np.bool_))
         if p.negated:   # SQL: x NOT IN (.., NULL) is never true
             if len(values) < len(p.values):
                 return none
@@ -245,7 +245,7 @@ def mask(p: Predicate, table: pa.Table):
                 if values else pc.is_valid(col)
         return pc.and_kleene(pc.is_in(col, value_set=A.infer_array(values)), pc.is_valid(col)) if values else none
     if p.value is None:   # compared with null: never true
-        return A.from_numpy(np.zeros(table.num_rows, np.bool_))
+        return A.from_numpy(np.zeros(data.num_rows, np.bool_))
     return _PC[p.op](col, A.infer_scalar(p.value))
 
 
