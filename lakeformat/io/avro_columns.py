@@ -154,7 +154,7 @@ def _sizes(schema, array: pa.Array) -> np.ndarray:
 
 def record_ends(schema: bytes, data: pa.Table, blocks: Sequence[tuple[int, bytes]]) -> list[np.ndarray]:
     """Where each record of each of ``blocks`` ends in the block's decompressed bytes, from the
-    records ``table`` decoded from them. ValueError if the sizes do not add up to the blocks."""
+    records ``data`` decoded from them. ValueError if the sizes do not add up to the blocks."""
     sizes = _sizes(json.loads(schema), data)
     out, start = [], 0
     for n, plain in blocks:

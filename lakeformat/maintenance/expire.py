@@ -440,7 +440,7 @@ def expire_snapshots(ctx: TableContext, *, retain_min: Optional[int] = None, ret
                      max_deletes: Optional[int] = None, dry_run: bool = False,
                      progress: Optional[Progress] = None, now: Optional[dt.datetime] = None,
                      from_hints: bool = False, latest: Optional[int] = None) -> ExpireResult:
-    """Expire old snapshots of ``table`` and delete the files only they referred to.
+    """Expire old snapshots of the table (``ctx``) and delete the files only they referred to.
 
     Unset arguments come from the table's options (``snapshot.num-retained.min/max``,
     ``snapshot.time-retained``, ``snapshot.expire.limit``). ``older_than`` is a time retained

@@ -72,7 +72,7 @@ def enabled(ctx: TableContext) -> bool:
 
 
 def iceberg_files(ctx: TableContext) -> IcebergFiles:
-    """The Iceberg ``metadata/`` directory of ``table`` (its storage options decide where)."""
+    """The Iceberg ``metadata/`` directory of the table (its storage options decide where)."""
     o = ctx.typed_options
     location = o.get(O.ICEBERG_STORAGE_LOCATION)
     if location is None:
@@ -586,7 +586,7 @@ def publish_after_change(ctx: TableContext, deltas: Optional[dict[int, list[Mani
 
 
 def iceberg_sync(ctx: TableContext, rebuild: bool = False) -> PublishResult:
-    """Repair or rebuild the Iceberg metadata of ``table`` now (the ``iceberg-sync`` verb)."""
+    """Repair or rebuild the Iceberg metadata of the table now (the ``iceberg-sync`` verb)."""
     if not enabled(ctx):
         raise LakeformatError(f"{ctx.name} does not publish Iceberg metadata: set the option "
                               "metadata.iceberg.storage to table-location or hadoop-catalog first")

@@ -198,7 +198,7 @@ def _branch_roots(ctx: TableContext) -> list[str]:
 def reachable_files(ctx: TableContext, progress: Optional[Progress] = None, threads: int = 8,
                     seen: Optional[set] = None, kinds: Sequence[str] = ("tag", "changelog", "snapshot"),
                     roots: Optional[Sequence[str]] = None) -> Reachable:
-    """Everything a snapshot, tag, changelog, branch or stage of ``table`` reaches. Raises
+    """Everything a snapshot, tag, changelog, branch or stage of the table reaches. Raises
     LakeformatError (naming the file) if any of them cannot be read. ``seen`` (updated) holds
     the stages and metadata files read before: a second call reads only new ones."""
     seen = set() if seen is None else seen
@@ -353,7 +353,7 @@ def list_candidates(ctx: TableContext, cutoff_ns: int, threads: int = 16) -> tup
 def remove_orphan_files(ctx: TableContext, *, older_than: dt.timedelta = dt.timedelta(days=1), dry_run: bool = False,
                         progress: Optional[Progress] = None,
                         allow_deleting_in_flight_files: bool = False) -> OrphanResult:
-    """Delete files of ``table`` that nothing reaches and that are older than ``older_than``
+    """Delete files of the table that nothing reaches and that are older than ``older_than``
     (see the module docstring). ``dry_run`` lists them and deletes nothing. An ``older_than``
     under one day also deletes files of writes still in flight, which then fail: it is refused
     unless ``allow_deleting_in_flight_files`` says the caller accepts that."""

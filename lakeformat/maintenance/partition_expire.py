@@ -152,7 +152,7 @@ def _local_naive(now: Optional[dt.datetime]) -> dt.datetime:
 def expire_partitions(ctx: TableContext, *, expiration_time: Union[None, str, dt.timedelta] = None,
                       now: Optional[dt.datetime] = None, dry_run: bool = False,
                       progress: Optional[Progress] = None, commit_user: Optional[str] = None) -> list[dict]:
-    """Drop the partitions of ``table`` that expired at ``now`` (default: the current local
+    """Drop the partitions of the table that expired at ``now`` (default: the current local
     time) in one OVERWRITE commit; returns their values, oldest first. ``dry_run`` only lists
     them. Options as in the module docstring; ``expiration_time`` overrides the table's."""
     keys = ctx.partition_keys

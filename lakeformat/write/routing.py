@@ -12,7 +12,7 @@ from lakeformat.format.schema import TableSchema
 
 
 def group_rows(data: pa.Table, schema: TableSchema) -> list[tuple[list, int, pa.Table]]:
-    """Split ``table`` into (partition values, bucket, rows) groups, vectorised: one combined
+    """Split ``data`` into (partition values, bucket, rows) groups, vectorised: one combined
     integer code per row, one stable argsort, one take."""
     n = data.num_rows
     codes = np.zeros(n, dtype=np.int64)
