@@ -366,7 +366,7 @@ class Table:
         files are read batch by batch, primary-key buckets merged in key slices of about
         ``read_buffer`` bytes (default ``write-buffer-size``); see SplitRead.to_batches."""
         scan = self.scan(filter, columns, snapshot_id, as_of, tag)
-        return SplitRead(scan.table, columns, filter).to_batches(scan.plan(), buffer=read_buffer)
+        return SplitRead(scan.table.ctx, columns, filter).to_batches(scan.plan(), buffer=read_buffer)
 
     def read_incremental(self, start_snapshot: Optional[int] = None, end_snapshot: Optional[int] = None,
                          columns: Optional[Sequence[str]] = None, filter: Optional[P.Predicate] = None,
