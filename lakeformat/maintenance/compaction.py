@@ -29,9 +29,8 @@ from lakeformat.format.manifest import DataFileMeta
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.fileio import join
 from lakeformat.io.index_files import IndexFiles
-from lakeformat.maintenance.expire import ExpireResult, expire_snapshots
+from lakeformat.maintenance.expire import ExpireResult
 from lakeformat.mergetree.writer import MergeTreeWriter
-from lakeformat.secrets import mask
 from lakeformat.write.append_compact import AppendCompactPolicy, compact_bucket, pick
 
 log = logging.getLogger(__name__)
@@ -58,24 +57,6 @@ class CompactionResult:
         if self.expired is not None:
             return out + f"; {self.expired.summary()}"
         return out
-
-
-def compact_and_expire(table, full: bool = False, partitions: Optional[Sequence[dict]] = None,
-                       commit_user: Optional[str] = None, progress: Optional[Progress] = None) -> CompactionResult:
-    """``compact_table``, then the snapshot expiration: the commit's own on tables that are not
-    ``write-only``, an explicit one on write-only tables (whose writers never expire; this is the
-    dedicated compaction Paimon's compaction job is). Also expires when nothing needed compacting."""
-    snap, expired = compact_table(table, full, partitions, commit_user, progress)
-    if not table.typed_options.get(O.WRITE_ONLY):
-        return CompactionResult(snap, expired)
-    try:
-        return CompactionResult(snap, expire_snapshots(table))
-    except Exception as e:   # noqa: BLE001 - the compaction is committed; report, don't undo the news
-        error = mask(f"{type(e).__name__}: {e}")
-        log.warning("%s: %s, but expiring snapshots after it failed (the next compaction tries again): %s",
-                    table.name, f"compacted in snapshot {snap.id}" if snap else "nothing to compact", error)
-        return CompactionResult(snap, None, error)
-
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,6 @@ from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.data_file import iter_columns
 from lakeformat.io.fileio import join
 from lakeformat.io.index_files import IndexFiles
-from lakeformat.maintenance.tag import TagManager
 from lakeformat.mergetree.kv_file import DELETE, KIND, UPDATE_BEFORE
 from lakeformat.mergetree.read import merge_columns, read_section, sections
 from lakeformat.read.scan import FileScan, Split
@@ -125,7 +124,7 @@ def resolve_snapshot(table, spec) -> Optional[Snapshot]:
     """The snapshot a batch read sees: a tag's, a snapshot id's, the one current at a time, or
     the latest."""
     if spec.tag is not None:
-        return TagManager(table).get(spec.tag).snapshot
+        return table.tags.get(spec.tag).snapshot
     if spec.snapshot_id is not None:
         try:
             return table.snapshot(spec.snapshot_id)
