@@ -166,7 +166,8 @@ class LakeformatExpireSnapshotsOperator(LakeformatTableOperator):
 
 class LakeformatExpirePartitionsOperator(LakeformatTableOperator):
     """Drop the partitions older than ``partition.expiration-time`` (or ``expiration_time``),
-    judged by their partition values, in one commit."""
+    judged by their partition values, in one commit. A table without that option (and no
+    ``expiration_time`` given) keeps every partition: the table's own options decide."""
 
     template_fields = ("table", "dry_run", "expiration_time")
 
@@ -179,7 +180,12 @@ class LakeformatExpirePartitionsOperator(LakeformatTableOperator):
         t = self.get_table()
         dry = as_bool(self.dry_run)
         latest = t.snapshot_manager.latest_id()
-        expired = t.maintenance.expire_partitions(expiration_time=as_duration(self.expiration_time, "expiration_time"),
+        expiration_time = as_duration(self.expiration_time, "expiration_time")
+        if expiration_time is None and t.typed_options.get(O.PARTITION_EXPIRATION_TIME) is None:
+            self.log.info("%s has no partition.expiration-time and no expiration_time was given: "
+                          "no partition expires", t.name)
+            return {"table": t.name, "dry_run": dry, "partitions": [], "snapshot_id": None}
+        expired = t.maintenance.expire_partitions(expiration_time=expiration_time,
                                                   dry_run=dry, progress=self.progress())
         parts = [{k: str(v) for k, v in p.items()} for p in expired]
         new_latest = t.snapshot_manager.latest_id()
