@@ -87,11 +87,11 @@ class TableMaintenance:
 
     # -- partitions and files ------------------------------------------------------------
     def expire_partitions(self, *, expiration_time=None, now: Optional[dt.datetime] = None,
-                          dry_run: bool = False, progress=None) -> list[dict]:
+                          dry_run: bool = False, progress=None, commit_user: Optional[str] = None) -> list[dict]:
         """Drop partitions older than ``partition.expiration-time`` (or ``expiration_time``) in
         one commit; returns their values. See lakeformat/maintenance/partition_expire.py."""
         dropped = expire_partitions(self.table, expiration_time=expiration_time, now=now, dry_run=dry_run,
-                                    progress=progress)
+                                    progress=progress, commit_user=commit_user)
         if dropped and not dry_run:
             effects.after_change(self.table)
         return dropped
