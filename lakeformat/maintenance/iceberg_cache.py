@@ -25,7 +25,7 @@ class IcebergCache:
     """The state an ``IcebergPublisher`` reuses across publishes of the tables sharing it."""
 
     known: dict[str, Any] = field(default_factory=dict)   # metadata dir -> what was published last there
-    manifest_metadata: dict[tuple, dict[str, str]] = field(default_factory=dict)   # (dir, schema, content) -> Avro header
+    manifest_metadata: dict[tuple, dict[str, str]] = field(default_factory=dict)   # (dir, schema, content) -> header
     entries: OrderedDict[str, list[dict]] = field(default_factory=OrderedDict)   # manifests written, newest last
     tag_snapshots: OrderedDict[tuple, int] = field(default_factory=OrderedDict)  # (tag dir, name, mtime, size) -> id
     list_records: OrderedDict[str, bytes] = field(default_factory=OrderedDict)   # manifest path -> encoded record
