@@ -1,15 +1,9 @@
-"""lakeformat: Apache Paimon's table format in Python (file store, merge tree, committer)."""
-from lakeformat.commit.commit import FileStoreCommit, Overwrite
-from lakeformat.table.staging import (
-                               StagedCommit,
-                               discard,
-                               identifier_for,
-                               list_staged,
-                               load_staged,
-                               publish,
-                               read_staged,
-                               stage,
-)
+"""lakeformat: Apache Paimon's table format in Python.
+
+The public API is what the README shows: a ``Catalog`` and its ``Table``s (reads, writes,
+``t.maintenance``), predicates (``col``), schema changes and the errors to catch. Everything else
+(the committer, staged commits, the maintenance internals) is imported from its module.
+"""
 from lakeformat.errors import (
                                AlreadyExistsError,
                                CommitConflictError,
@@ -23,7 +17,6 @@ from lakeformat.errors import (
                                OptionError,
                                SchemaError,
 )
-from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.predicate import col
 from lakeformat.format.schema import (
                                AddColumn,
@@ -33,20 +26,12 @@ from lakeformat.format.schema import (
                                SetOption,
                                UpdateColumnType,
 )
-from lakeformat.maintenance.consumer import ConsumerManager
-from lakeformat.maintenance.orphans import OrphanResult, remove_orphan_files
-from lakeformat.maintenance.partition_expire import expire_partitions
-from lakeformat.maintenance.rollback import RollbackResult
-from lakeformat.maintenance.tag import Tag, TagManager
 from lakeformat.table.catalog import Catalog
 from lakeformat.table.stream import TableStream
 from lakeformat.table.table import Table
 
 __all__ = [
-    "Catalog", "Table", "col", "CommitMessage", "FileStoreCommit", "Overwrite",
-    "Tag", "TagManager", "ConsumerManager", "RollbackResult", "TableStream",
-    "expire_partitions", "OrphanResult", "remove_orphan_files",
-    "StagedCommit", "stage", "list_staged", "load_staged", "read_staged", "publish", "discard", "identifier_for",
+    "Catalog", "Table", "TableStream", "col",
     "AddColumn", "DropColumn", "RenameColumn", "UpdateColumnType", "SetOption", "RemoveOption",
     "LakeformatError", "SchemaError", "DataError", "InvalidNameError", "OptionError", "NotFoundError",
     "AlreadyExistsError", "CorruptFileError", "CommitError", "CommitConflictError", "LockTimeoutError",

@@ -130,7 +130,7 @@ def cmd_compact(cat, args) -> None:
     started = time.monotonic()
     t = _table(cat, args)
     with progress_reporter(f"compacting {t.name}") as progress:
-        r = t.compact_report(full=args.full, partitions=args.partition or None, progress=progress)
+        r = t.maintenance.compact(full=args.full, partitions=args.partition or None, progress=progress)
     snap = r.snapshot
     data = {"table": t.name, "snapshot": snap.id if snap else None, "full": args.full,
             "partitions": args.partition or "all",
@@ -151,9 +151,9 @@ def cmd_expire_snapshots(cat, args) -> None:
     started = time.monotonic()
     t = _table(cat, args)
     with progress_reporter(f"expiring snapshots of {t.name}") as progress:
-        r = t.expire_backlog(retain_min=args.retain_min, retain_max=args.retain_max, older_than=args.older_than,
-                             step=args.step, max_deletes=args.max_deletes, dry_run=args.dry_run,
-                             progress=progress)
+        r = t.maintenance.expire_snapshots(retain_min=args.retain_min, retain_max=args.retain_max,
+                                           older_than=args.older_than, step=args.step, max_deletes=args.max_deletes,
+                                           dry_run=args.dry_run, progress=progress)
     data = {"table": t.name, "dry_run": r.dry_run, "expired_snapshots": list(r.expired),
             "data_files": r.data_files, "changelog_files": r.changelog_files, "manifests": r.manifests,
             "manifest_lists": r.manifest_lists, "held": list(r.held)}
@@ -164,7 +164,8 @@ def cmd_expire_partitions(cat, args) -> None:
     started = time.monotonic()
     t = _table(cat, args)
     with progress_reporter(f"expiring partitions of {t.name}") as progress:
-        dropped = t.expire_partitions(expiration_time=args.expiration_time, dry_run=args.dry_run, progress=progress)
+        dropped = t.maintenance.expire_partitions(expiration_time=args.expiration_time, dry_run=args.dry_run,
+                                                  progress=progress)
     verb = "would drop" if args.dry_run else "dropped"
     names = ["/".join(f"{k}={v}" for k, v in p.items()) for p in dropped]
     text = f"{verb} {len(dropped)} partition(s) of {t.name}" + (f": {', '.join(names)}" if names else "")
@@ -173,7 +174,7 @@ def cmd_expire_partitions(cat, args) -> None:
 
 def cmd_reset_consumer(cat, args) -> None:
     t = _table(cat, args)
-    consumers = t.consumers
+    consumers = t.maintenance.consumers
     old = consumers.get(args.consumer_id)
     if args.next_snapshot is None:   # Paimon's reset_consumer without a snapshot deletes the consumer
         if old is None:
@@ -204,7 +205,7 @@ def _check_reset_target(t, next_snapshot: int) -> None:
 
 def cmd_clear_consumers(cat, args) -> None:
     t = _table(cat, args)
-    cleared = sorted(t.consumers.clear(including=args.including, excluding=args.excluding, dry_run=args.dry_run))
+    cleared = sorted(t.maintenance.consumers.clear(including=args.including, excluding=args.excluding, dry_run=args.dry_run))
     verb = "would clear" if args.dry_run else "cleared"
     text = f"{verb} {len(cleared)} consumer(s) of {t.name}" + (f": {', '.join(cleared)}" if cleared else "")
     _report(args, text, {"table": t.name, "dry_run": args.dry_run, "consumers": cleared})
@@ -212,7 +213,7 @@ def cmd_clear_consumers(cat, args) -> None:
 
 def cmd_create_tag(cat, args) -> None:
     t = _table(cat, args)
-    tag = t.create_tag(args.tag, snapshot_id=args.snapshot, time_retained=args.time_retained)
+    tag = t.maintenance.create_tag(args.tag, snapshot_id=args.snapshot, time_retained=args.time_retained)
     kept = f", kept for {human_duration(tag.time_retained)}" if tag.time_retained else ""
     _report(args, f"created tag {tag.name} on snapshot {tag.snapshot.id} of {t.name}{kept}",
             {"table": t.name, "tag": tag.name, "snapshot": tag.snapshot.id,
@@ -221,9 +222,9 @@ def cmd_create_tag(cat, args) -> None:
 
 def cmd_delete_tag(cat, args) -> None:
     t = _table(cat, args)
-    tag = t.tags.get(args.tag)   # fails clearly if absent, also with --dry-run
+    tag = t.maintenance.tags.get(args.tag)   # fails clearly if absent, also with --dry-run
     if not args.dry_run:
-        t.delete_tag(args.tag)
+        t.maintenance.delete_tag(args.tag)
     verb = "would delete" if args.dry_run else "deleted"
     _report(args, f"{verb} tag {tag.name} (snapshot {tag.snapshot.id}) of {t.name}",
             {"table": t.name, "tag": tag.name, "snapshot": tag.snapshot.id, "dry_run": args.dry_run})
@@ -234,7 +235,7 @@ def cmd_rollback(cat, args) -> None:
     t = _table(cat, args)
     target = int(args.to) if args.to.isdigit() else args.to
     with progress_reporter(f"rolling {t.name} back") as progress:
-        r = t.rollback_to(target, progress=progress, dry_run=args.dry_run)
+        r = t.maintenance.rollback_to(target, progress=progress, dry_run=args.dry_run)
     verb = "would roll" if args.dry_run else "rolled"
     text = (f"{verb} {t.name} back to snapshot {r.snapshot.id}: {len(r.deleted_snapshots)} snapshot(s), "
             f"{len(r.deleted_tags)} tag(s) and {r.deleted_files} file(s) {'would go' if args.dry_run else 'removed'}"
@@ -248,8 +249,8 @@ def cmd_remove_orphan_files(cat, args) -> None:
     started = time.monotonic()
     t = _table(cat, args)
     with progress_reporter(f"looking for orphan files of {t.name}") as progress:
-        r = t.remove_orphan_files(older_than=args.older_than, dry_run=args.dry_run, progress=progress,
-                                  allow_deleting_in_flight_files=args.allow_deleting_in_flight_files)
+        r = t.maintenance.remove_orphan_files(older_than=args.older_than, dry_run=args.dry_run, progress=progress,
+                                              allow_deleting_in_flight_files=args.allow_deleting_in_flight_files)
     _report(args, r.summary(t.name, args.older_than),
             {"table": t.name, "dry_run": r.dry_run, "listed": r.listed, "orphans": list(r.orphans),
              "orphan_bytes": r.orphan_bytes, "too_young": r.too_young, "skipped": r.skipped}, started=started)
@@ -257,7 +258,7 @@ def cmd_remove_orphan_files(cat, args) -> None:
 
 def cmd_iceberg_sync(cat, args) -> None:
     t = _table(cat, args)
-    r = t.iceberg_sync(rebuild=args.rebuild)
+    r = t.maintenance.iceberg_sync(rebuild=args.rebuild)
     _report(args, r.summary(t.name), {"table": t.name, "version": r.version, "published": list(r.published),
                                       "expired": list(r.expired), "rebuilt": r.rebuilt,
                                       "deleted": list(r.deleted)})

@@ -21,7 +21,6 @@ import pyarrow.parquet as pq
 
 from lakeformat.errors import UnsupportedError
 from lakeformat.format.options import FILE_FORMAT, FILE_FORMAT_PER_LEVEL, Options
-from lakeformat.io.table_context import TableContext
 
 FORMATS = ("parquet", "orc", "avro")
 

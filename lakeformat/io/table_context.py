@@ -27,6 +27,7 @@ from lakeformat.format.partition import partition_path
 from lakeformat.format.schema import TableSchema
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.fileio import FileIO, join
+from lakeformat.io.iceberg_cache import IcebergCache
 from lakeformat.io.schemas import SchemaManager
 from lakeformat.io.snapshots import SnapshotManager
 
@@ -41,9 +42,11 @@ class TableContext:
     """A table's storage, schema, options and metadata managers (see the module docstring)."""
 
     def __init__(self, io: FileIO, path: str, name: str, schema: Optional[TableSchema] = None,
-                 lock: Optional[Lock] = None):
+                 lock: Optional[Lock] = None, iceberg_cache: Optional[IcebergCache] = None):
         self.io, self.path, self.name = io, path, name
         self.lock = lock   # None: commits create snapshots by conditional create alone
+        # what Iceberg publishes reuse: the catalog's, shared by the tables it opens
+        self.iceberg_cache = iceberg_cache if iceberg_cache is not None else IcebergCache()
         self.schema_manager = SchemaManager(io, path)
         self.snapshot_manager = SnapshotManager(io, path)
         latest = schema or self.schema_manager.latest()

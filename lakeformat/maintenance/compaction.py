@@ -29,10 +29,9 @@ from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.fileio import join
 from lakeformat.io.index_files import IndexFiles
 from lakeformat.io.table_context import TableContext
-from lakeformat.maintenance.expire import ExpireResult, expire_snapshots
+from lakeformat.maintenance.expire import ExpireResult
 from lakeformat.mergetree.writer import MergeTreeWriter
 from lakeformat.read.entries import live_entries
-from lakeformat.secrets import mask
 from lakeformat.write.append_compact import AppendCompactPolicy, compact_bucket, pick
 
 log = logging.getLogger(__name__)
@@ -70,25 +69,6 @@ class CompactionResult:
         if self.expired is not None:
             return out + f"; {self.expired.summary()}"
         return out
-
-
-def compact_and_expire(ctx: TableContext, commit: Committer, full: bool = False,
-                       partitions: Optional[Sequence[dict]] = None, progress: Optional[Progress] = None
-                       ) -> CompactionResult:
-    """``compact_table``, then the snapshot expiration: the commit's own on tables that are not
-    ``write-only``, an explicit one on write-only tables (whose writers never expire; this is the
-    dedicated compaction Paimon's compaction job is). Also expires when nothing needed compacting."""
-    snap, expired = compact_table(ctx, commit, full, partitions, progress)
-    if not ctx.typed_options.get(O.WRITE_ONLY):
-        return CompactionResult(snap, expired)
-    try:
-        return CompactionResult(snap, expire_snapshots(ctx))
-    except Exception as e:   # noqa: BLE001 - the compaction is committed; report, don't undo the news
-        error = mask(f"{type(e).__name__}: {e}")
-        log.warning("%s: %s, but expiring snapshots after it failed (the next compaction tries again): %s",
-                    ctx.name, f"compacted in snapshot {snap.id}" if snap else "nothing to compact", error)
-        return CompactionResult(snap, None, error)
-
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ that does not match Paimon's history (a rollback, a dropped and recreated table,
 expired before they were published) is rebuilt from the earliest retained snapshot. Files a
 killed publish wrote but no version names are orphans that orphan-file removal deletes.
 
-A process keeps what it published last (the metadata, the manifest lists of its snapshots), and
-checks that ``version-hint.text`` still names that version, and the committer hands over the
-delta it committed, so a commit reads nothing back and the cost of a publish does not grow with
+An ``IcebergCache`` (the catalog's) keeps what was published last (the metadata, the manifest
+lists of its snapshots), and the publisher checks that ``version-hint.text`` still names that
+version, and the committer hands over the delta it committed, so a commit reads nothing back and the cost of a publish does not grow with
 the table's history.
 """
 from __future__ import annotations
@@ -30,7 +30,6 @@ import bisect
 import logging
 import operator
 import uuid
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -89,33 +88,8 @@ class _Known:
     manifests: dict[int, list[dict]]   # Iceberg snapshot id -> its manifest list records
 
 
-_KNOWN: dict[str, _Known] = {}
-_MANIFEST_METADATA: dict[tuple, dict[str, str]] = {}   # (metadata dir, schema id, content) -> Avro header of its manifests
 _INDEX_MANIFEST = "paimon.index-manifest"   # summary key: the Paimon index manifest the deletes were made of
-_ENTRIES: OrderedDict[str, list[dict]] = OrderedDict()   # manifests this process wrote (immutable), newest last
-_ENTRIES_KEPT = 512
-
-
-_TAG_SNAPSHOTS: OrderedDict[tuple, int] = OrderedDict()   # (tag dir, name, mtime, size) -> snapshot id
 _SNAPSHOT_ID = operator.attrgetter("snapshot_id")
-_LIST_RECORDS: OrderedDict[str, bytes] = OrderedDict()   # manifest path -> its manifest list record, encoded
-
-
-def _encoded(record: dict) -> bytes:
-    """A manifest list record's Avro bytes, encoded once per manifest (records never change)."""
-    key = record["manifest_path"]
-    data = _LIST_RECORDS.get(key)
-    if data is None:
-        data = _LIST_RECORDS[key] = M.encode(M.MANIFEST_LIST_SCHEMA, record)
-        while len(_LIST_RECORDS) > _ENTRIES_KEPT * 4:
-            _LIST_RECORDS.popitem(last=False)
-    return data
-
-
-def _remember(path: str, entries: list[dict]) -> None:
-    _ENTRIES[path] = entries
-    while len(_ENTRIES) > _ENTRIES_KEPT:
-        _ENTRIES.popitem(last=False)
 
 
 @dataclass(frozen=True)
@@ -145,6 +119,7 @@ class IcebergPublisher:
 
     def __init__(self, ctx: TableContext):
         self.ctx = ctx
+        self.cache = ctx.iceberg_cache
         o = ctx.typed_options
         self.files = iceberg_files(ctx)
         self.codec = o.get(O.ICEBERG_MANIFEST_COMPRESSION)
@@ -175,7 +150,7 @@ class IcebergPublisher:
                 return self._sync(rebuild, deltas or {}, expired_to)
             except (CorruptFileError, NotFoundError, FileNotFoundError) as e:
                 # another publisher or an expiration changed the files while this one read them
-                _KNOWN.pop(self.files.dir, None)
+                self.cache.forget(self.files.dir)
                 deltas, expired_to = {}, None
                 if attempt == 2:
                     raise
@@ -247,7 +222,7 @@ class IcebergPublisher:
         deleted = self._cleanup(version, known.version if known else None, expired, manifests, meta, rebuilt)
         for s in expired:
             manifests.pop(s.snapshot_id, None)
-        _KNOWN[self.files.dir] = _Known(version, meta, manifests)
+        self.cache.known[self.files.dir] = _Known(version, meta, manifests)
         return PublishResult(version, tuple(published), tuple(s.snapshot_id for s in expired), rebuilt,
                              tuple(deleted), retagged)
 
@@ -263,15 +238,11 @@ class IcebergPublisher:
             if not name.startswith(TAG_PREFIX) or len(name) == len(TAG_PREFIX):
                 continue
             name = name[len(TAG_PREFIX):]
-            key = (tags.dir, name, info.mtime_ns, info.size)
-            sid = _TAG_SNAPSHOTS.get(key)
-            if sid is None:
-                try:
-                    sid = _TAG_SNAPSHOTS[key] = tags.get(name).snapshot.id
-                except (NotFoundError, CorruptFileError, LakeformatError):   # deleted meanwhile, or unreadable
-                    continue
-                while len(_TAG_SNAPSHOTS) > _ENTRIES_KEPT:
-                    _TAG_SNAPSHOTS.popitem(last=False)
+            try:
+                sid = self.cache.tag_snapshot((tags.dir, name, info.mtime_ns, info.size),
+                                              lambda: tags.get(name).snapshot.id)
+            except (NotFoundError, CorruptFileError, LakeformatError):   # deleted meanwhile, or unreadable
+                continue
             i = bisect.bisect_left(snapshots, sid, key=_SNAPSHOT_ID)
             if i < len(snapshots) and snapshots[i].snapshot_id == sid:
                 out[name] = sid
@@ -281,7 +252,7 @@ class IcebergPublisher:
     def _load(self) -> Optional[_Known]:
         """What is published: this process's last publish if the hint still names it (the hint
         moves only after a version is whole), else the newest version on storage."""
-        known = _KNOWN.get(self.files.dir)
+        known = self.cache.known.get(self.files.dir)
         if known is not None and self.files.read_hint() == known.version:
             return known
         version = self.files.current_version()
@@ -316,7 +287,7 @@ class IcebergPublisher:
 
     def _previous_uuid(self) -> Optional[str]:
         """The identity of metadata being rebuilt, kept so readers keep refreshing one table."""
-        known = _KNOWN.get(self.files.dir)
+        known = self.cache.known.get(self.files.dir)
         if known is not None:
             return known.metadata.table_uuid
         version = self.files.current_version()
@@ -360,7 +331,7 @@ class IcebergPublisher:
         records += deletes
         name = f"snap-{sid}-{uuid.uuid4()}.avro"
         parent = meta.current.snapshot_id if meta.current is not None else None
-        path = self.files.write(name, M.write_manifest_list([_encoded(r) for r in records], sid, parent, sid,
+        path = self.files.write(name, M.write_manifest_list([self._encoded(r) for r in records], sid, parent, sid,
                                                             self.codec))
         written.append(path)
         summary = self._summary(prev, added.values(), removed.values(), snap, deletes)
@@ -388,9 +359,13 @@ class IcebergPublisher:
             out.append(self._write_manifest(rewritten, sid, written) if hit else rec)
         return out
 
+    def _encoded(self, record: dict) -> bytes:
+        """A manifest list record's Avro bytes, encoded once per manifest (records never change)."""
+        return self.cache.encoded(record["manifest_path"], lambda: M.encode(M.MANIFEST_LIST_SCHEMA, record))
+
     def _manifest(self, path: str) -> list[dict]:
         """A manifest's entries: remembered if this process wrote it (manifests never change)."""
-        entries = _ENTRIES.get(path)
+        entries = self.cache.entries.get(path)
         return entries if entries is not None else M.read_records(self.files.read(path))
 
     def _merge_small(self, records: list[dict], sid: int, written: list[str]) -> list[dict]:
@@ -415,7 +390,7 @@ class IcebergPublisher:
         data = M.write_manifest(self.partition_key, entries, self._manifest_metadata(content), self.codec)
         path = self.files.write(f"{uuid.uuid4()}-m0.avro", data)
         written.append(path)
-        _remember(path, entries)
+        self.cache.remember_entries(path, entries)
         seqs = [e["sequence_number"] for e in entries if e["sequence_number"] is not None]
         return M.manifest_file(path, len(data), sid, sid, min(seqs, default=sid), entries, self.partition, content)
 
@@ -488,10 +463,10 @@ class IcebergPublisher:
     # -- schemas -------------------------------------------------------------------------------
     def _manifest_metadata(self, content: int) -> dict[str, str]:
         key = (self.files.dir, self.ctx.schema.id, content)
-        if key not in _MANIFEST_METADATA:
-            _MANIFEST_METADATA[key] = M.manifest_metadata(self._iceberg_schema(self.ctx.schema.id),
+        if key not in self.cache.manifest_metadata:
+            self.cache.manifest_metadata[key] = M.manifest_metadata(self._iceberg_schema(self.ctx.schema.id),
                                                           partition_fields(self.ctx.schema), content)
-        return _MANIFEST_METADATA[key]
+        return self.cache.manifest_metadata[key]
 
     def _iceberg_schema(self, schema_id: int) -> dict:
         if schema_id not in self._schemas:

@@ -33,7 +33,7 @@ from urllib.parse import urlparse
 
 import pyarrow as pa
 
-from lakeformat.commit.staging import identifier_for
+from lakeformat.table.staging import identifier_for
 from lakeformat.errors import LakeformatError, NotFoundError
 from lakeformat.format import options as O
 from lakeformat.format import types as T

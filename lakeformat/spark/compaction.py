@@ -29,8 +29,7 @@ from pyspark import TaskContext
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.fileio import join
-from lakeformat.maintenance.compaction import BucketJob, commit_compaction, compact_bucket_job, delete_outputs, plan_compaction
-from lakeformat.maintenance.expire import ExpireResult
+from lakeformat.table.maintenance import BucketJob, ExpireResult
 from lakeformat.spark.options import TableRef
 
 log = logging.getLogger(__name__)
@@ -46,13 +45,17 @@ class CompactionReport:
     files_before: int
     files_after: int
     snapshot_id: Optional[int]
-    expired: Optional[ExpireResult] = None   # the snapshot expiration the commit ran
+    expired: Optional[ExpireResult] = None   # the snapshot expiration after the commit
+    expire_error: Optional[str] = None       # why that expiration failed (the compaction is committed)
 
     def summary(self) -> str:
         if self.snapshot_id is None:
-            return f"nothing to compact ({self.buckets_planned} bucket(s) looked at)"
-        out = (f"compacted {self.files_before} file(s) of {self.buckets_compacted} bucket(s) into "
-               f"{self.files_after}: snapshot {self.snapshot_id}")
+            out = f"nothing to compact ({self.buckets_planned} bucket(s) looked at)"
+        else:
+            out = (f"compacted {self.files_before} file(s) of {self.buckets_compacted} bucket(s) into "
+                   f"{self.files_after}: snapshot {self.snapshot_id}")
+        if self.expire_error is not None:
+            return out + f"; the snapshot expiration after it failed: {self.expire_error}"
         return out + (f"; {self.expired.summary()}" if self.expired is not None else "")
 
 
@@ -64,7 +67,7 @@ def _task(ref: TableRef, schema_id: int, full: bool, results_dir: str):
         for items in bins:
             for i, job in items:
                 table = table or ref.open(schema_id)
-                message = compact_bucket_job(table.ctx, job, full)
+                message = table.maintenance.compact_bucket(job, full)
                 table.io.write_bytes(join(results_dir, f"{i}-{attempt}"), pickle.dumps(message))
                 yield i, message
     return run
@@ -98,9 +101,10 @@ def compact_on_spark(spark, ref: TableRef, full: bool = False, partitions: Optio
     default parallelism; at most one per bucket). Returns the COMPACT snapshot (None if nothing
     needed it) and a report."""
     table = ref.open()
-    jobs: list[BucketJob] = plan_compaction(table.ctx, full, partitions)
-    if not jobs:
-        return None, CompactionReport(0, 0, 0, 0, None)
+    jobs: list[BucketJob] = table.maintenance.plan_compaction(full, partitions)
+    if not jobs:   # a write-only table still expires snapshots
+        r = table.maintenance.commit_compaction([], commit_user)
+        return None, CompactionReport(0, 0, 0, 0, None, r.expired, r.expire_error)
     results_dir = join(table.path, f"{RESULTS_PREFIX}{uuid.uuid4()}")
     sc = spark.sparkContext
     sc.setJobDescription(f"lakeformat: compact {len(jobs)} bucket(s) of {table.name}")
@@ -111,17 +115,19 @@ def compact_on_spark(spark, ref: TableRef, full: bool = False, partitions: Optio
             collected = sc.parallelize(bins, len(bins)) \
                 .mapPartitions(_task(ref, table.schema.id, full, results_dir)).collect()
         except BaseException:
-            delete_outputs(table.ctx, _recorded(table, results_dir))
+            table.maintenance.discard_compaction(_recorded(table, results_dir))
             raise
         messages = [m for _i, m in sorted(collected, key=lambda x: x[0])]
         kept = set().union(*(_outputs(m) for m in messages))
         discarded = [m for m in _recorded(table, results_dir) if not _outputs(m) <= kept]
-        delete_outputs(table.ctx, discarded, keep=kept)
+        table.maintenance.discard_compaction(discarded, keep=kept)
     finally:
         table.io.delete_dir(results_dir)
     messages = [m for m in messages if not m.is_empty()]
-    snap, expired = commit_compaction(table.ctx, table.new_commit(commit_user or f"compact-{uuid.uuid4()}"), messages)
+    r = table.maintenance.commit_compaction(messages, commit_user)
+    snap = r.snapshot
     report = CompactionReport(len(jobs), len(messages), sum(len(m.compact_before) for m in messages),
-                              sum(len(m.compact_after) for m in messages), snap.id if snap else None, expired)
+                              sum(len(m.compact_after) for m in messages), snap.id if snap else None, r.expired,
+                              r.expire_error)
     log.info("%s: %s", table.name, report.summary())
     return snap, report

@@ -25,7 +25,6 @@ from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.data_file import iter_columns
 from lakeformat.io.fileio import join
 from lakeformat.io.index_files import IndexFiles
-from lakeformat.maintenance.tag import TagManager
 from lakeformat.mergetree.kv_file import DELETE, KIND, UPDATE_BEFORE
 from lakeformat.mergetree.read import merge_columns, read_section, sections
 from lakeformat.read.scan import FileScan, Split
@@ -88,7 +87,7 @@ def snapshot_units(table, snapshot: Optional[Snapshot], predicate: Optional[P.Pr
     """Everything live in ``snapshot`` that may match ``predicate``."""
     if snapshot is None:
         return []
-    return split_units(table, FileScan(table.ctx, predicate).plan(snapshot))
+    return split_units(table, FileScan(table, predicate).plan(snapshot))
 
 
 def changelog_read(table) -> bool:
@@ -110,7 +109,7 @@ def change_units(table, start: int, end: int, predicate: Optional[P.Predicate]) 
             raise NotFoundError(f"the changes of snapshot {i} of {table.name} are needed but it was expired "
                                 f"(earliest snapshot now: {earliest}); use a consumer-id so expiration keeps "
                                 "what a stream still has to read, or restart from a later snapshot") from None
-    scan = FileScan(table.ctx, predicate)
+    scan = FileScan(table, predicate)
     if changelog_read(table):
         units = []
         for s in snaps:
@@ -125,7 +124,7 @@ def resolve_snapshot(table, spec) -> Optional[Snapshot]:
     """The snapshot a batch read sees: a tag's, a snapshot id's, the one current at a time, or
     the latest."""
     if spec.tag is not None:
-        return TagManager(table.ctx).get(spec.tag).snapshot
+        return table.tags.get(spec.tag).snapshot
     if spec.snapshot_id is not None:
         try:
             return table.snapshot(spec.snapshot_id)
@@ -157,16 +156,16 @@ class UnitReader:
             deletions.update(IndexFiles(self.table.io, self.table.path).read_deletion_vectors(meta))
         if unit.kind == FILE:
             for f in unit.files:
-                for data in iter_columns(self.table.ctx, join(d, f.file_name), f, self.fields, (), BATCH_ROWS,
+                for data in iter_columns(self.table, join(d, f.file_name), f, self.fields, (), BATCH_ROWS,
                                          deletions.get(f.file_name)):
                     yield from self._finish(data, None)
         elif unit.kind == SECTION:
-            cols = merge_columns(self.table.ctx, self.needed)
-            for data in read_section(self.table.ctx, d, list(unit.files), cols, deletions=deletions):
+            cols = merge_columns(self.table, self.needed)
+            for data in read_section(self.table, d, list(unit.files), cols, deletions=deletions):
                 yield from self._finish(data, None)
         else:
             for f in unit.files:
-                for data in iter_columns(self.table.ctx, join(d, f.file_name), f, self.fields, (KIND,), BATCH_ROWS):
+                for data in iter_columns(self.table, join(d, f.file_name), f, self.fields, (KIND,), BATCH_ROWS):
                     kinds = data.column(KIND)
                     if not self.keep_retractions:
                         keep = pc.and_(pc.not_equal(kinds, DELETE), pc.not_equal(kinds, UPDATE_BEFORE))

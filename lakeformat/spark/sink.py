@@ -25,7 +25,7 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from lakeformat.commit.commit import BATCH_IDENTIFIER, Overwrite
+from lakeformat.table.table_commit import BATCH_IDENTIFIER, Overwrite
 from lakeformat.table.staging import find_committed, stage
 from lakeformat.errors import CommitError, CommitOutcomeUnknownError, DataError, LakeformatError
 from lakeformat.format.commit_message import CommitMessage

@@ -21,7 +21,6 @@ from typing import Optional
 from pyspark.sql.datasource import DataSourceStreamReader
 
 from lakeformat.errors import NotFoundError
-from lakeformat.maintenance.consumer import ConsumerManager
 from lakeformat.spark.options import SourceOptions
 from lakeformat.spark.read import read_partition
 from lakeformat.spark.scan import change_units, partitions, snapshot_units
@@ -77,7 +76,7 @@ class StreamReader(DataSourceStreamReader):
         table, spec = self._table(), self.opts.read
         consumer_next = None
         if spec.consumer_id is not None:
-            consumer_next = ConsumerManager(table.ctx).get(spec.consumer_id)
+            consumer_next = table.consumers.get(spec.consumer_id)
             if consumer_next is not None:
                 earliest = table.snapshot_manager.earliest_id()
                 if earliest is not None and consumer_next < earliest:
@@ -110,5 +109,5 @@ class StreamReader(DataSourceStreamReader):
         cid = self.opts.read.consumer_id
         n = next_snapshot_needed(offset)
         if cid is not None and n >= 1 and n != getattr(self, "_recorded", None):
-            ConsumerManager(self._table().ctx).record(cid, n)
+            self._table().consumers.record(cid, n)
             self._recorded = n

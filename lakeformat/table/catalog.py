@@ -14,6 +14,7 @@ from lakeformat.format.schema import new_schema
 from lakeformat.io.file_format import check_table_formats
 from lakeformat.io.fileio import S3_OPTION_KEYS, FileIO, join
 from lakeformat.io.schemas import SchemaManager
+from lakeformat.io.iceberg_cache import IcebergCache
 from lakeformat.secrets import mask_options, register_options
 from lakeformat.table.table import Table
 
@@ -34,6 +35,7 @@ class Catalog:
             raise LakeformatError(f"unknown catalog option(s) {unknown}; known: {list(known)}")
         self.io = FileIO.for_uri(self.warehouse, self.options)
         self.lock = lock_from_options(self.warehouse, self.options)
+        self.iceberg_cache = IcebergCache()   # what its tables' Iceberg publishes reuse
 
     def __repr__(self) -> str:
         return f"Catalog({self.warehouse!r}, {mask_options(self.options)!r})"
@@ -99,7 +101,7 @@ class Catalog:
             if ignore_if_exists:
                 return self.get_table(identifier)
             raise AlreadyExistsError(f"table {identifier} exists already")
-        return Table(self.io, path, identifier, ts, self.lock)
+        return Table(self.io, path, identifier, ts, self.lock, self.iceberg_cache)
 
     def get_table(self, identifier: str) -> Table:
         path = self.table_path(identifier)
@@ -107,7 +109,7 @@ class Catalog:
         ids = sm.list_ids()
         if not ids:
             raise NotFoundError(f"table {identifier} does not exist (no schema under {path})")
-        return Table(self.io, path, identifier, sm.get(ids[-1]), self.lock)
+        return Table(self.io, path, identifier, sm.get(ids[-1]), self.lock, self.iceberg_cache)
 
     def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
         if not self.table_exists(identifier):

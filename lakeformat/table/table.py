@@ -23,20 +23,14 @@ from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.data_file import read_columns
 from lakeformat.io.file_format import check_table_formats
 from lakeformat.io.fileio import FileIO, join
+from lakeformat.io.iceberg_cache import IcebergCache
 from lakeformat.io.table_context import TableContext
-from lakeformat.maintenance.compaction import CompactionResult, compact_and_expire
-from lakeformat.maintenance.consumer import ConsumerManager
-from lakeformat.maintenance.expire import expire_snapshots
-from lakeformat.maintenance.expire_backlog import expire_backlog
-from lakeformat.maintenance.iceberg import iceberg_sync, publish_after_change
-from lakeformat.maintenance.orphans import remove_orphan_files
-from lakeformat.maintenance.partition_expire import expire_partitions
-from lakeformat.maintenance.rollback import rollback_to
-from lakeformat.maintenance.tag import TagManager
+from lakeformat.maintenance.compaction import CompactionResult
 from lakeformat.mergetree.kv_file import KIND
 from lakeformat.read.entries import delta_entries, live_entries
 from lakeformat.read.scan import FileScan, Split
 from lakeformat.read.split_read import SplitRead
+from lakeformat.table.maintenance import TableMaintenance
 from lakeformat.table.stream import TableStream, read_incremental
 from lakeformat.table.system_tables import system_table
 from lakeformat.table.table_commit import TableCommit
@@ -64,8 +58,8 @@ class Table:
     ``TableContext``), never the table, so what follows an operation happens here, once."""
 
     def __init__(self, io: FileIO, path: str, name: str, schema: Optional[TableSchema] = None,
-                 lock: Optional[CatalogLock] = None):
-        self.ctx = TableContext(io, path, name, schema, lock)
+                 lock: Optional[CatalogLock] = None, iceberg_cache: Optional[IcebergCache] = None):
+        self.ctx = TableContext(io, path, name, schema, lock, iceberg_cache)
         O.warn_unknown(self.ctx.schema.options, name)
 
     # -- metadata (the context's) ------------------------------------------------------------
@@ -73,6 +67,7 @@ class Table:
     path = property(lambda self: self.ctx.path)
     name = property(lambda self: self.ctx.name)
     lock = property(lambda self: self.ctx.lock)
+    iceberg_cache = property(lambda self: self.ctx.iceberg_cache)   # the catalog's
     schema_manager = property(lambda self: self.ctx.schema_manager)
     snapshot_manager = property(lambda self: self.ctx.snapshot_manager)
 
@@ -163,68 +158,46 @@ class Table:
             raise NotFoundError(f"{self.name} has no snapshot at or before {as_of}")
         return s
 
+    # -- maintenance (lakeformat/table/maintenance.py; the names below are the ones users have) --
+    @property
+    def maintenance(self) -> TableMaintenance:
+        """Expire snapshots and partitions, remove orphan files, compact, roll back, tag: each
+        followed by the same side effects whichever front end runs it."""
+        return TableMaintenance(self)
+
     def expire_snapshots(self, **kwargs):
-        """Expire old snapshots and the files only they use: retain_min, retain_max, older_than,
-        max_deletes (defaults from the table's options), dry_run, progress; see lakeformat/maintenance/expire.py.
-        Published Iceberg snapshots expire with their Paimon snapshots."""
-        result = expire_snapshots(self.ctx, **kwargs)
-        if result.begin is not None and not result.dry_run:
-            publish_after_change(self.ctx)
-        return result
+        """One run of snapshot expiration (``maintenance.expire_snapshots_step``)."""
+        return self.maintenance.expire_snapshots_step(**kwargs)
 
     def expire_backlog(self, **kwargs):
-        """Expire every snapshot that is due, ``step`` (default ``snapshot.expire.limit``) per
-        run until none is left or ``max_deletes`` went: retain_min, retain_max, older_than,
-        dry_run, progress. See lakeformat/maintenance/expire.py."""
-        result = expire_backlog(self.ctx, **kwargs)
-        if result.begin is not None and not result.dry_run:
-            publish_after_change(self.ctx)
-        return result
+        """Every snapshot that is due (``maintenance.expire_snapshots``)."""
+        return self.maintenance.expire_snapshots(**kwargs)
 
     def expire_partitions(self, **kwargs) -> list[dict]:
-        """Drop partitions older than ``partition.expiration-time`` in one commit: expiration_time,
-        now, dry_run, progress; returns their values. See lakeformat/maintenance/partition_expire.py."""
-        return expire_partitions(self.ctx, **kwargs)
+        return self.maintenance.expire_partitions(**kwargs)
 
     def iceberg_sync(self, rebuild: bool = False):
-        """Publish (repair, or with ``rebuild`` rewrite) the table's Iceberg metadata up to its
-        latest snapshot; see lakeformat/maintenance/iceberg.py."""
-        return iceberg_sync(self.ctx, rebuild)
+        return self.maintenance.iceberg_sync(rebuild)
 
     def remove_orphan_files(self, **kwargs):
-        """Delete files nothing reaches that are older than ``older_than`` (default 1 day):
-        older_than, dry_run, progress; returns an OrphanResult. See lakeformat/maintenance/orphans.py."""
-        return remove_orphan_files(self.ctx, **kwargs)
+        return self.maintenance.remove_orphan_files(**kwargs)
 
-    # -- tags, consumers, rollback (logic in tag.py, consumer.py, rollback.py) --------------
     @property
     def tags(self):
-        return TagManager(self.ctx)
+        return self.maintenance.tags
 
     @property
     def consumers(self):
-        return ConsumerManager(self.ctx)
+        return self.maintenance.consumers
 
     def create_tag(self, name: str, snapshot_id: Optional[int] = None, time_retained=None):
-        """Tag a snapshot; published Iceberg metadata gets the tag as an Iceberg tag ref."""
-        tag = self.tags.create(name, snapshot_id, time_retained)
-        publish_after_change(self.ctx)
-        return tag
+        return self.maintenance.create_tag(name, snapshot_id, time_retained)
 
     def delete_tag(self, name: str, dry_run: bool = False) -> int:
-        """Delete a tag (and the Iceberg tag ref of published Iceberg metadata)."""
-        deleted = self.tags.delete(name, dry_run)
-        if not dry_run:
-            publish_after_change(self.ctx)
-        return deleted
+        return self.maintenance.delete_tag(name, dry_run)
 
     def rollback_to(self, snapshot_or_tag: Union[int, str], progress=None, dry_run: bool = False):
-        """Make a snapshot (id) or tag (name) the latest again; see lakeformat/maintenance/rollback.py.
-        Published Iceberg metadata is rebuilt to match."""
-        result = rollback_to(self.ctx, snapshot_or_tag, progress, dry_run)
-        if not dry_run:
-            publish_after_change(self.ctx)
-        return result
+        return self.maintenance.rollback_to(snapshot_or_tag, progress, dry_run)
 
     def live_entries(self, snapshot: Snapshot, partitions: Optional[set[bytes]] = None) -> list[ManifestEntry]:
         """Live files of a snapshot (with ``partitions``, of those only); see lakeformat/read/entries.py."""
@@ -268,10 +241,9 @@ class Table:
 
     def compact_report(self, full: bool = False, partitions: Optional[Sequence[dict]] = None,
                        commit_user: Optional[str] = None, progress=None) -> CompactionResult:
-        """``compact``, reporting everything it did: the COMPACT snapshot and the snapshot
-        expiration after it (or why that failed); ``.summary(name)`` says it in a line."""
-        commit = self.new_commit(commit_user or f"compact-{uuid.uuid4()}")
-        return compact_and_expire(self.ctx, commit, full, partitions, progress)
+        """``compact``, reporting everything it did (``maintenance.compact``): the COMPACT
+        snapshot and the snapshot expiration after it (or why that failed)."""
+        return self.maintenance.compact(full, partitions, commit_user, progress)
 
     def new_commit(self, commit_user: Optional[str] = None) -> TableCommit:
         return TableCommit(self.ctx, commit_user)

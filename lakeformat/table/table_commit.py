@@ -1,11 +1,7 @@
 """A commit as a table's users make it: the committer's snapshot(s), then the post-commit steps
-the table's options ask for (Paimon's ``TableCommitImpl`` above ``FileStoreCommit``).
-
-The steps are snapshot expiration and partition expiration, both skipped on ``write-only`` tables
-(a dedicated job runs them), then, with ``metadata.iceberg.storage``, publishing the Iceberg
-metadata of the latest snapshot (last, so that it sees what the expirations did). A failed step is logged and never raised: the commit has happened
-and must be reported as such; the next commit tries again. What the steps did stays on the
-commit object for callers that report it.
+the table's options ask for (Paimon's ``TableCommitImpl`` above ``FileStoreCommit``); the steps
+themselves are in ``lakeformat.table.effects``. What they did stays on the commit object for
+callers that report it.
 """
 from __future__ import annotations
 
@@ -15,9 +11,11 @@ from lakeformat.commit.commit import BATCH_IDENTIFIER, FileStoreCommit, Overwrit
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.table_context import TableContext
-from lakeformat.maintenance.expire import ExpireResult, expire_after_commit
-from lakeformat.maintenance.iceberg import PublishResult, publish_after_change
-from lakeformat.maintenance.partition_expire import maybe_expire_partitions
+from lakeformat.maintenance.expire import ExpireResult
+from lakeformat.maintenance.iceberg import PublishResult
+from lakeformat.table import effects
+
+__all__ = ["BATCH_IDENTIFIER", "Overwrite", "TableCommit"]   # the names front ends commit with
 
 
 class TableCommit(FileStoreCommit):
@@ -36,9 +34,6 @@ class TableCommit(FileStoreCommit):
         snapshot = super().commit(messages, identifier, overwrite)
         self.expired = self.expired_partitions = self.iceberg = None
         if self.snapshots_made > made_before:
-            self.expired = expire_after_commit(self.ctx, snapshot.id if snapshot is not None else None)
-            self.expired_partitions = maybe_expire_partitions(self.ctx)
-            # a partition expiration commits a snapshot of its own: then the publish reads what it lacks
-            deltas = None if self.expired_partitions else self.deltas
-            self.iceberg = publish_after_change(self.ctx, deltas, self.expired)
+            done = effects.after_commit(self.ctx, snapshot, self.deltas)
+            self.expired, self.expired_partitions, self.iceberg = done.expired, done.expired_partitions, done.iceberg
         return snapshot

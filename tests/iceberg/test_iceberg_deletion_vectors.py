@@ -11,7 +11,6 @@ import pytest
 from pyiceberg.table import StaticTable
 
 import lakeformat as lf
-import lakeformat.maintenance.iceberg as publisher
 from lakeformat.errors import OptionError
 from lakeformat.io.iceberg import index_file_of
 from lakeformat.io.index_files import IndexFiles
@@ -109,12 +108,11 @@ def test_deletion_vectors_with_data_files_elsewhere_are_refused(catalog, tmp_pat
 def test_a_new_process_reuses_the_published_delete_files(catalog):
     t = table_with_vectors(catalog)
     before = delete_files(t)
-    for cache in (publisher._KNOWN, publisher._ENTRIES):   # what a fresh process has not seen
-        cache.clear()
+    t.iceberg_cache.forget()                               # what a fresh process has not seen
     t.write(rows([50], "c", "d2"))                         # the vectors stay: their files are listed again
     assert delete_files(t) == before
     assert_same_everywhere(t)
-    publisher._KNOWN.clear()
+    t.iceberg_cache.forget()
     index = t.latest_snapshot().index_manifest
     t.write(rows(range(0, 10), "d"))
     t.compact()                                            # the vectors change

@@ -20,7 +20,6 @@ Operations (each a dict with ``op``, ``warehouse`` and ``table`` = "db.name"):
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 

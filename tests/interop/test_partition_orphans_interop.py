@@ -10,6 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 
 import lakeformat as lf
+from lakeformat.table import staging
 from tests.interop.helpers import Oracle, check_readers
 
 SCHEMA = pa.schema([("user_id", pa.int64()), ("behavior", pa.string()), ("dt", pa.string()), ("hour", pa.string())])
@@ -42,7 +43,7 @@ def test_oracles_read_after_partition_expiration_orphan_removal_and_publish(cata
     crashed = {f.file_name for m in w.prepare_commit() for f in m.new_files}
     s = t.new_write("ingest")
     s.write(rows(range(200, 205), "20240102", "11"))
-    lf.stage(t, s.prepare_commit(), "day-11", commit_user="ingest", identifier=lf.identifier_for("day", "11"))
+    staging.stage(t, s.prepare_commit(), "day-11", commit_user="ingest", identifier=staging.identifier_for("day", "11"))
     old = time.time() - 2 * 86400
     for p in Path(t.path).rglob("*"):
         if p.is_file():
@@ -59,7 +60,7 @@ def test_oracles_read_after_partition_expiration_orphan_removal_and_publish(cata
     check_readers(res, historic, t.read(snapshot_id=before_expiry), "user_id", readers=("pypaimon",),
                   what="time travel to before the expiration")
 
-    lf.publish(t, "day-11")
+    staging.publish(t, "day-11")
     i = oracle.read(catalog.warehouse, "db.events")
     check_readers(oracle.run(), i, t.read(), "user_id", what="after publishing the stage")
     assert t.read().num_rows == 25

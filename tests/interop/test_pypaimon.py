@@ -17,7 +17,7 @@ import pytest
 import lakeformat as lf
 from lakeformat import col
 from lakeformat.format.metadata_checks import UnsupportedMetadataError
-from tests.interop.helpers import Oracle, assert_same_rows, check_readers, conform, pred, sorted_rows
+from tests.interop.helpers import Oracle, assert_same_rows, check_readers, pred
 
 D = decimal.Decimal
 SCHEMA = pa.schema([("user_id", pa.int64()), ("behavior", pa.string()), ("price", pa.float64()),

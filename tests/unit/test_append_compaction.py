@@ -1,7 +1,6 @@
 """Append-table compaction: the picker as a pure function, the dedicated compaction of
 ``Table.compact``, the fixed-bucket writer's own compaction, and pypaimon reading the result."""
 import pyarrow as pa
-import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -12,7 +12,6 @@ import pytest
 import lakeformat as lf
 from lakeformat.errors import CorruptFileError, UnsupportedError
 from lakeformat.format.binary_row import deserialize_row
-from lakeformat.format import types as T
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "paimon-java")
 

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 
 import lakeformat as lf
+from lakeformat.table import staging
 from lakeformat.format.manifest import DataFileMeta
 from tests.conftest import events
 
@@ -128,12 +129,12 @@ def test_a_stage_file_that_is_not_one_is_corrupt(catalog, content):
     t = catalog.create_table("db.t", events(1).schema)
     w = t.new_write("job")
     w.write(events(3))
-    lf.stage(t, w.prepare_commit(), "s1", commit_user="job", identifier=1)
+    staging.stage(t, w.prepare_commit(), "s1", commit_user="job", identifier=1)
     staged = [p for p in Path(t.path).rglob("*") if p.is_file() and "s1" in p.name]
     assert staged
     staged[0].write_text(content)
     with pytest.raises(lf.CorruptFileError):
-        lf.load_staged(t, "s1")
+        staging.load_staged(t, "s1")
 
 
 def test_a_manifest_list_in_place_of_a_manifest_is_corrupt(catalog):

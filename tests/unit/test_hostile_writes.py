@@ -8,6 +8,7 @@ import pyarrow as pa
 import pytest
 
 import lakeformat as lf
+from lakeformat.commit.commit import Overwrite
 from tests.conftest import EVENTS, events
 
 
@@ -45,7 +46,7 @@ def test_two_phase_static_overwrite_checks_the_messages_too(table):
     w.write(events(2, "d9"))
     msgs = w.prepare_commit()
     with pytest.raises(lf.DataError, match="d9"):
-        table.new_commit("job").commit(msgs, 1, overwrite=lf.Overwrite({"dt": "d1"}))
+        table.new_commit("job").commit(msgs, 1, overwrite=Overwrite({"dt": "d1"}))
     assert len(table.snapshots()) == 2
 
 

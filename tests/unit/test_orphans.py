@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import lakeformat as lf
+from lakeformat.table import staging
 from lakeformat.io.manifests import ManifestFile
 from lakeformat.commit.commit import data_entries
 from tests.conftest import events
@@ -92,10 +93,10 @@ def test_everything_snapshots_tags_and_stages_reach_survives(table):
     assert [s.id for s in table.snapshots()] == [3, 4]
     w = table.new_write("stager")
     w.write(events(5, "2024-01-04", start=80))
-    lf.stage(table, w.prepare_commit(), "audit-me", commit_user="stager", identifier=lf.identifier_for("x"))
+    staging.stage(table, w.prepare_commit(), "audit-me", commit_user="stager", identifier=staging.identifier_for("x"))
     expected = {sid: by_id(table.read(snapshot_id=sid)) for sid in (3, 4)}
     tagged = by_id(table.read(tag="first"))
-    staged_rows = by_id(lf.read_staged(table, "audit-me"))
+    staged_rows = by_id(staging.read_staged(table, "audit-me"))
     # leftovers of every kind: a crashed writer's files (one in a partition nothing else uses),
     # a manifest of a failed commit, a temp file of a crashed metadata write
     left = crashed_write(table, events(3, "2024-01-09", start=900))
@@ -119,8 +120,8 @@ def test_everything_snapshots_tags_and_stages_reach_survives(table):
     for sid, rows in expected.items():
         assert by_id(table.read(snapshot_id=sid)) == rows
     assert by_id(table.read(tag="first")) == tagged
-    assert by_id(lf.read_staged(table, "audit-me")) == staged_rows
-    lf.publish(table, "audit-me")
+    assert by_id(staging.read_staged(table, "audit-me")) == staged_rows
+    staging.publish(table, "audit-me")
     assert table.read().num_rows == len(expected[4]) + 5
     # a second run finds nothing
     assert table.remove_orphan_files().orphans == ()
@@ -202,14 +203,14 @@ def test_on_s3_orphans_go_reachable_and_staged_files_stay(s3_endpoint):
     crashed = {f.file_name for m in w.prepare_commit() for f in m.new_files}
     s = t.new_write("stager")
     s.write(events(4, "2024-01-03", start=200))
-    lf.stage(t, s.prepare_commit(), "s1", commit_user="stager", identifier=7)
+    staging.stage(t, s.prepare_commit(), "s1", commit_user="stager", identifier=7)
     rows = by_id(t.read())
     assert t.remove_orphan_files().orphans == ()   # object times are now: a day has not passed
     result = t.remove_orphan_files(older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)
     assert {p.rsplit("/", 1)[-1] for p in result.orphans} == crashed and result.deleted == len(crashed)
     assert by_id(t.read()) == rows
     assert by_id(t.read(snapshot_id=2))[0]["dt"] == "2024-01-01"   # the expired partition, by time travel
-    lf.publish(t, "s1")
+    staging.publish(t, "s1")
     assert len(t.read().to_pylist()) == len(rows) + 4
 
 
@@ -223,10 +224,10 @@ def test_a_stage_made_while_the_run_reads_protects_its_files(table):
 
     def progress(done, total, what):   # runs after stages were listed, before anything is deleted
         if not made:
-            made.append(lf.stage(table, msgs, "late", commit_user="late", identifier=1))
+            made.append(staging.stage(table, msgs, "late", commit_user="late", identifier=1))
     result = table.remove_orphan_files(progress=progress)
     assert made and result.orphans == ()
-    lf.publish(table, "late")
+    staging.publish(table, "late")
     assert table.read().num_rows == 6
 
 

@@ -33,8 +33,8 @@ def write_messages(t, data):
 
 
 def stage_rows(t, data, stage_id, *parts):
-    return lf.stage(t, write_messages(t, data), stage_id, commit_user=USER,
-                    identifier=lf.identifier_for("ingest", "t", *(parts or (stage_id,))))
+    return staging.stage(t, write_messages(t, data), stage_id, commit_user=USER,
+                    identifier=staging.identifier_for("ingest", "t", *(parts or (stage_id,))))
 
 
 def files_in(t) -> set[str]:
@@ -51,50 +51,50 @@ def test_stage_audit_publish_makes_rows_visible_once(table):
     staged = stage_rows(table, data, "ingest-2024-06-01")
     assert staged.row_count == 8 and staged.commit_user == USER
     assert table.latest_snapshot() is None and table.read().num_rows == 0   # nothing visible yet
-    assert [s.stage_id for s in lf.list_staged(table)] == ["ingest-2024-06-01"]
-    assert by_id(lf.read_staged(table, "ingest-2024-06-01")) == by_id(data)
-    assert lf.read_staged(table, "ingest-2024-06-01", columns=["user_id"]).column_names == ["user_id"]
-    snap = lf.publish(table, "ingest-2024-06-01")
+    assert [s.stage_id for s in staging.list_staged(table)] == ["ingest-2024-06-01"]
+    assert by_id(staging.read_staged(table, "ingest-2024-06-01")) == by_id(data)
+    assert staging.read_staged(table, "ingest-2024-06-01", columns=["user_id"]).column_names == ["user_id"]
+    snap = staging.publish(table, "ingest-2024-06-01")
     assert snap.commit_user == USER and snap.commit_identifier == staged.identifier
     assert by_id(table.read()) == by_id(data)
-    assert lf.list_staged(table) == []
+    assert staging.list_staged(table) == []
     # a retried publish: the same snapshot, no second commit
-    again = lf.publish(table, "ingest-2024-06-01")
+    again = staging.publish(table, "ingest-2024-06-01")
     assert again.id == snap.id and table.latest_snapshot().id == snap.id
     assert table.read().num_rows == 8
     with pytest.raises(lf.LakeformatError, match="already published as snapshot"):
-        lf.discard(table, "ingest-2024-06-01")
+        staging.discard(table, "ingest-2024-06-01")
     assert table.read().num_rows == 8
 
 
 def test_rerun_with_same_identifier_never_duplicates_even_with_hash_identifiers(table):
     # identifiers are hashes: a later unit of work may carry a smaller identifier than an earlier
-    ids = {d: lf.identifier_for("ingest", "t", d) for d in ("2024-06-01", "2024-06-02", "2024-06-03")}
+    ids = {d: staging.identifier_for("ingest", "t", d) for d in ("2024-06-01", "2024-06-02", "2024-06-03")}
     order = sorted(ids, key=ids.get, reverse=True)   # publish the largest identifier first
     for d in order:
         stage_rows(table, events(2, d), f"ingest-{d}", d)
-        lf.publish(table, f"ingest-{d}")
+        staging.publish(table, f"ingest-{d}")
     first = order[0]
     before = table.read().num_rows
     files_before = files_in(table)
     # the DAG re-runs the first day: new files, same stage id and identifier
     stage_rows(table, events(2, first), f"ingest-{first}", first)
     assert files_in(table) - files_before   # the re-run wrote new files
-    snap = lf.publish(table, f"ingest-{first}")
+    snap = staging.publish(table, f"ingest-{first}")
     assert snap.commit_identifier == ids[first]
     assert table.read().num_rows == before   # no duplicate rows
     assert files_in(table) == files_before   # the re-written files were deleted
-    assert lf.list_staged(table) == []
+    assert staging.list_staged(table) == []
 
 
 def test_crash_after_commit_before_stage_removal_publishes_once_and_keeps_files(table):
     staged = stage_rows(table, events(4, "2024-06-01"), "s1")
     # the commit of a publish that died before removing the stage file
     snap = FileStoreCommit(table.ctx, USER).commit(list(staged.messages), staged.identifier)
-    again = lf.publish(table, "s1")
+    again = staging.publish(table, "s1")
     assert again.id == snap.id and table.latest_snapshot().id == snap.id
     assert table.read().num_rows == 4   # the committed files are still there
-    assert lf.list_staged(table) == []
+    assert staging.list_staged(table) == []
 
 
 def test_discard_deletes_files_and_stage(table):
@@ -102,21 +102,21 @@ def test_discard_deletes_files_and_stage(table):
     stage_rows(table, events(6, "2024-06-01"), "bad-day")
     written = files_in(table) - before
     assert written
-    assert lf.discard(table, "bad-day") == len(written)
+    assert staging.discard(table, "bad-day") == len(written)
     assert files_in(table) == before
-    assert lf.list_staged(table) == [] and table.read().num_rows == 0 and table.latest_snapshot() is None
+    assert staging.list_staged(table) == [] and table.read().num_rows == 0 and table.latest_snapshot() is None
     with pytest.raises(lf.NotFoundError, match="no staged commit 'bad-day'"):
-        lf.publish(table, "bad-day")
+        staging.publish(table, "bad-day")
 
 
 def test_discard_count_and_refusal_after_publish(table):
     staged = stage_rows(table, events(6, "2024-06-01"), "s2")
     n_files = len(staged.file_names())
-    assert lf.discard(table, "s2") == n_files
+    assert staging.discard(table, "s2") == n_files
     staged = stage_rows(table, events(6, "2024-06-01"), "s3")
     FileStoreCommit(table.ctx, USER).commit(list(staged.messages), staged.identifier)   # published, stage left
     with pytest.raises(lf.LakeformatError, match="already published"):
-        lf.discard(table, "s3")
+        staging.discard(table, "s3")
     assert table.read().num_rows == 6   # nothing was deleted
 
 
@@ -125,25 +125,25 @@ def test_publish_of_a_stage_whose_files_were_removed_commits_nothing(table):
     m = staged.messages[0]
     os.remove(os.path.join(table.bucket_dir_of(m.partition, m.bucket), m.new_files[0].file_name))
     with pytest.raises(lf.CommitError, match="cannot be published: its data file .* is missing"):
-        lf.publish(table, "s1")
+        staging.publish(table, "s1")
     assert table.latest_snapshot() is None
-    assert [s.stage_id for s in lf.list_staged(table)] == ["s1"]   # kept, for the user to discard
+    assert [s.stage_id for s in staging.list_staged(table)] == ["s1"]   # kept, for the user to discard
 
 
 def test_stage_ids_are_validated_and_unique(table):
     msgs = write_messages(table, events(1))
     for bad in ["", "../x", "a/b", ".hidden", "x\n", "a b", "a\\b"]:
         with pytest.raises(lf.InvalidNameError):
-            lf.stage(table, msgs, bad, commit_user=USER, identifier=1)
+            staging.stage(table, msgs, bad, commit_user=USER, identifier=1)
         with pytest.raises(lf.InvalidNameError):
-            lf.publish(table, bad)
-    lf.stage(table, msgs, "once", commit_user=USER, identifier=1)
+            staging.publish(table, bad)
+    staging.stage(table, msgs, "once", commit_user=USER, identifier=1)
     with pytest.raises(lf.AlreadyExistsError, match="exists already"):
-        lf.stage(table, msgs, "once", commit_user=USER, identifier=2)
+        staging.stage(table, msgs, "once", commit_user=USER, identifier=2)
     with pytest.raises(lf.LakeformatError, match="identifier"):
-        lf.stage(table, msgs, "other", commit_user=USER, identifier=-1)
+        staging.stage(table, msgs, "other", commit_user=USER, identifier=-1)
     with pytest.raises(lf.LakeformatError, match="commit_user"):
-        lf.stage(table, msgs, "other", commit_user="", identifier=1)
+        staging.stage(table, msgs, "other", commit_user="", identifier=1)
 
 
 def test_corrupt_stage_file_is_a_clear_error(table):
@@ -151,7 +151,7 @@ def test_corrupt_stage_file_is_a_clear_error(table):
     path = Path(table.path) / "staged" / "s1.json"
     path.write_text("{not json")
     with pytest.raises(lf.CorruptFileError, match="s1.json: cannot read staged commit"):
-        lf.load_staged(table, "s1")
+        staging.load_staged(table, "s1")
 
 
 def test_primary_key_stage_reads_written_rows_with_row_kinds(catalog):
@@ -161,13 +161,13 @@ def test_primary_key_stage_reads_written_rows_with_row_kinds(catalog):
     w = t.new_write(USER)
     w.write(pa.table({"id": [2, 4], "v": ["B", "d"]}, schema=schema))
     w.write(pa.table({"id": [3], "v": [None]}, schema=schema), row_kind=3)   # a delete
-    lf.stage(t, w.prepare_commit(), "pk1", commit_user=USER, identifier=7)
-    staged = lf.read_staged(t, "pk1")
+    staging.stage(t, w.prepare_commit(), "pk1", commit_user=USER, identifier=7)
+    staged = staging.read_staged(t, "pk1")
     assert staged.column_names == ["id", "v", "_row_kind"]
     assert sorted(staged.to_pylist(), key=lambda r: r["id"]) == [
         {"id": 2, "v": "B", "_row_kind": "+I"}, {"id": 3, "v": None, "_row_kind": "-D"},
         {"id": 4, "v": "d", "_row_kind": "+I"}]
-    lf.publish(t, "pk1")
+    staging.publish(t, "pk1")
     assert sorted(t.read().to_pylist(), key=lambda r: r["id"]) == [
         {"id": 1, "v": "a"}, {"id": 2, "v": "B"}, {"id": 4, "v": "d"}]
 
@@ -181,18 +181,18 @@ def test_crash_between_stage_and_publish_leaves_nothing_visible(table):
         t = lf.Catalog({str(Path(table.path).parents[1])!r}).get_table("db.t")
         w = t.new_write("job")
         w.write(events(5, "2024-06-01"))
-        lf.stage(t, w.prepare_commit(), "crashy", commit_user="job", identifier=lf.identifier_for("crashy"))
+        staging.stage(t, w.prepare_commit(), "crashy", commit_user="job", identifier=staging.identifier_for("crashy"))
         os._exit(1)   # killed between stage and publish
     """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stderr
     t = lf.Catalog(str(Path(table.path).parents[1])).get_table("db.t")
     assert t.latest_snapshot() is None and t.read().num_rows == 0
-    assert [s.stage_id for s in lf.list_staged(t)] == ["crashy"]
+    assert [s.stage_id for s in staging.list_staged(t)] == ["crashy"]
     # orphan cleaning keeps a stage's files however old they are
     result = t.remove_orphan_files(older_than=__import__("datetime").timedelta(0), allow_deleting_in_flight_files=True)
     assert result.orphans == ()
-    assert lf.publish(t, "crashy").delta_record_count == 5
+    assert staging.publish(t, "crashy").delta_record_count == 5
     assert t.read().num_rows == 5
 
 
@@ -211,26 +211,26 @@ def test_commit_message_json_round_trips_every_field():
 
 
 def test_identifier_for_is_stable_positive_and_unambiguous():
-    a = lf.identifier_for("ingest", "user_behavior", "2024-06-01")
-    assert a == lf.identifier_for("ingest", "user_behavior", "2024-06-01")
+    a = staging.identifier_for("ingest", "user_behavior", "2024-06-01")
+    assert a == staging.identifier_for("ingest", "user_behavior", "2024-06-01")
     assert 0 < a < 2**63 - 1
-    assert lf.identifier_for("ab") != lf.identifier_for("a", "b") != lf.identifier_for("a\x1fb")
-    assert lf.identifier_for("x", 7) == lf.identifier_for("x", "7")
+    assert staging.identifier_for("ab") != staging.identifier_for("a", "b") != staging.identifier_for("a\x1fb")
+    assert staging.identifier_for("x", 7) == staging.identifier_for("x", "7")
     # the same value in a fresh interpreter (no per-process hash seed)
-    out = subprocess.run([sys.executable, "-c", "import lakeformat as lf; print(lf.identifier_for("
+    out = subprocess.run([sys.executable, "-c", "from lakeformat.table import staging; print(staging.identifier_for("
                           "'ingest', 'user_behavior', '2024-06-01'))"], capture_output=True, text=True,
                          cwd=ROOT, timeout=60)
     assert int(out.stdout) == a
     with pytest.raises(TypeError):
-        lf.identifier_for("x", 1.5)
+        staging.identifier_for("x", 1.5)
     with pytest.raises(ValueError):
-        lf.identifier_for()
+        staging.identifier_for()
 
 
 def test_direct_commits_with_hash_identifiers_are_exactly_once(table):
     """The committer's own check must not assume a user's identifiers grow: identifier_for's
     do not, and a re-run of an earlier day would otherwise be committed twice."""
-    ids = {d: lf.identifier_for("ingest", "t", d) for d in ("2024-06-01", "2024-06-02")}
+    ids = {d: staging.identifier_for("ingest", "t", d) for d in ("2024-06-01", "2024-06-02")}
     big, small = sorted(ids, key=ids.get, reverse=True)
 
     def commit(d):

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 import lakeformat as lf
+from lakeformat.table import staging
 from lakeformat.errors import LakeformatError, UnsupportedError
 from lakeformat.format.metadata_checks import UnsupportedMetadataError
 from lakeformat.io.manifests import ManifestList
@@ -510,7 +511,7 @@ def test_a_staged_commit_naming_an_index_file_of_an_unknown_type_is_refused_not_
     t.write(pa.table({"id": range(10), "v": ["a"] * 10}))
     w = t.new_write("job")
     w.write(pa.table({"id": [2], "v": ["B"]}))
-    lf.stage(t, w.prepare_commit(), "s1", commit_user="job", identifier=1)
+    staging.stage(t, w.prepare_commit(), "s1", commit_user="job", identifier=1)
     stage_file = next(p for p in Path(t.path).rglob("*") if p.is_file() and "s1" in p.name)
     d = json.loads(stage_file.read_text())
     added = [f for m in d["messages"] for f in m.get("index_added", ())]
@@ -519,8 +520,8 @@ def test_a_staged_commit_naming_an_index_file_of_an_unknown_type_is_refused_not_
     stage_file.write_text(json.dumps(d))
     latest = t.latest_snapshot().id
     with pytest.raises(UnsupportedMetadataError) as e:
-        lf.load_staged(t, "s1")
+        staging.load_staged(t, "s1")
     assert NEWER_INDEX in str(e.value) and stage_file.name in str(e.value)
     with pytest.raises(UnsupportedMetadataError):
-        lf.publish(t, "s1")
+        staging.publish(t, "s1")
     assert t.latest_snapshot().id == latest

@@ -143,7 +143,7 @@ def test_a_publish_commits_through_the_table(catalog):
     t.write(events(2, start=10))
     w = t.new_write("stager")
     w.write(events(5, start=100))
-    staging.stage(t, w.prepare_commit(), "s1", commit_user="stager", identifier=lf.identifier_for("s1"))
+    staging.stage(t, w.prepare_commit(), "s1", commit_user="stager", identifier=staging.identifier_for("s1"))
     snap = staging.publish(t, "s1")
     assert snap is not None and snap.id == 3
     assert [s.id for s in t.snapshots()] == [3]   # the table commit's expiration ran after the publish

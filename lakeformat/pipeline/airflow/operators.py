@@ -21,8 +21,6 @@ from lakeformat.format import options as O
 from lakeformat.format.human import human_size
 from lakeformat.format.options import parse_duration
 from lakeformat.io.fileio import join
-from lakeformat.maintenance.expire_backlog import expire_backlog
-from lakeformat.maintenance.orphans import remove_orphan_files
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
 from lakeformat.pipeline.airflow.overview import bucket_runs
 
@@ -104,7 +102,7 @@ class LakeformatCompactOperator(LakeformatTableOperator):
     def execute(self, context) -> dict:
         t = self.get_table()
         before = bucket_runs(t)
-        r = t.compact_report(full=as_bool(self.full, "full"), partitions=self.partitions or None,
+        r = t.maintenance.compact(full=as_bool(self.full, "full"), partitions=self.partitions or None,
                              commit_user=self.commit_user, progress=self.progress())
         snap = r.snapshot
         after = bucket_runs(t) if snap else before
@@ -149,9 +147,9 @@ class LakeformatExpireSnapshotsOperator(LakeformatTableOperator):
         t = self.get_table()
         dry = as_bool(self.dry_run)
         ids_before = t.snapshot_manager.list_ids()
-        result = expire_backlog(t.ctx, retain_min=self.retain_min, retain_max=self.retain_max,
-                                older_than=as_duration(self.older_than, "older_than"), step=self.step,
-                                max_deletes=self.max_deletes, dry_run=dry, progress=self.progress())
+        result = t.maintenance.expire_snapshots(
+            retain_min=self.retain_min, retain_max=self.retain_max, older_than=as_duration(self.older_than, "older_than"),
+            step=self.step, max_deletes=self.max_deletes, dry_run=dry, progress=self.progress())
         summary = {"table": t.name, "dry_run": dry, **expire_summary(result, ids_before)}
         if summary["expired_snapshots"]:
             self.log.info("%s %s of %s (%s) and %s; %s remain (%s)", "Would expire" if dry else "Expired",
@@ -168,7 +166,8 @@ class LakeformatExpireSnapshotsOperator(LakeformatTableOperator):
 
 class LakeformatExpirePartitionsOperator(LakeformatTableOperator):
     """Drop the partitions older than ``partition.expiration-time`` (or ``expiration_time``),
-    judged by their partition values, in one commit."""
+    judged by their partition values, in one commit. A table without that option (and no
+    ``expiration_time`` given) keeps every partition: the table's own options decide."""
 
     template_fields = ("table", "dry_run", "expiration_time")
 
@@ -181,8 +180,13 @@ class LakeformatExpirePartitionsOperator(LakeformatTableOperator):
         t = self.get_table()
         dry = as_bool(self.dry_run)
         latest = t.snapshot_manager.latest_id()
-        expired = t.expire_partitions(expiration_time=as_duration(self.expiration_time, "expiration_time"),
-                                      dry_run=dry, progress=self.progress())
+        expiration_time = as_duration(self.expiration_time, "expiration_time")
+        if expiration_time is None and t.typed_options.get(O.PARTITION_EXPIRATION_TIME) is None:
+            self.log.info("%s has no partition.expiration-time and no expiration_time was given: "
+                          "no partition expires", t.name)
+            return {"table": t.name, "dry_run": dry, "partitions": [], "snapshot_id": None}
+        expired = t.maintenance.expire_partitions(expiration_time=expiration_time,
+                                                  dry_run=dry, progress=self.progress())
         parts = [{k: str(v) for k, v in p.items()} for p in expired]
         new_latest = t.snapshot_manager.latest_id()
         summary = {"table": t.name, "dry_run": dry, "partitions": parts,
@@ -214,7 +218,7 @@ class LakeformatCleanConsumersOperator(LakeformatTableOperator):
     def execute(self, context) -> dict:
         t = self.get_table()
         dry = as_bool(self.dry_run)
-        consumers = t.consumers
+        consumers = t.maintenance.consumers
         before = consumers.list()
         if self.including or self.excluding:
             rule = f"matching {self.including or '.*'}" + (f" but not {self.excluding}" if self.excluding else "")
@@ -258,7 +262,7 @@ class LakeformatRemoveOrphanFilesOperator(LakeformatTableOperator):
         older = as_duration(self.older_than, "older_than")
         if older is None:   # a zero span is a real choice, not "unset"
             older = dt.timedelta(days=1)
-        result = remove_orphan_files(t.ctx, older_than=older, dry_run=dry, progress=self.progress())
+        result = t.maintenance.remove_orphan_files(older_than=older, dry_run=dry, progress=self.progress())
         summary = {"table": t.name, "dry_run": dry, **orphan_summary(result)}
         if result.skipped:
             self.log.warning("Removed no orphan files of %s: %s", t.name, result.skipped)

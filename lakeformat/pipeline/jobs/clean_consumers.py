@@ -7,7 +7,6 @@
 A removed consumer no longer holds snapshots back from expiration.
 """
 from lakeformat.pipeline.jobs import parser, resolve, run
-from lakeformat.maintenance.consumer import ConsumerManager
 from lakeformat.format.options import parse_duration
 
 
@@ -21,7 +20,7 @@ def main(argv):
     if a.excluding and not a.including:
         ap.error("--excluding needs --including")
     jt = resolve(a)
-    consumers = ConsumerManager(jt.open().ctx)
+    consumers = jt.open().maintenance.consumers
     expired = consumers.expire(parse_duration(a.older_than) if a.older_than else None)
     cleared = consumers.clear(a.including, a.excluding) if a.including else []
     print(f"{jt.identifier}: removed {len(expired)} idle consumer(s) {expired} and {len(cleared)} "

@@ -8,7 +8,6 @@ driver commits once (``lakeformat.spark.compaction``). The dedicated compaction 
 written with ``write-only = true``: it also expires snapshots afterwards, as any commit of a
 table that is not write-only does.
 """
-from lakeformat.format import options as O
 from lakeformat.pipeline.jobs import parser, resolve, run, spark_session
 from lakeformat.spark.compaction import compact_on_spark
 from lakeformat.spark.options import parse_partition_spec
@@ -29,10 +28,8 @@ def main(argv):
     snap, report = compact_on_spark(spark, jt.ref(), full=a.full, partitions=partitions,
                                     commit_user=f"lakeformat-compact-{jt.short_name}")
     print(f"compacted {jt.identifier}: snapshot {snap.id} ({snap.commit_kind}); {report.summary()}"
-          if snap is not None else f"{jt.identifier}: nothing to compact")
-    if table.typed_options.get(O.WRITE_ONLY):
-        print(table.expire_snapshots().summary(jt.identifier))
-    return 0
+          if snap is not None else f"{jt.identifier}: {report.summary()}")
+    return 1 if report.expire_error is not None else 0   # compacted; the failed expiration fails the job
 
 
 if __name__ == "__main__":

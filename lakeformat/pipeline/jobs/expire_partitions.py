@@ -4,7 +4,6 @@ table's ``partition.expiration-time`` (or ``--expiration-time``), in one OVERWRI
     spark-submit jobs/expire_partitions.py --table user_behavior [--expiration-time "30 d"] [--dry-run]
 """
 from lakeformat.pipeline.jobs import parser, progress_logger, resolve, run
-from lakeformat.maintenance.partition_expire import expire_partitions
 
 
 def main(argv):
@@ -14,8 +13,8 @@ def main(argv):
     a = ap.parse_args(argv)
     jt = resolve(a)
     table = jt.open()
-    dropped = expire_partitions(table.ctx, expiration_time=a.expiration_time, dry_run=a.dry_run,
-                                progress=progress_logger(f"expiring partitions of {jt.identifier}"))
+    dropped = table.maintenance.expire_partitions(expiration_time=a.expiration_time, dry_run=a.dry_run,
+                                              progress=progress_logger(f"expiring partitions of {jt.identifier}"))
     verb = "would drop" if a.dry_run else "dropped"
     print(f"{jt.identifier}: {verb} {len(dropped)} partition(s)" +
           (": " + ", ".join(",".join(f"{k}={v}" for k, v in p.items()) for p in dropped) if dropped else ""))

@@ -8,7 +8,6 @@ snapshot.expire.limit as the step). Every snapshot due goes, --step per run, up 
 Tagged snapshots and those a consumer still needs are kept.
 """
 from lakeformat.pipeline.jobs import parser, progress_logger, resolve, run
-from lakeformat.maintenance.expire_backlog import expire_backlog
 from lakeformat.format.options import parse_duration
 
 
@@ -23,10 +22,10 @@ def main(argv):
     a = ap.parse_args(argv)
     jt = resolve(a)
     table = jt.open()
-    result = expire_backlog(table.ctx, retain_min=a.retain_min, retain_max=a.retain_max,
-                            older_than=parse_duration(a.older_than) if a.older_than else None,
-                            step=a.step, max_deletes=a.max_deletes, dry_run=a.dry_run,
-                            progress=progress_logger(f"expiring snapshots of {jt.identifier}"))
+    result = table.maintenance.expire_snapshots(
+        retain_min=a.retain_min, retain_max=a.retain_max, older_than=parse_duration(a.older_than) if a.older_than else None,
+        step=a.step, max_deletes=a.max_deletes, dry_run=a.dry_run,
+        progress=progress_logger(f"expiring snapshots of {jt.identifier}"))
     print(result.summary(jt.identifier))
     return 0
 

@@ -7,7 +7,6 @@ import datetime as dt
 
 from lakeformat.pipeline.jobs import parser, progress_logger, resolve, run
 from lakeformat.format.options import parse_duration
-from lakeformat.maintenance.orphans import remove_orphan_files
 
 
 def main(argv):
@@ -21,8 +20,9 @@ def main(argv):
     older = parse_duration(a.older_than)
     if older < dt.timedelta(0):
         ap.error("--older-than must not be negative")
-    r = remove_orphan_files(jt.open().ctx, older_than=older, dry_run=a.dry_run,
-                            allow_deleting_in_flight_files=a.allow_deleting_in_flight_files, progress=progress_logger(f"looking for orphan files of {jt.identifier}"))
+    r = jt.open().maintenance.remove_orphan_files(
+        older_than=older, dry_run=a.dry_run, allow_deleting_in_flight_files=a.allow_deleting_in_flight_files,
+        progress=progress_logger(f"looking for orphan files of {jt.identifier}"))
     print(r.summary(jt.identifier, a.older_than))
     return 0
 

@@ -10,8 +10,10 @@ OVERWRITE snapshot; expiring snapshots then deletes the files no retained snapsh
 consumer needs; orphan cleaning comes last and removes what failed writers left behind (files
 older than ``orphan_older_than``, so commits in flight are safe; staged commits are kept).
 
-``exists`` skips a table the ingest has not created yet. Partition expiration runs only for
-partitioned tables with ``partition.expiration-time`` in the config. Params: ``dry_run`` (every
+``exists`` skips a table the ingest has not created yet. Partitioned tables get an
+``expire_partitions`` step, which decides at run time from the table's own
+``partition.expiration-time`` (the config's options apply only when a table is created; an
+``ALTER`` since then counts): without one, nothing expires. Params: ``dry_run`` (every
 step only reports what it would do) and ``orphan_older_than``; their defaults come from
 ``pipeline.maintenance`` in the config.
 """
@@ -25,12 +27,8 @@ from lakeformat.pipeline.airflow.operators import (LakeformatCleanConsumersOpera
                                                    LakeformatExpirePartitionsOperator,
                                                    LakeformatExpireSnapshotsOperator,
                                                    LakeformatRemoveOrphanFilesOperator)
-from lakeformat.pipeline.config import PipelineConfig, TableSpec
+from lakeformat.pipeline.config import PipelineConfig
 DRY_RUN = "{{ params.dry_run }}"
-
-
-def _partition_expiry(spec: TableSpec) -> bool:
-    return bool(spec.partition_keys) and "partition.expiration-time" in spec.options
 
 
 def build_maintenance_dag(config: PipelineConfig) -> DAG:
@@ -55,7 +53,7 @@ def build_maintenance_dag(config: PipelineConfig) -> DAG:
                     table_exists_task(spec, config),
                     LakeformatCleanConsumersOperator(task_id="clean_consumers", dry_run=DRY_RUN, **common),
                 ]
-                if _partition_expiry(spec):
+                if spec.partition_keys:   # fixed at creation; the expiration time is read from the table
                     steps.append(LakeformatExpirePartitionsOperator(task_id="expire_partitions", dry_run=DRY_RUN,
                                                                     **common))
                 steps += [
