@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import sys
 from typing import Sequence
 
@@ -23,6 +22,7 @@ from lakeformat.format.types import type_to_json
 from lakeformat.secrets import mask
 from lakeformat.table.catalog import Catalog
 from lakeformat.table.preview import read_preview
+from lakeformat.table.settings import resolve as resolve_settings
 
 
 def cmd_databases(cat: Catalog, args) -> None:
@@ -85,11 +85,12 @@ def _global_flags(p: argparse.ArgumentParser, top: bool) -> None:
     On the subparsers their defaults are SUPPRESS, so they never reset what was given before the
     subcommand; ``--option`` after it collects into ``sub_option`` and ``main`` merges both."""
     if top:
-        warehouse, options, flag = os.environ.get("LAKEFORMAT_WAREHOUSE", "warehouse"), [], False
+        warehouse, options, flag = None, [], False   # None: lakeformat.table.settings.resolve decides
     else:
         warehouse = options = flag = argparse.SUPPRESS
     p.add_argument("--warehouse", default=warehouse,
-                   help="warehouse path or URI (default: $LAKEFORMAT_WAREHOUSE or ./warehouse)")
+                   help="warehouse path or URI (default: $LAKEFORMAT_CATALOG's, $LAKEFORMAT_WAREHOUSE, "
+                        "else ./warehouse)")
     p.add_argument("--option", action="append", default=options, metavar="KEY=VALUE",
                    dest="option" if top else "sub_option",
                    help="catalog option, e.g. s3.endpoint=http://localhost:9000 (repeatable)")
@@ -143,9 +144,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(args, "catalog", True):   # validate-config: no warehouse involved
             args.fn(None, args)
             return 0
-        cat = Catalog(args.warehouse, **options)
+        settings = resolve_settings(args.warehouse, options)
+        cat = settings.catalog()
         if not cat.io.exists(cat.warehouse):   # a typo must not look like an empty warehouse
-            raise NotFoundError(f"warehouse {args.warehouse!r} does not exist")
+            raise NotFoundError(f"warehouse {settings.warehouse!r} does not exist")
         args.fn(cat, args)
     except (LakeformatError, OSError) as e:   # OSError: storage unreachable, a file gone
         print(f"error: {mask(e)}", file=sys.stderr)

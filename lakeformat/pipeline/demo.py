@@ -14,8 +14,8 @@
     python -m lakeformat.pipeline.demo --config config/tables.yaml --dags dags --plugins plugins \\
         --oracle-python .venv-oracle/bin/python
 
-The warehouse is ``$LAKEFORMAT_WAREHOUSE`` or ``./warehouse`` (its ``demo`` database is
-replaced); Airflow's home, the landing files and the task logs go to a temporary directory.
+The warehouse is the environment's (``$LAKEFORMAT_WAREHOUSE``, see
+:mod:`lakeformat.table.settings`) or ``./warehouse`` (its ``demo`` database is replaced); Airflow's home, the landing files and the task logs go to a temporary directory.
 Exits non-zero when anything turns out other than described above.
 """
 from __future__ import annotations
@@ -45,6 +45,7 @@ from lakeformat.pipeline.local_airflow import (
     prepare,
     run_dag,
 )
+from lakeformat.table.settings import resolve as resolve_settings
 
 DAYS = ["2024-06-01", "2024-06-02", "2024-06-03"]
 BAD_DAY = DAYS[1]
@@ -56,7 +57,7 @@ class Demo:
     def __init__(self, console: Console, args: argparse.Namespace):
         self.console = console
         self.args = args
-        self.warehouse = os.path.abspath(os.environ.get("LAKEFORMAT_WAREHOUSE") or "warehouse")
+        self.warehouse = os.path.abspath(resolve_settings().warehouse)
         self.work = Path(tempfile.mkdtemp(prefix="lakeformat-demo-"))
         self.landing = self.work / "landing"
         self.log = self.work / "airflow-tasks.log"

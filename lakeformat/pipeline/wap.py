@@ -30,7 +30,8 @@ from typing import Callable, Mapping, Optional, Sequence
 from lakeformat.commit import stage_log, staging
 from lakeformat.errors import LakeformatError
 from lakeformat.pipeline import landing_files, unit_claim
-from lakeformat.pipeline.config import IngestUnit, TableSpec, ingest_identity, ingest_units, stage_id_for
+from lakeformat.pipeline.config import TableSpec
+from lakeformat.pipeline.units import IngestUnit, ingest_identity, ingest_units, stage_id_for
 from lakeformat.pipeline.quality import AuditReport, Expectation, audit
 
 log = logging.getLogger(__name__)

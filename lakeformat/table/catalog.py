@@ -5,16 +5,17 @@ from typing import Mapping, Optional, Sequence
 
 import pyarrow as pa
 
-from lakeformat.commit.lock import LOCK_OPTION_KEYS, lock_from_options
+from lakeformat.commit.lock import lock_from_options
 from lakeformat.errors import AlreadyExistsError, LakeformatError, NotFoundError
 from lakeformat.format.iceberg.schema import check_table
 from lakeformat.format.names import split_identifier, validate_name
 from lakeformat.format.options import validate
 from lakeformat.format.schema import new_schema
 from lakeformat.io.file_format import check_table_formats
-from lakeformat.io.fileio import S3_OPTION_KEYS, FileIO, join
+from lakeformat.io.fileio import FileIO, join
 from lakeformat.io.schemas import SchemaManager
 from lakeformat.secrets import mask_options, register_options
+from lakeformat.table.settings import check_catalog_options
 from lakeformat.table.table import Table
 
 
@@ -26,12 +27,8 @@ class Catalog:
         if not warehouse:
             raise LakeformatError("a catalog needs a warehouse path or URI")
         self.warehouse = warehouse.rstrip("/")
-        self.options = {k: str(v) for k, v in options.items()}
-        register_options(self.options)   # any later message that echoes a credential gets it masked
-        known = S3_OPTION_KEYS + LOCK_OPTION_KEYS
-        unknown = [k for k in self.options if k not in known]
-        if unknown:
-            raise LakeformatError(f"unknown catalog option(s) {unknown}; known: {list(known)}")
+        register_options(options)   # any later message that echoes a credential gets it masked
+        self.options = check_catalog_options(options)
         self.io = FileIO.for_uri(self.warehouse, self.options)
         self.lock = lock_from_options(self.warehouse, self.options)
 

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from lakeformat.errors import LakeformatError
-from lakeformat.pipeline.config import (IngestUnit, PipelineConfigError, TableSpec, asset_uri, ingest_identity,
-                                        ingest_units, load_config, stage_id_for, submit_settings)
+from lakeformat.pipeline.config import PipelineConfigError, TableSpec, asset_uri, load_config, submit_settings
+from lakeformat.pipeline.units import IngestUnit, ingest_identity, ingest_units, stage_id_for
 from tests.project import CONFIG
 
 COLUMNS = (("id", "BIGINT"), ("dt", "STRING"))
