@@ -15,6 +15,7 @@ from rich.text import Text
 from lakeformat.cli import help_text
 from lakeformat.cli import config as cli_config
 from lakeformat.cli import procedures as cli_procedures
+from lakeformat.cli import submit as cli_submit
 from lakeformat.cli import tables as cli_tables
 from lakeformat.cli.output import emit, plain
 from lakeformat.errors import LakeformatError, NotFoundError
@@ -125,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(fn=cmd_read)
     cli_procedures.register(sub)    # compact, expire-snapshots, ... (Paimon's procedures)
     cli_config.register(sub)        # validate-config (the pipeline's tables.yaml)
+    cli_submit.register(sub)        # submit, jar-path (Spark jobs)
     for sp in sub.choices.values():
         _global_flags(sp, top=False)
     help_text.describe(sub)
