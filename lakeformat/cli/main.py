@@ -23,6 +23,7 @@ from lakeformat.format.types import type_to_json
 from lakeformat.secrets import mask
 from lakeformat.table.catalog import Catalog
 from lakeformat.table.preview import read_preview
+from lakeformat.table.settings import CATALOG_ENV, WAREHOUSE_ENV
 from lakeformat.table.settings import resolve as resolve_settings
 
 
@@ -90,7 +91,7 @@ def _global_flags(p: argparse.ArgumentParser, top: bool) -> None:
     else:
         warehouse = options = flag = argparse.SUPPRESS
     p.add_argument("--warehouse", default=warehouse,
-                   help="warehouse path or URI (default: $LAKEFORMAT_CATALOG's, $LAKEFORMAT_WAREHOUSE, "
+                   help=f"warehouse path or URI (default: ${CATALOG_ENV}'s, ${WAREHOUSE_ENV}, "
                         "else ./warehouse)")
     p.add_argument("--option", action="append", default=options, metavar="KEY=VALUE",
                    dest="option" if top else "sub_option",

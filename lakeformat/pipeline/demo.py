@@ -14,8 +14,9 @@
     python -m lakeformat.pipeline.demo --config config/tables.yaml --dags dags --plugins plugins \\
         --oracle-python .venv-oracle/bin/python
 
-The warehouse is the environment's (``$LAKEFORMAT_WAREHOUSE``, see
-:mod:`lakeformat.table.settings`) or ``./warehouse`` (its ``demo`` database is replaced); Airflow's home, the landing files and the task logs go to a temporary directory.
+The warehouse is the environment's (see :mod:`lakeformat.table.settings`) or ``./warehouse``
+(its ``demo`` database is replaced); Airflow's home, the landing files and the task logs go to
+a temporary directory.
 Exits non-zero when anything turns out other than described above.
 """
 from __future__ import annotations

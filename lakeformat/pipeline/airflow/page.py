@@ -26,7 +26,7 @@ from lakeformat.pipeline.airflow.table_page import render_table_page, table_href
 from lakeformat.pipeline.airflow.table_view import table_detail
 from lakeformat.pipeline.config import configured_tables
 from lakeformat.secrets import mask
-from lakeformat.table.settings import environment_warehouse
+from lakeformat.table.settings import CATALOG_ENV, WAREHOUSE_ENV, environment_warehouse
 from lakeformat.table.settings import resolve as resolve_settings
 
 MAX_BUCKET_ROWS = 200
@@ -184,8 +184,8 @@ def main(argv=None) -> None:
                                 description="Serve the Lakehouse page without Airflow (no login: keep it on "
                                             "localhost).", epilog="example: .venv/bin/python -m "
                                 "lakeformat.pipeline.airflow.page --warehouse warehouse --port 8090")
-    p.add_argument("--warehouse", help="warehouse path or URI (default: $LAKEFORMAT_CATALOG's or "
-                   "$LAKEFORMAT_WAREHOUSE, else the "
+    p.add_argument("--warehouse", help=f"warehouse path or URI (default: ${CATALOG_ENV}'s or "
+                   f"${WAREHOUSE_ENV}, else the "
                    "lakeformat_default Airflow connection from $AIRFLOW_CONN_LAKEFORMAT_DEFAULT)")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="catalog option (repeatable)")
     p.add_argument("--config", help="tables config listed first (default: $LAKEFORMAT_CONFIG)")

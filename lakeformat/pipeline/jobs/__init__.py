@@ -4,7 +4,7 @@ Common arguments: ``--table`` (a name in the pipeline config or ``db.table``), `
 ``--config``, ``--catalog-option KEY=VALUE`` (``s3.endpoint``, ``lock.enabled``...), ``--master``
 (default: what spark-submit was given, else ``local[*]``). The catalog settings are resolved by
 :func:`lakeformat.table.settings.resolve`: the arguments, then ``$LAKEFORMAT_CATALOG`` (which
-the DAGs and ``lakeformat submit`` set), ``$LAKEFORMAT_WAREHOUSE``, the config's warehouse.
+the DAGs and ``lakeformat submit`` set), the environment's warehouse, the config's.
 Credentials (``s3.secret-key``, a ``lock.uri`` with a password) are refused on the command line,
 which every user of the machine sees: they come in ``$LAKEFORMAT_CATALOG`` or the ``AWS_*``
 variables. Jobs log in plain words, with credentials masked, and exit non-zero with a one-line
@@ -26,7 +26,7 @@ from lakeformat.pipeline.config import CONFIG_ENV, PipelineConfig, TableSpec, lo
 from lakeformat.secrets import MaskingFilter, register_options
 from lakeformat.spark.jar import JAR
 from lakeformat.spark.options import TableRef
-from lakeformat.table.settings import CatalogSettings, option_pairs
+from lakeformat.table.settings import CATALOG_ENV, WAREHOUSE_ENV, CatalogSettings, option_pairs
 from lakeformat.table.settings import resolve as resolve_settings
 
 log = logging.getLogger("lakeformat.jobs")
@@ -36,8 +36,8 @@ def parser(prog: str, description: str) -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog=prog, description=description,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--table", required=True, help="table: a name in the config (user_behavior) or db.table")
-    ap.add_argument("--warehouse", help="warehouse path or URI (default: $LAKEFORMAT_CATALOG's, "
-                                        "$LAKEFORMAT_WAREHOUSE, then the config's)")
+    ap.add_argument("--warehouse", help=f"warehouse path or URI (default: ${CATALOG_ENV}'s, ${WAREHOUSE_ENV}, "
+                                        "then the config's)")
     ap.add_argument("--config", help="pipeline config (default: $LAKEFORMAT_CONFIG; without either, name the "
                                      "table as db.table)")
     ap.add_argument("--catalog-option", action="append", default=[], metavar="KEY=VALUE",
