@@ -11,7 +11,7 @@
   compaction, expired snapshots, consumers; and pypaimon (in ``.venv-oracle``) reads every
   table and must count the same rows.
 
-    python -m lakeformat.pipeline.demo --config config/tables.yaml --dags dags --plugins plugins \\
+    python -m lakeformat.pipeline.local.demo --config config/tables.yaml --dags dags --plugins plugins \\
         --oracle-python .venv-oracle/bin/python
 
 The warehouse is the environment's (see :mod:`lakeformat.table.settings`) or ``./warehouse``
@@ -39,7 +39,7 @@ from rich.table import Table as RichTable
 
 import lakeformat as lf
 from lakeformat.pipeline.config import CONFIG_ENV, load_config
-from lakeformat.pipeline.local_airflow import (
+from lakeformat.pipeline.local.airflow_home import (
     load_dags,
     migrate,
     output_to,
@@ -232,7 +232,7 @@ def _ids(ids) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m lakeformat.pipeline.demo", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m lakeformat.pipeline.local.demo", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", default=os.environ.get(CONFIG_ENV),
                     help=f"the pipeline config (default: ${CONFIG_ENV})")

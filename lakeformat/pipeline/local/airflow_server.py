@@ -32,8 +32,8 @@ from typing import Optional
 
 from lakeformat.errors import LakeformatError
 from lakeformat.pipeline import landing, landing_files
-from lakeformat.pipeline.local_airflow import airflow_env
-from lakeformat.pipeline.postgres import LocalPostgres, free_port
+from lakeformat.pipeline.local.airflow_home import airflow_env
+from lakeformat.pipeline.local.postgres import LocalPostgres, free_port
 from lakeformat.table.settings import absolute_location
 from lakeformat.table.settings import resolve as resolve_settings
 
@@ -258,7 +258,7 @@ def _raise_stop(signum, frame):
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m lakeformat.pipeline.airflow_server", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m lakeformat.pipeline.local.airflow_server", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--state", default=".airflow", help="state directory (default ./.airflow)")
     ap.add_argument("--warehouse", help="default: the environment's (lakeformat.table.settings), else ./warehouse")
