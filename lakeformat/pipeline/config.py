@@ -327,10 +327,10 @@ class _Reader:
             raise self.error(at, f"must be a day like 2024-01-01, got {_kind(v)}") from None
 
     def duration(self, v: Any, at: str) -> dt.timedelta:
-        try:
-            return O.parse_duration(str(v))
-        except ValueError as e:
-            raise self.error(at, f"{v!r} is {e}") from None
+        try:   # as text: a bare number is milliseconds, as in Paimon's options
+            return O.duration(str(v), at)
+        except LakeformatError as e:
+            raise PipelineConfigError(f"{self.where}: {e}") from None
 
     def names(self, v: Any, at: str) -> tuple[str, ...]:
         if v is None:
