@@ -62,6 +62,7 @@ class LakeformatSparkSubmitOperator(SparkSubmitOperator):
     template_fields = (*SparkSubmitOperator.template_fields, "unit_label")   # a mapped group's argument too
 
     def __init__(self, *, lakeformat_conn_id: str = "lakeformat_default", unit_label: str = "", **kwargs):
+        kwargs.setdefault("jars", submit.jar_path())   # shown with the task in the UI
         super().__init__(**kwargs)
         self.lakeformat_conn_id = lakeformat_conn_id
         self.unit_label = unit_label   # the day (or hour) a mapped ingest stage loads: its map_index_template
