@@ -29,7 +29,8 @@ def plan(args):
     job_args = list(args.job_args)
     if config and "--config" not in job_args:
         job_args = ["--config", config, *job_args]
-    sub = submit.build(args.job, job_args, settings, conf=cfg.spark_conf if cfg else None)
+    py_files = os.path.abspath(args.py_files) if args.py_files else None
+    sub = submit.build(args.job, job_args, settings, conf=cfg.spark_conf if cfg else None, py_files=py_files)
     return sub, sub.argv(args.master, submit.spark_submit_binary())
 
 
@@ -58,6 +59,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("submit", help="run a lakeformat Spark job (ingest, compact...) with spark-submit")
     p.add_argument("--config", help="pipeline config (default: $LAKEFORMAT_CONFIG, else ./config/tables.yaml)")
     p.add_argument("--master", default="local[*]", help="Spark master (default: local[*])")
+    p.add_argument("--py-files", metavar="ZIP", help="lakeformat zipped for nodes without it (make pyfiles: "
+                   "dist/lakeformat.zip)")
     p.add_argument("--dry-run", action="store_true", help="print the command instead of running it")
     p.add_argument("job", help="the job: ingest, compact, expire_snapshots, expire_partitions, clean_consumers, "
                                "remove_orphans")

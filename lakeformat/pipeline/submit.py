@@ -7,7 +7,8 @@ a DAG, from ``lakeformat submit`` and from a plain shell:
 
 - the interpreter: ``$PYSPARK_PYTHON`` of the environment, else this Python (the venv's), which
   spark-submit also needs to find its own Spark home;
-- lakeformat's Spark jar (``--jars``), when it is built;
+- lakeformat's Spark jar (``--jars``), when it is built; on a cluster whose nodes do not have
+  lakeformat installed, the package zipped by ``make pyfiles`` (``--py-files``);
 - the catalog settings as one object in ``$LAKEFORMAT_CATALOG`` (warehouse made absolute,
   options, credentials among them), never in the arguments: arguments are visible to every
   user of the machine (``ps``) and end up in task logs; a process's environment is readable by
@@ -83,6 +84,7 @@ class Submission:
     name: str
     jars: Optional[str] = None
     conf: Mapping[str, str] = field(default_factory=dict)
+    py_files: Optional[str] = None
 
     def argv(self, master: str, spark_submit: str = "spark-submit", verbose: bool = False) -> list[str]:
         """The command line, flag for flag in the order the Spark provider's hook writes it for
@@ -90,6 +92,8 @@ class Submission:
         out = [spark_submit, "--master", master]
         for k, v in self.conf.items():
             out += ["--conf", f"{k}={v}"]
+        if self.py_files:
+            out += ["--py-files", self.py_files]
         if self.jars:
             out += ["--jars", self.jars]
         out += ["--name", self.name]
@@ -102,7 +106,7 @@ class Submission:
 
 
 def build(job: str, args: Sequence[str], settings: CatalogSettings, *, name: Optional[str] = None,
-          conf: Optional[Mapping[str, str]] = None, jars: Optional[str] = None,
+          conf: Optional[Mapping[str, str]] = None, jars: Optional[str] = None, py_files: Optional[str] = None,
           environ: Optional[Mapping[str, str]] = None) -> Submission:
     """The submission of ``job`` (a job name such as ``ingest``, or a job's file) with ``args``.
     Empty arguments (an optional flag a template left out) are dropped; a credential among the
@@ -119,7 +123,7 @@ def build(job: str, args: Sequence[str], settings: CatalogSettings, *, name: Opt
     env = {**settings.absolute().to_env(), "PYSPARK_PYTHON": environ.get("PYSPARK_PYTHON") or sys.executable}
     job_name = Path(application).stem
     return Submission(application, kept, env, name or f"lakeformat-{job_name}", jars or jar_path(),
-                      dict(conf or {}))
+                      dict(conf or {}), py_files or None)
 
 
 def find_config(path: Optional[str] = None, environ: Optional[Mapping[str, str]] = None) -> Optional[str]:

@@ -32,19 +32,20 @@ def test_the_operator_and_lakeformat_submit_build_the_same_command(tmp_path, mon
     op = LakeformatSparkSubmitOperator(
         task_id="compact", application=job_file("compact"), conn_id="spark_submit",
         lakeformat_conn_id="lakeformat_submit", application_args=["--config", str(CONFIG), *job_args, ""],
-        conf=conf, name="lakeformat-compact")
+        conf=conf, name="lakeformat-compact", py_files=str(tmp_path / "lakeformat.zip"))
     op.prepare_submission()
     hook = op._get_hook()
     command = hook._build_spark_submit_command(op.application)   # what the provider runs
 
     # the same inputs on a shell: the connection's settings in the environment, the config given
     monkeypatch.setenv(CATALOG_ENV, json.dumps({"warehouse": "s3://lake/wh", "options": OPTIONS}))
-    args = build_parser().parse_args(["submit", "--config", str(CONFIG), "--master", "local[2]", "compact", *job_args])
+    args = build_parser().parse_args(["submit", "--config", str(CONFIG), "--master", "local[2]",
+                                      "--py-files", "lakeformat.zip", "compact", *job_args])
     sub, argv = cli_submit.plan(args)
 
     assert Path(command[0]).name == Path(argv[0]).name == "spark-submit"
     assert command[1:] == argv[1:]
-    assert "--jars" in argv and "--conf" in argv and argv[-3:] == job_args
+    assert {"--jars", "--conf", "--py-files"} <= set(argv) and argv[-3:] == job_args
     assert hook._env == sub.env   # what the provider adds to spark-submit's environment
     assert json.loads(sub.env[CATALOG_ENV]) == {"warehouse": "s3://lake/wh", "options": dict(sorted(OPTIONS.items()))}
     assert not any(SECRET in a for a in command + argv)

@@ -68,13 +68,13 @@ class LakeformatSparkSubmitOperator(SparkSubmitOperator):
         self.unit_label = unit_label   # the day (or hour) a mapped ingest stage loads: its map_index_template
 
     def prepare_submission(self) -> CatalogSettings:
-        """Set the operator's application, arguments, jars, conf and environment from the one
+        """Set the operator's application, arguments, jars, py-files, conf and environment from the one
         builder; returns the connection's settings (for the log line)."""
         settings = LakeformatHook(self.lakeformat_conn_id).settings()
         sub = submit.build(self.application, self.application_args or [], settings, name=self.name,
-                           conf=self.conf, jars=self.jars)
+                           conf=self.conf, jars=self.jars, py_files=self.py_files)
         self.application, self.application_args = sub.application, list(sub.application_args)
-        self.name, self.jars, self.conf = sub.name, sub.jars, dict(sub.conf)
+        self.name, self.jars, self.conf, self.py_files = sub.name, sub.jars, dict(sub.conf), sub.py_files
         # the spark-submit process's environment: the driver inherits it (client mode)
         self.env_vars = {**(self.env_vars or {}), **sub.env}
         return settings
