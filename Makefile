@@ -107,13 +107,13 @@ test: setup
 	$(PY) -m pytest -q
 
 demo: setup
-	LAKEFORMAT_WAREHOUSE=$(WAREHOUSE) $(PY) -m lakeformat.pipeline.demo --config config/tables.yaml \
+	LAKEFORMAT_WAREHOUSE=$(WAREHOUSE) $(PY) -m lakeformat.pipeline.local.demo --config config/tables.yaml \
 	  --dags dags --plugins plugins --oracle-python $(ORACLE)/bin/python
 
 # Airflow 3 on this machine (API server, scheduler, DAG processor, triggerer) on a PostgreSQL of its
 # own, state in ./.airflow; prints the URL and the login; Ctrl-C stops every process.
 airflow: setup
-	LAKEFORMAT_WAREHOUSE=$(WAREHOUSE) $(PY) -m lakeformat.pipeline.airflow_server --port $(or $(AIRFLOW_PORT),8080)
+	LAKEFORMAT_WAREHOUSE=$(WAREHOUSE) $(PY) -m lakeformat.pipeline.local.airflow_server --port $(or $(AIRFLOW_PORT),8080)
 
 bench: setup
 	$(PY) benchmarks/run.py

@@ -87,7 +87,7 @@ def main() -> int:
         boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing",
                      aws_secret_access_key="testing").create_bucket(Bucket="bench")
         store = {"s3.endpoint": endpoint, **CREDS}
-        os.environ["LAKEFORMAT_CATALOG_OPTIONS"] = json.dumps(store)
+        os.environ["LAKEFORMAT_CATALOG"] = json.dumps({"options": store})
         tmp = Path(tempfile.mkdtemp(prefix="landing-bench-"))
         local, remote = str(tmp / "landing"), "s3://bench/landing"
         cfg = load_config(str(ROOT / "config" / "tables.yaml"))

@@ -1,4 +1,4 @@
-"""A throwaway PostgreSQL server for tests (lakeformat.pipeline.postgres.LocalPostgres in a temp dir).
+"""A throwaway PostgreSQL server for tests (lakeformat.pipeline.local.postgres.LocalPostgres in a temp dir).
 
 Test modules import the fixture (``from tests.pg import postgres_dsn``). A server that cannot
 start fails the tests with its log, never skips them: the lock must be tested on a real server.
@@ -11,7 +11,7 @@ import tempfile
 import pytest
 
 from lakeformat.errors import LakeformatError
-from lakeformat.pipeline.postgres import LocalPostgres
+from lakeformat.pipeline.local.postgres import LocalPostgres
 
 
 @pytest.fixture(scope="session")

@@ -58,6 +58,13 @@ VERBS: dict[str, tuple[str, tuple[str, ...]]] = {
                      ("lakeformat iceberg-sync demo.user_behavior",)),
     "validate-config": ("Check a pipeline config (tables.yaml) as every job and DAG loads it, without running "
                         "anything.", ("lakeformat validate-config config/tables.yaml",)),
+    "submit": ("Run a lakeformat Spark job with spark-submit, as the DAGs submit it: this venv's Python, "
+               "lakeformat's jar, the pipeline config (--config, $LAKEFORMAT_CONFIG or ./config/tables.yaml) and "
+               "the catalog settings in the job's environment. Everything after JOB goes to the job.",
+               ("lakeformat submit ingest --table user_behavior --date 2024-06-07",
+                "lakeformat submit --dry-run compact --table user_behavior --full")),
+    "jar-path": ("Print the path of lakeformat's Spark jar, for spark-submit --jars.",
+                 ('spark-submit --jars "$(lakeformat jar-path)" ...',)),
 }
 
 TOP_EXAMPLES = ("lakeformat --warehouse warehouse tables",

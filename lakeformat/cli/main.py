@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import sys
 from typing import Sequence
 
@@ -16,6 +15,7 @@ from rich.text import Text
 from lakeformat.cli import help_text
 from lakeformat.cli import config as cli_config
 from lakeformat.cli import procedures as cli_procedures
+from lakeformat.cli import submit as cli_submit
 from lakeformat.cli import tables as cli_tables
 from lakeformat.cli.output import emit, plain
 from lakeformat.errors import LakeformatError, NotFoundError
@@ -23,6 +23,8 @@ from lakeformat.format.types import type_to_json
 from lakeformat.secrets import mask
 from lakeformat.table.catalog import Catalog
 from lakeformat.table.preview import read_preview
+from lakeformat.table.settings import CATALOG_ENV, WAREHOUSE_ENV
+from lakeformat.table.settings import resolve as resolve_settings
 
 
 def cmd_databases(cat: Catalog, args) -> None:
@@ -85,11 +87,12 @@ def _global_flags(p: argparse.ArgumentParser, top: bool) -> None:
     On the subparsers their defaults are SUPPRESS, so they never reset what was given before the
     subcommand; ``--option`` after it collects into ``sub_option`` and ``main`` merges both."""
     if top:
-        warehouse, options, flag = os.environ.get("LAKEFORMAT_WAREHOUSE", "warehouse"), [], False
+        warehouse, options, flag = None, [], False   # None: lakeformat.table.settings.resolve decides
     else:
         warehouse = options = flag = argparse.SUPPRESS
     p.add_argument("--warehouse", default=warehouse,
-                   help="warehouse path or URI (default: $LAKEFORMAT_WAREHOUSE or ./warehouse)")
+                   help=f"warehouse path or URI (default: ${CATALOG_ENV}'s, ${WAREHOUSE_ENV}, "
+                        "else ./warehouse)")
     p.add_argument("--option", action="append", default=options, metavar="KEY=VALUE",
                    dest="option" if top else "sub_option",
                    help="catalog option, e.g. s3.endpoint=http://localhost:9000 (repeatable)")
@@ -124,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(fn=cmd_read)
     cli_procedures.register(sub)    # compact, expire-snapshots, ... (Paimon's procedures)
     cli_config.register(sub)        # validate-config (the pipeline's tables.yaml)
+    cli_submit.register(sub)        # submit, jar-path (Spark jobs)
     for sp in sub.choices.values():
         _global_flags(sp, top=False)
     help_text.describe(sub)
@@ -143,9 +147,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(args, "catalog", True):   # validate-config: no warehouse involved
             args.fn(None, args)
             return 0
-        cat = Catalog(args.warehouse, **options)
+        settings = resolve_settings(args.warehouse, options)
+        cat = settings.catalog()
         if not cat.io.exists(cat.warehouse):   # a typo must not look like an empty warehouse
-            raise NotFoundError(f"warehouse {args.warehouse!r} does not exist")
+            raise NotFoundError(f"warehouse {settings.warehouse!r} does not exist")
         args.fn(cat, args)
     except (LakeformatError, OSError) as e:   # OSError: storage unreachable, a file gone
         print(f"error: {mask(e)}", file=sys.stderr)

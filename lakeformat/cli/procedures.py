@@ -26,9 +26,9 @@ from rich.progress import (
 from rich.text import Text
 
 from lakeformat.cli.output import plain
-from lakeformat.errors import DataError, LakeformatError
+from lakeformat.errors import DataError, LakeformatError, OptionError
 from lakeformat.format.human import human_duration
-from lakeformat.format.options import parse_duration
+from lakeformat.format import options as O
 from lakeformat.format.partition import parse_partition_spec
 
 # ---------------------------------------------------------------- argument parsing
@@ -46,16 +46,16 @@ def partition_spec(text: str) -> dict:
 
 def duration(text: str) -> dt.timedelta:
     try:
-        return parse_duration(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(f"{text!r}: {e}") from None
+        return O.duration(text, "duration")
+    except OptionError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def duration_or_time(text: str):
     """A time retained ('1 h', '2 d') or a cutoff timestamp ('2024-06-01 12:00:00', local time)."""
     try:
-        return parse_duration(text)
-    except ValueError:
+        return O.duration(text, "time retained")
+    except OptionError:
         pass
     try:
         return dt.datetime.fromisoformat(text)

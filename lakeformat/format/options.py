@@ -99,6 +99,22 @@ def parse_duration(v: str) -> dt.timedelta:
         raise ValueError("too long a duration") from None
 
 
+def duration(value: Any, what: str) -> Optional[dt.timedelta]:
+    """The one duration parser of every front end (API arguments, CLI flags, job arguments, DAG
+    params, the pipeline config): None or '' is None, a timedelta stays, a number is seconds,
+    text is Paimon's (:func:`parse_duration`). A bad value is an OptionError naming ``what``."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, dt.timedelta):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return dt.timedelta(seconds=value)
+    try:
+        return parse_duration(str(value))
+    except ValueError as e:
+        raise OptionError(f"{what}: {value!r} is {e}") from None
+
+
 def parse_list(v: str) -> list[str]:
     """Comma-separated names, blanks dropped."""
     return [x.strip() for x in v.split(",") if x.strip()]

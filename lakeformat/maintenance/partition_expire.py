@@ -73,8 +73,7 @@ class ExpirePolicy:
            expiration_time: Union[None, str, dt.timedelta] = None) -> "ExpirePolicy":
         """The table's policy, with ``expiration_time`` overriding the option. Raises
         OptionError for settings that could never expire anything."""
-        if isinstance(expiration_time, str):
-            expiration_time = O.parse_duration(expiration_time)
+        expiration_time = O.duration(expiration_time, "expiration_time")
         expiration_time = expiration_time if expiration_time is not None else options.get(O.PARTITION_EXPIRATION_TIME)
         if expiration_time is None:
             raise OptionError("partition.expiration-time is not set: set the table option or pass expiration_time")

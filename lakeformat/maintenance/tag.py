@@ -93,12 +93,7 @@ def json_to_local_datetime(value) -> dt.datetime:
 
 
 def _duration(value: Union[None, str, dt.timedelta]) -> Optional[dt.timedelta]:
-    if value is None or isinstance(value, dt.timedelta):
-        return value
-    try:
-        return O.parse_duration(str(value))
-    except ValueError as e:
-        raise LakeformatError(f"invalid tag time_retained {value!r}: {e}") from None
+    return O.duration(value, "tag time_retained")
 
 
 class TagManager:

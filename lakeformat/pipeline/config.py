@@ -23,26 +23,21 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
-import json
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
-from urllib.parse import urlparse
+from typing import Any, Mapping, Optional
 
 import pyarrow as pa
 
-from lakeformat.table.staging import identifier_for
 from lakeformat.errors import LakeformatError, NotFoundError
 from lakeformat.format import options as O
 from lakeformat.format import types as T
 from lakeformat.format.schema import new_schema
 from lakeformat.pipeline.quality import Expectation, check_expectations, parse_expectations
-from lakeformat.secrets import is_secret_key, mask
 
 CONFIG_ENV = "LAKEFORMAT_CONFIG"
-MAX_BACKFILL_UNITS = 1000   # a typo in a date range should not start years of Spark jobs
 LANDING_FORMATS = ("jsonl", "csv")
 PRESETS = {"@hourly": "0 * * * *", "@daily": "0 0 * * *", "@midnight": "0 0 * * *",
            "@weekly": "0 0 * * 0", "@monthly": "0 0 1 * *", "@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *"}
@@ -57,20 +52,6 @@ class UnknownTableError(PipelineConfigError, NotFoundError):
 
 
 # -- the model -----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class IngestUnit:
-    """One slice of landing data one Spark ingest job stages: a day, or an hour of a day."""
-    date: str                      # YYYY-MM-DD
-    hour: Optional[int] = None
-
-    @property
-    def label(self) -> str:
-        return self.date if self.hour is None else f"{self.date}T{self.hour:02d}"
-
-    def job_args(self) -> list[str]:
-        return ["--date", self.date] + ([] if self.hour is None else ["--hour", str(self.hour)])
-
-
 @dataclass(frozen=True)
 class TableSpec:
     """One entry of ``tables:``: the table's shape, its landing files, schedule and quality rules."""
@@ -97,10 +78,6 @@ class TableSpec:
     @property
     def table(self) -> str:
         return self.identifier.split(".", 1)[1]
-
-    @property
-    def write_only(self) -> bool:
-        return bool(O.Options(self.options).get(O.WRITE_ONLY))
 
     def arrow_schema(self) -> pa.Schema:
         fields = [(n, T.type_from_json(t)) for n, t in self.columns]
@@ -222,7 +199,7 @@ def load_config(path: Optional[str] = None) -> PipelineConfig:
         raise r.error("pipeline.landing.poke_interval", f"must be more than 0, got {wait['poke_interval']!r}")
     return PipelineConfig(
         path=str(p),
-        warehouse=os.environ.get("LAKEFORMAT_WAREHOUSE") or r.text(top.get("warehouse", "./warehouse"), "warehouse"),
+        warehouse=r.text(top.get("warehouse", "./warehouse"), "warehouse"),
         landing=os.environ.get("LAKEFORMAT_LANDING") or r.text(top.get("landing", "./landing"), "landing"),
         tables=tables,
         connection=r.text(pipe.get("connection", "lakeformat_default"), "pipeline.connection"),
@@ -350,10 +327,10 @@ class _Reader:
             raise self.error(at, f"must be a day like 2024-01-01, got {_kind(v)}") from None
 
     def duration(self, v: Any, at: str) -> dt.timedelta:
-        try:
-            return O.parse_duration(str(v))
-        except ValueError as e:
-            raise self.error(at, f"{v!r} is {e}") from None
+        try:   # as text: a bare number is milliseconds, as in Paimon's options
+            return O.duration(str(v), at)
+        except LakeformatError as e:
+            raise PipelineConfigError(f"{self.where}: {e}") from None
 
     def names(self, v: Any, at: str) -> tuple[str, ...]:
         if v is None:
@@ -396,116 +373,7 @@ def _kind(v: Any) -> str:
     return "nothing" if v is None else f"{type(v).__name__} {v!r}"
 
 
-# -- what a run ingests ------------------------------------------------------------------------
-def _day(value: Any, what: str) -> dt.date:
-    if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
-    try:
-        return dt.date.fromisoformat(str(value).strip())
-    except ValueError:
-        raise PipelineConfigError(f"{what} {value!r} is not a date like 2024-06-01") from None
-
-
-def ingest_units(spec: TableSpec, logical_date: Optional[dt.datetime],
-                 start: Any = None, end: Any = None) -> list[IngestUnit]:
-    """The units one run ingests. With ``start`` (and optionally ``end``, inclusive; it
-    defaults to ``start``) every day, or every hour of every day for hourly tables, of the
-    range; else the unit of the logical date (its day, or its hour)."""
-    if start in (None, "") and end not in (None, ""):
-        raise PipelineConfigError(f"backfill of {spec.name}: 'end' {end!r} given without 'start'")
-    if start in (None, ""):
-        if logical_date is None:
-            raise PipelineConfigError(f"run of {spec.name} has no logical date: give 'start' and 'end'")
-        d = logical_date.date().isoformat()
-        return [IngestUnit(d, logical_date.hour if spec.hourly else None)]
-    first = _day(start, f"backfill of {spec.name}: 'start'")
-    last = _day(end, f"backfill of {spec.name}: 'end'") if end not in (None, "") else first
-    if last < first:
-        raise PipelineConfigError(f"backfill of {spec.name}: 'end' {last} is before 'start' {first}")
-    days = [first + dt.timedelta(days=i) for i in range((last - first).days + 1)]
-    units = [IngestUnit(d.isoformat(), h) for d in days for h in (range(24) if spec.hourly else [None])]
-    if len(units) > MAX_BACKFILL_UNITS:
-        raise PipelineConfigError(f"backfill of {spec.name} from {first} to {last} is {len(units)} runs "
-                                  f"of the ingest job; split it (at most {MAX_BACKFILL_UNITS} at once)")
-    return units
-
-
-def stage_id_for(spec: TableSpec, unit: IngestUnit) -> str:
-    """The stage id of one unit of a table, for the job and the DAG alike: the same for every
-    run and retry of that unit, so a new attempt replaces the leftovers of an old one, and the
-    stage's published marker tells every later run that the unit is loaded."""
-    return f"ingest-{spec.name}-{unit.label.replace(':', '')}"
-
-
-def ingest_identity(spec: TableSpec, unit: IngestUnit) -> tuple[str, int]:
-    """(commit user, commit identifier) of a unit's commit: what makes it exactly-once."""
-    parts = ("ingest", spec.name, unit.date) + (() if unit.hour is None else (f"{unit.hour:02d}",))
-    return f"lakeformat-ingest-{spec.name}", identifier_for(*parts)
-
-
-# the catalog options of a Spark job (JSON): credentials included, so never on its command line
-CATALOG_OPTIONS_ENV = "LAKEFORMAT_CATALOG_OPTIONS"
-# S3 credentials a job also takes from the standard AWS_* variables of its environment
-SECRET_ENV = {"s3.access-key": "AWS_ACCESS_KEY_ID", "s3.secret-key": "AWS_SECRET_ACCESS_KEY",
-              "s3.session-token": "AWS_SESSION_TOKEN"}
-
-
-def catalog_options_from_env() -> dict[str, str]:
-    """The catalog options of a process's environment: S3 credentials in the standard ``AWS_*``
-    variables, then ``$LAKEFORMAT_CATALOG_OPTIONS`` (a JSON object) over them. A Spark job hands
-    them to the executors inside the tasks, whatever the nodes' environment."""
-    from_aws = {k: os.environ[v] for k, v in SECRET_ENV.items() if os.environ.get(v)}
-    raw = os.environ.get(CATALOG_OPTIONS_ENV)
-    if not raw:
-        return from_aws
-    try:
-        opts = json.loads(raw)
-    except ValueError:
-        opts = None
-    if not isinstance(opts, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in opts.items()):
-        raise LakeformatError(f"${CATALOG_OPTIONS_ENV} must be a JSON object of string options")
-    return {**from_aws, **opts}
-
-
-def option_args(pairs: Sequence[str], flag: str) -> dict[str, str]:
-    """``KEY=VALUE`` command-line options; a credential among them is refused: arguments are
-    visible to every user of the machine and end up in logs."""
-    out = {}
-    for kv in pairs:
-        k, sep, v = kv.partition("=")
-        if not sep or not k:
-            raise LakeformatError(f"{flag} {mask(kv)!r}: expected KEY=VALUE")
-        k, v = k.strip(), v.strip()
-        if is_secret_key(k) or mask(v) != v:
-            raise LakeformatError(f"{flag} {k}: a credential on the command line is visible to every "
-                                  f"user of the machine and in logs; pass it in ${CATALOG_OPTIONS_ENV} "
-                                  "(a JSON object of catalog options) or the AWS_* variables instead")
-        out[k] = v
-    return out
-
-
-def absolute_location(location: str) -> str:
-    """A local path made absolute (a job may run in another directory); a URI as it is."""
-    if urlparse(location).scheme in ("", "file"):
-        return os.path.abspath(location.removeprefix("file://"))
-    return location
-
-
-def submit_settings(warehouse: str, options: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
-    """(job arguments, environment) that give a Spark job a connection's catalog: the warehouse
-    (absolute when local: spark-submit may run in another directory) as an argument, the
-    catalog options, credentials among them, in ``$LAKEFORMAT_CATALOG_OPTIONS``. Arguments are
-    visible to every user of the machine (``ps``) and end up in task logs; the environment of a
-    process is readable by its owner only. The job hands the options to the executors inside
-    the data source (Spark's task serialization), not through ``spark.executorEnv`` settings,
-    which would be arguments again."""
-    warehouse = absolute_location(warehouse)
-    env = {CATALOG_OPTIONS_ENV: json.dumps(dict(sorted(options.items())))} if options else {}
-    return ["--warehouse", warehouse], env
-
-
+# -- names ---------------------------------------------------------------------------------------
 def asset_uri(spec: TableSpec, connection: str = "lakeformat_default") -> str:
     """The Airflow Asset URI of a table: the connection names the warehouse."""
     return f"lakeformat://{connection}/{spec.database}/{spec.table}"

@@ -24,7 +24,8 @@ import lakeformat.spark as lfs
 from lakeformat.table import staging
 from lakeformat.errors import LakeformatError, NotFoundError
 from lakeformat.pipeline import landing_files
-from lakeformat.pipeline.config import IngestUnit, TableSpec, ingest_identity, stage_id_for
+from lakeformat.pipeline.config import TableSpec
+from lakeformat.pipeline.units import IngestUnit, ingest_identity, stage_id_for
 from lakeformat.pipeline.wap import clear_leftover, create_table, loaded
 from lakeformat.spark.types import spark_arrow_schema, spark_type
 

@@ -12,7 +12,7 @@ item and day, as CSV). The same seed gives the same bytes. ``--bad-day`` adds ro
 tables' quality rules on that day: negative prices and an unknown behavior. Columns the landing
 path gives (``dt={ds}``) are not repeated inside the files. The landing root may be on an object
 store (``s3://bucket/prefix``): its storage options are the warehouse's, from the environment
-(``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``, ``$LAKEFORMAT_CATALOG_OPTIONS``) and
+(``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``, ``$LAKEFORMAT_CATALOG``) and
 ``--option`` (no credentials on the command line).
 """
 from __future__ import annotations
@@ -31,9 +31,10 @@ import pyarrow.csv as pcsv
 from lakeformat.pipeline.demo_data import user_behavior
 from lakeformat.errors import LakeformatError
 from lakeformat.io.fileio import join
-from lakeformat.pipeline.config import TableSpec, catalog_options_from_env, load_config, option_args
+from lakeformat.pipeline.config import TableSpec, load_config
 from lakeformat.pipeline.landing_files import landing_io
 from lakeformat.secrets import mask, register_options
+from lakeformat.table.settings import from_environment, option_pairs
 
 LATE_FRACTION = 0.005
 BAD_ROWS = 25
@@ -155,7 +156,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if a.rows_per_day < 1:
         ap.error("--rows-per-day must be at least 1")
     try:
-        options = {**catalog_options_from_env(), **option_args(a.option, "--option")}
+        options = {**from_environment()[1], **option_pairs(a.option, "--option")}
         register_options(options)   # masked in any message that repeats one
         cfg = load_config(a.config)
         tables = [cfg.table(n) for n in a.table] if a.table else [t for t in cfg.tables if t.name in GENERATORS]

@@ -17,7 +17,8 @@ import datetime as dt
 from typing import Any, Mapping, Optional, Sequence
 
 from lakeformat.format.human import human_duration
-from lakeformat.pipeline.config import IngestUnit, LandingWait, TableSpec, ingest_units
+from lakeformat.pipeline.config import LandingWait, TableSpec
+from lakeformat.pipeline.units import IngestUnit, ingest_units
 from lakeformat.pipeline.wap import landing_missing
 
 WAIT_PARAM = "wait_for_landing"   # the ingest DAG's param: a manual run or backfill waits too

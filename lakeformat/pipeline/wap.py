@@ -31,7 +31,8 @@ from lakeformat.commit import stage_log
 from lakeformat.table import staging
 from lakeformat.errors import LakeformatError
 from lakeformat.pipeline import landing_files, unit_claim
-from lakeformat.pipeline.config import IngestUnit, TableSpec, ingest_identity, ingest_units, stage_id_for
+from lakeformat.pipeline.config import TableSpec
+from lakeformat.pipeline.units import IngestUnit, ingest_identity, ingest_units, stage_id_for
 from lakeformat.pipeline.quality import AuditReport, Expectation, audit
 
 log = logging.getLogger(__name__)

@@ -9,7 +9,7 @@ reads the same rows through Spark's ``partitionBy`` and a filter on Spark's row 
 slowly. Give it to a session with
 
     SparkSession.builder.config("spark.jars", lakeformat.spark.jar_path())
-    spark-submit --jars "$(python -c 'import lakeformat.spark as s; print(s.jar_path())')" ...
+    spark-submit --jars "$(lakeformat jar-path)" ...
 """
 from __future__ import annotations
 

@@ -15,13 +15,14 @@ import os
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
-from lakeformat.commit.lock import LOCK_OPTION_KEYS, lock_from_options
+from lakeformat.commit.lock import lock_from_options
 from lakeformat.errors import OptionError
 from lakeformat.format import options as O
 from lakeformat.format.names import split_identifier, validate_name, validate_ref_name
 from lakeformat.format.partition import parse_partition_spec
-from lakeformat.io.fileio import S3_OPTION_KEYS, FileIO
+from lakeformat.io.fileio import FileIO
 from lakeformat.table.catalog import Catalog
+from lakeformat.table.catalog import CATALOG_OPTION_KEYS, check_catalog_options
 from lakeformat.table.table import Table
 
 WAREHOUSE, TABLE, PATH = "warehouse", "table", "path"
@@ -71,9 +72,7 @@ class TableRef:
         if self.identifier is not None:
             t = Catalog(self.warehouse, **opts).get_table(self.identifier)
         else:
-            unknown = [k for k in opts if k not in S3_OPTION_KEYS + LOCK_OPTION_KEYS]
-            if unknown:
-                raise OptionError(f"unknown catalog option(s) {unknown}")
+            opts = check_catalog_options(opts)
             t = Table(FileIO.for_uri(self.path, opts), self.path.rstrip("/"), os.path.basename(self.path.rstrip("/")),
                       lock=lock_from_options(self.path, opts))
         if schema_id is not None and t.schema.id != schema_id:
@@ -119,8 +118,8 @@ class SourceOptions:
 
 def parse(options: Mapping[str, str]) -> SourceOptions:
     opts = {k.lower(): str(v) for k, v in options.items()}
-    unknown = [k for k in opts if k not in SOURCE_KEYS and k not in SPARK_KEYS and k not in S3_OPTION_KEYS
-               and k not in LOCK_OPTION_KEYS and not _is_table_option(k)]
+    unknown = [k for k in opts if k not in SOURCE_KEYS and k not in SPARK_KEYS and k not in CATALOG_OPTION_KEYS
+               and not _is_table_option(k)]
     if unknown:
         raise OptionError("unknown lakeformat option(s): " + ", ".join(_hint(k) for k in unknown))
     table_opts = {k: v for k, v in opts.items() if k not in SOURCE_KEYS and _is_table_option(k)}
@@ -142,12 +141,12 @@ _TABLE_KEYS: set = set()
 
 
 def _hint(k: str) -> str:
-    close = difflib.get_close_matches(k, SOURCE_KEYS + S3_OPTION_KEYS, n=1)
+    close = difflib.get_close_matches(k, SOURCE_KEYS + CATALOG_OPTION_KEYS, n=1)
     return repr(k) + (f" (did you mean {close[0]!r}?)" if close else "")
 
 
 def _table_ref(opts: dict, table_opts: dict) -> TableRef:
-    catalog = tuple(sorted((k, v) for k, v in opts.items() if k in S3_OPTION_KEYS + LOCK_OPTION_KEYS))
+    catalog = tuple(sorted((k, v) for k, v in opts.items() if k in CATALOG_OPTION_KEYS))
     dynamic = tuple(sorted(table_opts.items()))
     if opts.get(TABLE):
         if not opts.get(WAREHOUSE):

@@ -1,12 +1,13 @@
 """Filesystem catalog: databases are ``<warehouse>/<db>.db``, tables ``<db>.db/<table>``."""
 from __future__ import annotations
 
-from typing import Mapping, Optional, Sequence
+import difflib
+from typing import Any, Mapping, Optional, Sequence
 
 import pyarrow as pa
 
 from lakeformat.commit.lock import LOCK_OPTION_KEYS, lock_from_options
-from lakeformat.errors import AlreadyExistsError, LakeformatError, NotFoundError
+from lakeformat.errors import AlreadyExistsError, LakeformatError, NotFoundError, OptionError
 from lakeformat.format.iceberg.schema import check_table
 from lakeformat.format.names import split_identifier, validate_name
 from lakeformat.format.options import validate
@@ -19,6 +20,22 @@ from lakeformat.secrets import mask_options, register_options
 from lakeformat.table.table import Table
 
 
+CATALOG_OPTION_KEYS = S3_OPTION_KEYS + LOCK_OPTION_KEYS
+
+
+def check_catalog_options(options: Mapping[str, Any]) -> dict[str, str]:
+    """The catalog options as strings; an unknown key is an error naming it (with the closest
+    known key), so a typo never silently falls back to a default store or no lock."""
+    out = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in options.items()}
+    unknown = [k for k in out if k not in CATALOG_OPTION_KEYS]
+    if unknown:
+        hints = [f"{k!r} -> {c[0]!r}" for k in unknown if (c := difflib.get_close_matches(k, CATALOG_OPTION_KEYS, n=1))]
+        raise OptionError(f"unknown catalog option(s) {unknown}; known: {list(CATALOG_OPTION_KEYS)}"
+                          + (f" (did you mean {', '.join(hints)}?)" if hints else ""))
+    return out
+
+
+
 class Catalog:
     """Entry point: ``Catalog("/path/to/warehouse")`` or ``Catalog("s3://bucket/wh", **{"s3.endpoint": ...})``.
     Options: the ``s3.*`` keys of the store, and ``lock.*`` for a catalog lock around commits."""
@@ -27,12 +44,8 @@ class Catalog:
         if not warehouse:
             raise LakeformatError("a catalog needs a warehouse path or URI")
         self.warehouse = warehouse.rstrip("/")
-        self.options = {k: str(v) for k, v in options.items()}
-        register_options(self.options)   # any later message that echoes a credential gets it masked
-        known = S3_OPTION_KEYS + LOCK_OPTION_KEYS
-        unknown = [k for k in self.options if k not in known]
-        if unknown:
-            raise LakeformatError(f"unknown catalog option(s) {unknown}; known: {list(known)}")
+        register_options(options)   # any later message that echoes a credential gets it masked
+        self.options = check_catalog_options(options)
         self.io = FileIO.for_uri(self.warehouse, self.options)
         self.lock = lock_from_options(self.warehouse, self.options)
         self.iceberg_cache = IcebergCache()   # what its tables' Iceberg publishes reuse

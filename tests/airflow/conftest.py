@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lakeformat.pipeline.local_airflow import airflow_env
+from lakeformat.pipeline.local.airflow_home import airflow_env
 from tests.project import CONFIG, DAGS, PLUGINS
 
 HERE = Path(__file__).resolve().parent

@@ -44,7 +44,7 @@ def parse_report() -> dict:
     from airflow.dag_processing.dagbag import BundleDagBag
     from airflow.utils.dag_cycle_tester import check_cycle
 
-    from lakeformat.pipeline.local_airflow import dags_folder
+    from lakeformat.pipeline.local.airflow_home import dags_folder
     opened = _spy_on_table_io()
     t0 = time.perf_counter()
     bag = BundleDagBag(dag_folder=str(dags_folder()), bundle_path=dags_folder())
@@ -70,7 +70,7 @@ def parse_report() -> dict:
 
 
 def main(spec: dict) -> None:
-    from lakeformat.pipeline.local_airflow import load_dags, prepare, run_dag
+    from lakeformat.pipeline.local.airflow_home import load_dags, prepare, run_dag
     prepare(spec["home"], dags=spec["dags"], plugins=spec["plugins"], config=spec["config"],
             warehouse=spec["warehouse"], landing=spec.get("landing"), log_level=spec.get("log_level", "INFO"))
     if spec.get("parse"):

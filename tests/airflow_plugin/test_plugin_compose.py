@@ -15,7 +15,7 @@ import yaml
 
 from tests.airflow_plugin.conftest import ROOT
 
-from lakeformat.pipeline.airflow.hooks import catalog_settings
+from lakeformat.table.settings import from_connection as catalog_settings
 
 SERVICES = {"check-secrets", "postgres", "minio", "minio-init", "airflow-init", "airflow-apiserver", "airflow-scheduler",
             "airflow-dag-processor", "airflow-triggerer", "spark-master", "spark-worker-1", "spark-worker-2",
@@ -150,5 +150,5 @@ def test_plugin_compose_landing_is_in_minio_and_generated_on_request(config):
     assert args[args.index("--landing") + 1] == "s3://lakehouse/landing"
     env = _env(demo)   # the store's credentials in the environment, never in the arguments
     assert env["AWS_SECRET_ACCESS_KEY"] == "change-me-minio-password" and not any("change-me" in a for a in args)
-    assert json.loads(env["LAKEFORMAT_CATALOG_OPTIONS"])["s3.endpoint"] == "http://minio:9000"
+    assert json.loads(env["LAKEFORMAT_CATALOG"])["options"]["s3.endpoint"] == "http://minio:9000"
     assert demo["depends_on"]["minio-init"]["condition"] == "service_completed_successfully"

@@ -14,7 +14,8 @@ from lakeformat.errors import LakeformatError, NotFoundError
 from tests.airflow_plugin.conftest import connection_json
 from tests.s3server import BUCKET, CREDS, s3_endpoint  # noqa: F401 (fixture)
 
-from lakeformat.pipeline.airflow.hooks import LakeformatHook, catalog_settings
+from lakeformat.pipeline.airflow.hooks import LakeformatHook
+from lakeformat.table.settings import from_connection as catalog_settings
 from lakeformat.pipeline.config import resolve_table
 from tests.project import minimal_config
 

@@ -1,4 +1,4 @@
-"""Airflow started as ``make airflow`` starts it (``python -m lakeformat.pipeline.airflow_server``:
+"""Airflow started as ``make airflow`` starts it (``python -m lakeformat.pipeline.local.airflow_server``:
 PostgreSQL, API server, scheduler, DAG processor, triggerer), once per module, on a free port,
 with its own state directory, warehouse and a small set of demo landing data; and a REST client
 logged in as the user it prints."""
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from lakeformat.pipeline.airflow_server import MARKER, _marked_pids
-from lakeformat.pipeline.postgres import free_port
+from lakeformat.pipeline.local.airflow_server import MARKER, _marked_pids
+from lakeformat.pipeline.local.postgres import free_port
 from tests.project import config_waiting
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,7 +94,7 @@ def start_server(tmp: Path, timeout: float = 600) -> Server:
     # the shipped config, but a scheduled run (unpausing makes one for a day with no landing
     # data) waits 20 s, not hours, for its landing data: the DAG's manual runs queue behind it
     config = config_waiting(tmp / "tables.yaml", "20 s", "5 s")
-    cmd = [sys.executable, "-m", "lakeformat.pipeline.airflow_server", "--state", str(state),
+    cmd = [sys.executable, "-m", "lakeformat.pipeline.local.airflow_server", "--state", str(state),
            "--warehouse", str(wh), "--landing", str(landing), "--port", str(free_port()),
            "--landing-days", *LANDING_DAYS, "--rows-per-day", "500", "--config", str(config)]
     with open(out, "wb") as f:   # as `make airflow` does, from the project directory

@@ -14,8 +14,9 @@ import pytest
 from selenium.webdriver.common.by import By
 
 import lakeformat as lf
-from lakeformat.pipeline.airflow_server import _marked_pids
-from lakeformat.pipeline.config import IngestUnit, ingest_identity, load_config
+from lakeformat.pipeline.local.airflow_server import _marked_pids
+from lakeformat.pipeline.config import load_config
+from lakeformat.pipeline.units import IngestUnit, ingest_identity
 from tests.project import CONFIG
 
 from tests.airflow_ui.browser import UI, chromium

@@ -27,8 +27,8 @@ from cryptography.fernet import Fernet
 
 import lakeformat as lf
 from lakeformat.pipeline import landing_files
-from lakeformat.pipeline.airflow_server import SERVICES, LocalAirflow, Settings, _marked_pids, login
-from lakeformat.pipeline.postgres import free_port
+from lakeformat.pipeline.local.airflow_server import SERVICES, LocalAirflow, Settings, _marked_pids, login
+from lakeformat.pipeline.local.postgres import free_port
 from tests.airflow_plugin.test_plugin_compose import _config
 from tests.project import config_waiting
 from tests.s3server import s3_endpoint  # noqa: F401 (fixture)

@@ -54,7 +54,7 @@ def installed(tmp_path_factory) -> dict:
 
 
 def test_the_installed_package_is_the_wheel_not_the_checkout(installed):
-    out = _run([installed["bin"] / "python", "-c", "import lakeformat, lakeformat.pipeline.jobs as j; "
+    out = _run([installed["bin"] / "python", "-c", "import lakeformat, lakeformat.pipeline.submit as j; "
                 "print(lakeformat.__file__); print(j.job_file('ingest'))"], installed["work"], installed["env"])
     package, job = out.stdout.split()
     assert "site-packages" in package and not package.startswith(str(ROOT))

@@ -15,7 +15,7 @@ import pytest
 import lakeformat as lf
 from lakeformat.format.schema import SetOption
 from lakeformat.pipeline import landing
-from lakeformat.pipeline.config import submit_settings
+from lakeformat.table.settings import CatalogSettings
 from tests.interop.helpers import Oracle, assert_same_rows, check_readers
 from tests.s3server import BUCKET, s3_endpoint  # noqa: F401 (fixture)
 from tests.spark.cluster import ROOT, standalone_cluster
@@ -61,13 +61,12 @@ def test_ingest_compact_expire_on_a_standalone_cluster(tmp_path, s3_endpoint):  
                          "--table", "user_behavior", "--config", str(CONFIG)]) == 0
     landed = sum(len(f.read_text().splitlines()) for f in land.rglob("*.jsonl"))
     zipped = make_pyfiles(tmp_path / "dist" / "lakeformat.zip")
-    # what the DAGs' operator does with the lakeformat connection: arguments and environment
-    catalog_args, catalog_env = submit_settings(wh, options)
-    env = {**catalog_env, "LAKEFORMAT_CONFIG": str(CONFIG)}
+    # what the DAGs' operator does with the lakeformat connection: the settings in the environment
+    env = {**CatalogSettings(wh, options).to_env(), "LAKEFORMAT_CONFIG": str(CONFIG)}
     outputs = []
     with standalone_cluster(tmp_path / "cluster") as cluster:
         def submit(job: str, *args: str) -> str:
-            p = cluster.submit(ROOT / "jobs" / f"{job}.py", ["--table", "user_behavior", *catalog_args, *args],
+            p = cluster.submit(ROOT / "jobs" / f"{job}.py", ["--table", "user_behavior", *args],
                                py_files=zipped, env=env)
             assert secret not in " ".join(p.args), "a credential on spark-submit's command line"
             outputs.append(p.stdout + p.stderr)

@@ -12,7 +12,7 @@ import pytest
 
 import lakeformat as lf
 from lakeformat.pipeline import ingest, landing
-from lakeformat.pipeline.config import IngestUnit
+from lakeformat.pipeline.units import IngestUnit
 from lakeformat.pipeline.jobs import parser, resolve
 from lakeformat.pipeline.wap import create_table
 from tests.project import CONFIG
@@ -26,7 +26,7 @@ def landed(s3_endpoint, tmp_path, monkeypatch):  # noqa: F811
     """The same day landed in a local folder and in the bucket; the job's environment holds
     the storage options (as the DAG's operator passes them)."""
     opts = {"s3.endpoint": s3_endpoint, **CREDS}
-    monkeypatch.setenv("LAKEFORMAT_CATALOG_OPTIONS", json.dumps(opts))
+    monkeypatch.setenv("LAKEFORMAT_CATALOG", json.dumps({"options": opts}))
     root = f"s3://{BUCKET}/landing-{uuid.uuid4().hex[:8]}"
     for where in (root, str(tmp_path / "landing")):
         assert landing.main(["--landing", where, "--start", DAY, "--rows-per-day", "3000", "--bad-day", DAY,

@@ -21,7 +21,8 @@ from lakeformat.format.manifest import DataFileMeta
 from lakeformat.read.scan import Split
 from lakeformat.format.schema import new_schema
 from lakeformat.spark import filters, options, scan, stream
-from lakeformat.pipeline.config import PipelineConfigError, ingest_identity, IngestUnit, load_config
+from lakeformat.pipeline.config import PipelineConfigError, load_config
+from lakeformat.pipeline.units import ingest_identity, IngestUnit
 
 from tests.project import CONFIG
 SCHEMA = new_schema(pa.schema([("id", pa.int64()), ("name", pa.string()), ("score", pa.float64()),

@@ -11,7 +11,8 @@ import pytest
 import lakeformat as lf
 from lakeformat.errors import DataError, LakeformatError, NotFoundError
 from lakeformat.pipeline import landing, landing_files, wap
-from lakeformat.pipeline.config import IngestUnit, load_config
+from lakeformat.pipeline.config import load_config
+from lakeformat.pipeline.units import IngestUnit
 from tests.project import CONFIG
 from tests.s3server import BUCKET, CREDS, s3_endpoint  # noqa: F401 (fixture)
 
@@ -24,7 +25,7 @@ def store(s3_endpoint, monkeypatch):  # noqa: F811
     environment only (as the compose one-shot and a user on the host have them)."""
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", CREDS["s3.access-key"])
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
-    monkeypatch.delenv("LAKEFORMAT_CATALOG_OPTIONS", raising=False)
+    monkeypatch.delenv("LAKEFORMAT_CATALOG", raising=False)
     root = f"s3://{BUCKET}/landing-{uuid.uuid4().hex[:8]}"
     return root, {"s3.endpoint": s3_endpoint, **CREDS}
 

@@ -8,7 +8,8 @@ import datetime as dt
 import pytest
 
 from lakeformat.pipeline import landing_wait
-from lakeformat.pipeline.config import IngestUnit, LandingWait, load_config
+from lakeformat.pipeline.config import LandingWait, load_config
+from lakeformat.pipeline.units import IngestUnit
 from tests.project import CONFIG
 
 SIX_HOURS = LandingWait()

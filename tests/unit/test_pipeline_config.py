@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from lakeformat.errors import LakeformatError
-from lakeformat.pipeline.config import (IngestUnit, PipelineConfigError, TableSpec, asset_uri, ingest_identity,
-                                        ingest_units, load_config, stage_id_for, submit_settings)
+from lakeformat.pipeline.config import PipelineConfigError, TableSpec, asset_uri, load_config
+from lakeformat.pipeline.units import IngestUnit, ingest_identity, ingest_units, stage_id_for
 from tests.project import CONFIG
 
 COLUMNS = (("id", "BIGINT"), ("dt", "STRING"))
@@ -26,7 +26,7 @@ def test_project_config_loads():
     names = [t.name for t in cfg.tables]
     assert names == ["user_behavior", "item_price"]
     ub = cfg.table("user_behavior")
-    assert ub.identifier == "demo.user_behavior" and ub.write_only and not ub.hourly
+    assert ub.identifier == "demo.user_behavior" and ub.options["write-only"] == "true" and not ub.hourly
     assert [e.name for e in ub.quality][:2] == ["expect_table_row_count_to_be_between",
                                                 "expect_column_values_to_not_be_null"]
     assert cfg.table("demo.item_price").name == "item_price"
@@ -209,18 +209,6 @@ def test_ingest_identity_and_stage_id_are_per_unit():
                 ingest_identity(HOURLY, IngestUnit("2024-06-01", 7))[1]}) == 3
 
 
-def test_spark_jobs_get_their_catalog_options_in_the_environment_never_as_arguments(tmp_path, monkeypatch):
-    """Arguments of spark-submit are visible in ps and the task log: the warehouse only."""
-    options = {"s3.endpoint": "http://minio:9000", "s3.access-key": "AK", "s3.secret-key": "SECRETKEY",
-               "lock.uri": "postgresql://lake:PGPASSWORD@db/locks"}
-    args, env = submit_settings("s3://lake/wh", options)
-    assert args == ["--warehouse", "s3://lake/wh"]
-    assert json.loads(env["LAKEFORMAT_CATALOG_OPTIONS"]) == options
-    monkeypatch.chdir(tmp_path)
-    assert submit_settings("warehouse", {}) == (["--warehouse", str(tmp_path / "warehouse")], {})
-    assert submit_settings("file:///data/wh", {})[0] == ["--warehouse", "/data/wh"]
-
-
 def test_jobs_take_credentials_from_the_environment_and_refuse_them_as_arguments(monkeypatch, caplog):
     import json
     import logging
@@ -228,8 +216,9 @@ def test_jobs_take_credentials_from_the_environment_and_refuse_them_as_arguments
     from lakeformat.pipeline.jobs import parser, resolve, run
     ap = parser("job", "")
     monkeypatch.delenv("LAKEFORMAT_CONFIG", raising=False)
-    monkeypatch.setenv("LAKEFORMAT_CATALOG_OPTIONS", json.dumps({"s3.secret-key": "SECRETKEY1",
-                                                                 "lock.uri": "postgresql://u:PGPASSWORD1@db/x"}))
+    monkeypatch.delenv("LAKEFORMAT_WAREHOUSE", raising=False)
+    monkeypatch.setenv("LAKEFORMAT_CATALOG", json.dumps({"options": {"s3.secret-key": "SECRETKEY1",
+                                                                     "lock.uri": "postgresql://u:PGPASSWORD1@db/x"}}))
     jt = resolve(ap.parse_args(["--table", "db.t", "--warehouse", "/wh", "--catalog-option", "s3.region=eu"]))
     assert jt.catalog_options == {"s3.secret-key": "SECRETKEY1", "lock.uri": "postgresql://u:PGPASSWORD1@db/x",
                                   "s3.region": "eu"}
@@ -237,7 +226,7 @@ def test_jobs_take_credentials_from_the_environment_and_refuse_them_as_arguments
         with pytest.raises(LakeformatError, match="credential on the command line") as e:
             resolve(ap.parse_args(["--table", "db.t", "--warehouse", "/wh", "--catalog-option", bad]))
         assert "SECRETKEY2" not in str(e.value) and "PGPASSWORD2" not in str(e.value)
-    monkeypatch.setenv("LAKEFORMAT_CATALOG_OPTIONS", "[1]")
+    monkeypatch.setenv("LAKEFORMAT_CATALOG", "[1]")
     with pytest.raises(LakeformatError, match="must be a JSON object"):
         resolve(ap.parse_args(["--table", "db.t", "--warehouse", "/wh"]))
 

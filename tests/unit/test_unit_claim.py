@@ -8,7 +8,8 @@ import pytest
 import lakeformat as lf
 from lakeformat.table import staging
 from lakeformat.pipeline import unit_claim, wap
-from lakeformat.pipeline.config import IngestUnit, ingest_identity, load_config, stage_id_for
+from lakeformat.pipeline.config import load_config
+from lakeformat.pipeline.units import IngestUnit, ingest_identity, stage_id_for
 from tests.project import CONFIG
 
 SPEC = load_config(str(CONFIG)).table("user_behavior")

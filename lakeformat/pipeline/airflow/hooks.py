@@ -16,61 +16,13 @@ Example (environment variable, JSON form)::
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
-from urllib.parse import urlparse
+from typing import Any, Optional
 
 from airflow.sdk import BaseHook
 
 import lakeformat as lf
-from lakeformat.errors import LakeformatError
 from lakeformat.pipeline.config import resolve_table
-from lakeformat.secrets import mask_options
-
-_CREDENTIAL_KEYS = {"login": "s3.access-key", "password": "s3.secret-key"}
-
-
-@dataclass(frozen=True)
-class CatalogSettings:
-    """What a connection resolves to: a warehouse URI and catalog options (secrets included,
-    so never log ``options`` whole: ``describe()`` is the loggable form)."""
-
-    warehouse: str
-    options: Mapping[str, str] = field(default_factory=dict)
-
-    def describe(self) -> str:
-        shown = mask_options(dict(sorted(self.options.items())))
-        return f"warehouse {self.warehouse}" + (f" with {shown}" if shown else "")
-
-    def __repr__(self) -> str:
-        return f"CatalogSettings({self.describe()})"
-
-
-def catalog_settings(conn_id: str, host: Optional[str], login: Optional[str],
-                     password: Optional[str], extra: Mapping[str, Any]) -> CatalogSettings:
-    """Turn a connection's fields into catalog settings; a clear error names what is wrong."""
-    extra = dict(extra or {})
-    from_extra = extra.pop("warehouse", None)
-    if host and from_extra and host != from_extra:
-        raise LakeformatError(f"connection {conn_id!r} gives two warehouses: host {host!r} and "
-                              f"extra.warehouse {from_extra!r}; keep one")
-    warehouse = host or from_extra
-    if not warehouse:
-        raise LakeformatError(f"connection {conn_id!r} has no warehouse: set its host (or "
-                              "extra.warehouse) to a path, file:// or s3:// URI")
-    options = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in extra.items()}
-    remote = urlparse(warehouse).scheme in ("s3", "s3a")
-    for attr, value in (("login", login), ("password", password)):
-        if not value:
-            continue
-        key = _CREDENTIAL_KEYS[attr]
-        if not remote:
-            raise LakeformatError(f"connection {conn_id!r} has a {attr} but its warehouse "
-                                  f"{warehouse!r} is not on an object store; remove the {attr}")
-        if key in options and options[key] != value:
-            raise LakeformatError(f"connection {conn_id!r} sets {key} twice ({attr} and extra); keep one")
-        options[key] = value
-    return CatalogSettings(warehouse, options)
+from lakeformat.table.settings import CatalogSettings, from_connection
 
 
 class LakeformatHook(BaseHook):
@@ -96,19 +48,18 @@ class LakeformatHook(BaseHook):
 
     def settings(self) -> CatalogSettings:
         conn = self.get_connection(self.conn_id)
-        return catalog_settings(self.conn_id, conn.host, conn.login, conn.password, conn.extra_dejson)
+        return from_connection(self.conn_id, conn.host, conn.login, conn.password, conn.extra_dejson)
 
     async def asettings(self) -> CatalogSettings:
         """``settings()`` for triggers: reads the connection without blocking the event loop."""
         conn = await self.aget_connection(self.conn_id)
-        return catalog_settings(self.conn_id, conn.host, conn.login, conn.password,
-                                await conn.aextra_dejson())
+        return from_connection(self.conn_id, conn.host, conn.login, conn.password, await conn.aextra_dejson())
 
     def get_catalog(self) -> lf.Catalog:
         if self._catalog is None:
             s = self.settings()
             self.log.info("Opening the lakeformat catalog of connection %r: %s", self.conn_id, s.describe())
-            self._catalog = lf.Catalog(s.warehouse, **s.options)
+            self._catalog = s.catalog()
         return self._catalog
 
     def get_conn(self) -> lf.Catalog:

@@ -19,7 +19,6 @@ from lakeformat.table import staging
 from lakeformat.errors import LakeformatError
 from lakeformat.format import options as O
 from lakeformat.format.human import human_size
-from lakeformat.format.options import parse_duration
 from lakeformat.io.fileio import join
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
 from lakeformat.pipeline.airflow.overview import bucket_runs
@@ -41,16 +40,7 @@ def as_bool(value: Any, what: str = "dry_run") -> bool:
 
 def as_duration(value: Duration, what: str) -> Optional[dt.timedelta]:
     """A timedelta from a timedelta, seconds, or Paimon's duration text ('1 h', '7 d')."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, dt.timedelta):
-        return value
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return dt.timedelta(seconds=value)
-    try:
-        return parse_duration(str(value))
-    except ValueError as e:
-        raise LakeformatError(f"{what} {value!r}: {e}") from None
+    return O.duration(value, what)
 
 
 def _plural(n: int, word: str) -> str:

@@ -26,6 +26,8 @@ from lakeformat.pipeline.airflow.table_page import render_table_page, table_href
 from lakeformat.pipeline.airflow.table_view import table_detail
 from lakeformat.pipeline.config import configured_tables
 from lakeformat.secrets import mask
+from lakeformat.table.settings import CATALOG_ENV, WAREHOUSE_ENV, environment_warehouse
+from lakeformat.table.settings import resolve as resolve_settings
 
 MAX_BUCKET_ROWS = 200
 URL_PREFIX = "/lakehouse"   # under Airflow (plugin.py) and standalone alike
@@ -145,14 +147,16 @@ def standalone_app(warehouse: Optional[str] = None, options: Optional[dict] = No
                    config: Optional[str] = None) -> FastAPI:
     """The page without Airflow's API server and without a login, for local use only, at the
     same path as under Airflow (``/lakehouse/``; ``/`` redirects there). The catalog: the
-    ``warehouse`` given (default ``$LAKEFORMAT_WAREHOUSE``, as the ``lakeformat`` command), else
+    ``warehouse`` given (default the environment's, as the ``lakeformat`` command), else
     that of connection ``$LAKEFORMAT_PLUGIN_CONN_ID`` (default ``lakeformat_default``, e.g. from
     ``AIRFLOW_CONN_LAKEFORMAT_DEFAULT``); tables from ``config`` or ``$LAKEFORMAT_CONFIG``.
     Run it with ``.venv/bin/python -m lakeformat.pipeline.airflow.page`` (see ``main``)."""
-    warehouse = warehouse or os.environ.get("LAKEFORMAT_WAREHOUSE")
+    warehouse = warehouse or environment_warehouse()
     if warehouse:
+        settings = resolve_settings(warehouse, options)
+
         def catalog() -> lf.Catalog:
-            return lf.Catalog(warehouse, **(options or {}))
+            return settings.catalog()
     else:
         conn_id = os.environ.get("LAKEFORMAT_PLUGIN_CONN_ID", LakeformatHook.default_conn_name)
 
@@ -180,7 +184,8 @@ def main(argv=None) -> None:
                                 description="Serve the Lakehouse page without Airflow (no login: keep it on "
                                             "localhost).", epilog="example: .venv/bin/python -m "
                                 "lakeformat.pipeline.airflow.page --warehouse warehouse --port 8090")
-    p.add_argument("--warehouse", help="warehouse path or URI (default: $LAKEFORMAT_WAREHOUSE, else the "
+    p.add_argument("--warehouse", help=f"warehouse path or URI (default: ${CATALOG_ENV}'s or "
+                   f"${WAREHOUSE_ENV}, else the "
                    "lakeformat_default Airflow connection from $AIRFLOW_CONN_LAKEFORMAT_DEFAULT)")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="catalog option (repeatable)")
     p.add_argument("--config", help="tables config listed first (default: $LAKEFORMAT_CONFIG)")

@@ -15,7 +15,8 @@ import lakeformat as lf
 from lakeformat.errors import LakeformatError
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
 from lakeformat.pipeline import landing_wait
-from lakeformat.pipeline.config import IngestUnit, load_config, resolve_table
+from lakeformat.pipeline.config import load_config, resolve_table
+from lakeformat.pipeline.units import IngestUnit
 
 
 def newer_snapshot(table: lf.Table, after_snapshot_id: int,

@@ -1,17 +1,18 @@
 """What every spark-submit job in ``jobs/`` shares: arguments, the table, the Spark session.
 
-Common arguments: ``--table`` (a name in the pipeline config or ``db.table``), ``--warehouse``
-(default ``$LAKEFORMAT_WAREHOUSE``, then the config's), ``--config``, ``--catalog-option
-KEY=VALUE`` (``s3.endpoint``, ``lock.enabled``...), ``--master`` (default: what spark-submit was
-given, else ``local[*]``). Credentials (``s3.secret-key``, a ``lock.uri`` with a password) are
-refused on the command line, which every user of the machine sees: they come in
-``$LAKEFORMAT_CATALOG_OPTIONS``, a JSON object (the DAGs set it). Jobs log in plain words, with
-credentials masked, and exit non-zero with a one-line reason on bad input.
+Common arguments: ``--table`` (a name in the pipeline config or ``db.table``), ``--warehouse``,
+``--config``, ``--catalog-option KEY=VALUE`` (``s3.endpoint``, ``lock.enabled``...), ``--master``
+(default: what spark-submit was given, else ``local[*]``). The catalog settings are resolved by
+:func:`lakeformat.table.settings.resolve`: the arguments, then ``$LAKEFORMAT_CATALOG`` (which
+the DAGs and ``lakeformat submit`` set), the environment's warehouse, the config's.
+Credentials (``s3.secret-key``, a ``lock.uri`` with a password) are refused on the command line,
+which every user of the machine sees: they come in ``$LAKEFORMAT_CATALOG`` or the ``AWS_*``
+variables. Jobs log in plain words, with credentials masked, and exit non-zero with a one-line
+reason on bad input.
 """
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import logging
 import os
 import sys
@@ -21,12 +22,12 @@ from typing import Callable, Optional
 
 import lakeformat.spark as lfs
 from lakeformat.errors import LakeformatError
-from lakeformat.pipeline.config import (CONFIG_ENV, PipelineConfig, TableSpec, catalog_options_from_env,
-                                        load_config, option_args)
+from lakeformat.pipeline.config import CONFIG_ENV, PipelineConfig, TableSpec, load_config
 from lakeformat.secrets import MaskingFilter, register_options
 from lakeformat.spark.jar import JAR
 from lakeformat.spark.options import TableRef
-from lakeformat.table.catalog import Catalog
+from lakeformat.table.settings import CATALOG_ENV, WAREHOUSE_ENV, CatalogSettings, option_pairs
+from lakeformat.table.settings import resolve as resolve_settings
 
 log = logging.getLogger("lakeformat.jobs")
 
@@ -35,7 +36,8 @@ def parser(prog: str, description: str) -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog=prog, description=description,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--table", required=True, help="table: a name in the config (user_behavior) or db.table")
-    ap.add_argument("--warehouse", help="warehouse path or URI (default: $LAKEFORMAT_WAREHOUSE, then the config's)")
+    ap.add_argument("--warehouse", help=f"warehouse path or URI (default: ${CATALOG_ENV}'s, ${WAREHOUSE_ENV}, "
+                                        "then the config's)")
     ap.add_argument("--config", help="pipeline config (default: $LAKEFORMAT_CONFIG; without either, name the "
                                      "table as db.table)")
     ap.add_argument("--catalog-option", action="append", default=[], metavar="KEY=VALUE",
@@ -47,8 +49,7 @@ def parser(prog: str, description: str) -> argparse.ArgumentParser:
 @dataclass(frozen=True)
 class JobTable:
     identifier: str
-    warehouse: str
-    catalog_options: dict
+    settings: CatalogSettings
     definition: Optional[TableSpec]   # None: the table is not in the config
     config: Optional[PipelineConfig]
 
@@ -56,8 +57,16 @@ class JobTable:
     def short_name(self) -> str:
         return self.definition.name if self.definition else self.identifier
 
+    @property
+    def warehouse(self) -> str:
+        return self.settings.warehouse
+
+    @property
+    def catalog_options(self) -> dict[str, str]:
+        return dict(self.settings.options)
+
     def catalog(self):
-        return Catalog(self.warehouse, **self.catalog_options)
+        return self.settings.catalog()
 
     def open(self):
         return self.catalog().get_table(self.identifier)
@@ -69,18 +78,16 @@ class JobTable:
 
 def resolve(args) -> JobTable:
     """The table the arguments name. A name not in the config must be ``db.table``."""
-    opts = {**catalog_options_from_env(), **option_args(args.catalog_option, "--catalog-option")}
-    register_options(opts)   # masked wherever a message or log line repeats one
+    flags = option_pairs(args.catalog_option, "--catalog-option")
     # the whole config is checked before any work; no config at all: tables are named db.table
     cfg = load_config(args.config) if args.config or os.environ.get(CONFIG_ENV) else None
+    settings = resolve_settings(args.warehouse, flags, config_warehouse=cfg.warehouse if cfg else None)
+    register_options(settings.options)   # masked wherever a message or log line repeats one
     definition = cfg.find(args.table) if cfg else None
     if definition is None and "." not in args.table:
         where = f"in {cfg.path}" if cfg else f"known: no --config or ${CONFIG_ENV} given"
         raise LakeformatError(f"table {args.table!r} is not {where}; name it as db.table")
-    warehouse = args.warehouse or os.environ.get("LAKEFORMAT_WAREHOUSE") or (cfg.warehouse if cfg else None)
-    if not warehouse:
-        raise LakeformatError("no warehouse: give --warehouse or set $LAKEFORMAT_WAREHOUSE")
-    return JobTable(definition.identifier if definition else args.table, warehouse, opts, definition, cfg)
+    return JobTable(definition.identifier if definition else args.table, settings, definition, cfg)
 
 
 def spark_session(app: str, master: Optional[str]):
@@ -128,12 +135,3 @@ def run(main: Callable[[list], int], argv: Optional[list] = None) -> None:
         log.error("%s", e)
         code = 2
     sys.exit(code)
-
-
-def job_file(name: str) -> str:
-    """The file spark-submit runs for job ``name`` (``ingest``, ``compact``...): the job's module
-    in the installed package, so DAGs need no checkout."""
-    spec = importlib.util.find_spec(f"lakeformat.pipeline.jobs.{name}")
-    if spec is None or not spec.origin:
-        raise LakeformatError(f"no job {name!r} in lakeformat.pipeline.jobs")
-    return spec.origin

@@ -7,7 +7,7 @@
 A removed consumer no longer holds snapshots back from expiration.
 """
 from lakeformat.pipeline.jobs import parser, resolve, run
-from lakeformat.format.options import parse_duration
+from lakeformat.format.options import duration
 
 
 def main(argv):
@@ -21,7 +21,7 @@ def main(argv):
         ap.error("--excluding needs --including")
     jt = resolve(a)
     consumers = jt.open().maintenance.consumers
-    expired = consumers.expire(parse_duration(a.older_than) if a.older_than else None)
+    expired = consumers.expire(duration(a.older_than, "--older-than"))
     cleared = consumers.clear(a.including, a.excluding) if a.including else []
     print(f"{jt.identifier}: removed {len(expired)} idle consumer(s) {expired} and {len(cleared)} "
           f"matching consumer(s) {cleared}; {len(consumers.list())} left")

@@ -8,7 +8,7 @@ snapshot.expire.limit as the step). Every snapshot due goes, --step per run, up 
 Tagged snapshots and those a consumer still needs are kept.
 """
 from lakeformat.pipeline.jobs import parser, progress_logger, resolve, run
-from lakeformat.format.options import parse_duration
+from lakeformat.format.options import duration
 
 
 def main(argv):
@@ -23,7 +23,7 @@ def main(argv):
     jt = resolve(a)
     table = jt.open()
     result = table.maintenance.expire_snapshots(
-        retain_min=a.retain_min, retain_max=a.retain_max, older_than=parse_duration(a.older_than) if a.older_than else None,
+        retain_min=a.retain_min, retain_max=a.retain_max, older_than=duration(a.older_than, "--older-than"),
         step=a.step, max_deletes=a.max_deletes, dry_run=a.dry_run,
         progress=progress_logger(f"expiring snapshots of {jt.identifier}"))
     print(result.summary(jt.identifier))

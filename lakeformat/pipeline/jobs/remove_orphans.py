@@ -6,7 +6,7 @@ are older than ``--older-than`` (default 1 day: younger files may belong to a ru
 import datetime as dt
 
 from lakeformat.pipeline.jobs import parser, progress_logger, resolve, run
-from lakeformat.format.options import parse_duration
+from lakeformat.format.options import duration
 
 
 def main(argv):
@@ -17,9 +17,9 @@ def main(argv):
                     help="allow --older-than under 1 d, which also deletes files of writes still running")
     a = ap.parse_args(argv)
     jt = resolve(a)
-    older = parse_duration(a.older_than)
-    if older < dt.timedelta(0):
-        ap.error("--older-than must not be negative")
+    older = duration(a.older_than, "--older-than")
+    if older is None or older < dt.timedelta(0):
+        ap.error("--older-than must be a duration of 0 or more")
     r = jt.open().maintenance.remove_orphan_files(
         older_than=older, dry_run=a.dry_run, allow_deleting_in_flight_files=a.allow_deleting_in_flight_files,
         progress=progress_logger(f"looking for orphan files of {jt.identifier}"))

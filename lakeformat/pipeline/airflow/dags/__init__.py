@@ -11,23 +11,16 @@ DAG file, an XCom or a rendered template.
 from __future__ import annotations
 
 import datetime as dt
-import importlib.util
 import logging
 import os
-from pathlib import Path
-from typing import Optional
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Asset, task
 
+from lakeformat.pipeline import submit
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
-from lakeformat.pipeline.config import (
-    PipelineConfig,
-    TableSpec,
-    asset_name,
-    asset_uri,
-    submit_settings,
-)
+from lakeformat.pipeline.config import PipelineConfig, TableSpec, asset_name, asset_uri
+from lakeformat.table.settings import CatalogSettings
 
 DEFAULT_ARGS = {"owner": "lakeformat", "retries": 1, "retry_delay": dt.timedelta(minutes=1)}
 
@@ -58,36 +51,36 @@ def table_asset(spec: TableSpec, config: PipelineConfig) -> Asset:
                  extra={"table": spec.identifier})
 
 
-def spark_jar() -> Optional[str]:
-    """lakeformat's Spark jar (``lakeformat.spark.jar_path()``) if it is built, found without
-    importing ``lakeformat.spark``: that imports pyspark, which DAG parsing does not need."""
-    package = importlib.util.find_spec("lakeformat.spark").submodule_search_locations[0]
-    jar = Path(package) / "lakeformat-spark.jar"
-    return str(jar) if jar.is_file() else None
-
-
 class LakeformatSparkSubmitOperator(SparkSubmitOperator):
-    """The provider's SparkSubmitOperator, for lakeformat's jobs: when it runs it adds the
-    warehouse of the lakeformat connection ``lakeformat_conn_id`` to the job's arguments and the
-    connection's catalog options, credentials included, to the environment of spark-submit
-    (never to its command line: see ``submit_settings``). Empty arguments (an optional flag a
-    template left out, such as ``{{ '--full' if params.full else '' }}``) are dropped. lakeformat's
-    Spark jar goes with the job (``--jars``) unless ``jars`` says otherwise."""
+    """The provider's SparkSubmitOperator, for lakeformat's jobs: when it runs, the submission is
+    built by :func:`lakeformat.pipeline.submit.build`, as ``lakeformat submit`` builds it: the
+    catalog settings of the lakeformat connection ``lakeformat_conn_id`` in the environment of
+    spark-submit (never its command line), the interpreter, lakeformat's Spark jar (``--jars``,
+    unless ``jars`` says otherwise). Empty arguments (an optional flag a template left out, such
+    as ``{{ '--full' if params.full else '' }}``) are dropped."""
 
     template_fields = (*SparkSubmitOperator.template_fields, "unit_label")   # a mapped group's argument too
 
     def __init__(self, *, lakeformat_conn_id: str = "lakeformat_default", unit_label: str = "", **kwargs):
-        kwargs.setdefault("jars", spark_jar())
+        kwargs.setdefault("jars", submit.jar_path())   # shown with the task in the UI
         super().__init__(**kwargs)
         self.lakeformat_conn_id = lakeformat_conn_id
         self.unit_label = unit_label   # the day (or hour) a mapped ingest stage loads: its map_index_template
 
-    def execute(self, context):
+    def prepare_submission(self) -> CatalogSettings:
+        """Set the operator's application, arguments, jars, py-files, conf and environment from the one
+        builder; returns the connection's settings (for the log line)."""
         settings = LakeformatHook(self.lakeformat_conn_id).settings()
-        args, env = submit_settings(settings.warehouse, dict(settings.options))
-        self.application_args = [a for a in (self.application_args or []) if a != ""] + args
-        if env:   # the spark-submit process's environment: the driver inherits it (client mode)
-            self.env_vars = {**(self.env_vars or {}), **env}
+        sub = submit.build(self.application, self.application_args or [], settings, name=self.name,
+                           conf=self.conf, jars=self.jars, py_files=self.py_files)
+        self.application, self.application_args = sub.application, list(sub.application_args)
+        self.name, self.jars, self.conf, self.py_files = sub.name, sub.jars, dict(sub.conf), sub.py_files
+        # the spark-submit process's environment: the driver inherits it (client mode)
+        self.env_vars = {**(self.env_vars or {}), **sub.env}
+        return settings
+
+    def execute(self, context):
+        settings = self.prepare_submission()
         self.log.info("Submitting %s for %s", self.application, settings.describe())
         return super().execute(context)
 

@@ -21,7 +21,7 @@ from lakeformat.pipeline.airflow.dags import (LakeformatSparkSubmitOperator, job
                                               spark_conf, table_asset, table_exists_task)
 from lakeformat.pipeline.airflow.operators import LakeformatExpireSnapshotsOperator
 from lakeformat.pipeline.config import PipelineConfig
-from lakeformat.pipeline.jobs import job_file
+from lakeformat.pipeline.submit import job_file
 
 
 def _schedule(config: PipelineConfig):

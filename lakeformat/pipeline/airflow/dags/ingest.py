@@ -46,8 +46,9 @@ from lakeformat.pipeline.airflow.dags import (LakeformatSparkSubmitOperator, job
                                               spark_conf, table_asset)
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
 from lakeformat.pipeline.airflow.sensors import LakeformatLandingSensor
-from lakeformat.pipeline.config import PipelineConfig, TableSpec, absolute_location
-from lakeformat.pipeline.jobs import job_file
+from lakeformat.pipeline.config import PipelineConfig, TableSpec
+from lakeformat.pipeline.submit import job_file
+from lakeformat.table.settings import absolute_location
 
 log = logging.getLogger("lakeformat.dags.ingest")
 

@@ -11,11 +11,12 @@
   compaction, expired snapshots, consumers; and pypaimon (in ``.venv-oracle``) reads every
   table and must count the same rows.
 
-    python -m lakeformat.pipeline.demo --config config/tables.yaml --dags dags --plugins plugins \\
+    python -m lakeformat.pipeline.local.demo --config config/tables.yaml --dags dags --plugins plugins \\
         --oracle-python .venv-oracle/bin/python
 
-The warehouse is ``$LAKEFORMAT_WAREHOUSE`` or ``./warehouse`` (its ``demo`` database is
-replaced); Airflow's home, the landing files and the task logs go to a temporary directory.
+The warehouse is the environment's (see :mod:`lakeformat.table.settings`) or ``./warehouse``
+(its ``demo`` database is replaced); Airflow's home, the landing files and the task logs go to
+a temporary directory.
 Exits non-zero when anything turns out other than described above.
 """
 from __future__ import annotations
@@ -38,13 +39,14 @@ from rich.table import Table as RichTable
 
 import lakeformat as lf
 from lakeformat.pipeline.config import CONFIG_ENV, load_config
-from lakeformat.pipeline.local_airflow import (
+from lakeformat.pipeline.local.airflow_home import (
     load_dags,
     migrate,
     output_to,
     prepare,
     run_dag,
 )
+from lakeformat.table.settings import resolve as resolve_settings
 
 DAYS = ["2024-06-01", "2024-06-02", "2024-06-03"]
 BAD_DAY = DAYS[1]
@@ -56,7 +58,7 @@ class Demo:
     def __init__(self, console: Console, args: argparse.Namespace):
         self.console = console
         self.args = args
-        self.warehouse = os.path.abspath(os.environ.get("LAKEFORMAT_WAREHOUSE") or "warehouse")
+        self.warehouse = os.path.abspath(resolve_settings().warehouse)
         self.work = Path(tempfile.mkdtemp(prefix="lakeformat-demo-"))
         self.landing = self.work / "landing"
         self.log = self.work / "airflow-tasks.log"
@@ -230,7 +232,7 @@ def _ids(ids) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m lakeformat.pipeline.demo", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m lakeformat.pipeline.local.demo", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", default=os.environ.get(CONFIG_ENV),
                     help=f"the pipeline config (default: ${CONFIG_ENV})")

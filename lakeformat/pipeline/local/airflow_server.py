@@ -32,9 +32,10 @@ from typing import Optional
 
 from lakeformat.errors import LakeformatError
 from lakeformat.pipeline import landing, landing_files
-from lakeformat.pipeline.config import absolute_location
-from lakeformat.pipeline.local_airflow import airflow_env
-from lakeformat.pipeline.postgres import LocalPostgres, free_port
+from lakeformat.pipeline.local.airflow_home import airflow_env
+from lakeformat.pipeline.local.postgres import LocalPostgres, free_port
+from lakeformat.table.settings import absolute_location
+from lakeformat.table.settings import resolve as resolve_settings
 
 SERVICES = ("api-server", "scheduler", "dag-processor", "triggerer")
 MARKER = "LAKEFORMAT_AIRFLOW_STATE"   # set in every service's environment, inherited by its children
@@ -257,10 +258,10 @@ def _raise_stop(signum, frame):
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m lakeformat.pipeline.airflow_server", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m lakeformat.pipeline.local.airflow_server", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--state", default=".airflow", help="state directory (default ./.airflow)")
-    ap.add_argument("--warehouse", default=os.environ.get("LAKEFORMAT_WAREHOUSE") or "warehouse")
+    ap.add_argument("--warehouse", help="default: the environment's (lakeformat.table.settings), else ./warehouse")
     ap.add_argument("--landing", default=os.environ.get("LAKEFORMAT_LANDING") or "landing")
     ap.add_argument("--config", default=os.environ.get("LAKEFORMAT_CONFIG") or "config/tables.yaml")
     ap.add_argument("--dags", default="dags")
@@ -272,7 +273,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                     help="days of demo landing data to generate when the landing folder has none")
     ap.add_argument("--rows-per-day", type=int, default=100_000)
     a = ap.parse_args(argv)
-    s = Settings(state=Path(a.state).resolve(), warehouse=os.path.abspath(a.warehouse),
+    s = Settings(state=Path(a.state).resolve(), warehouse=os.path.abspath(resolve_settings(a.warehouse).warehouse),
                  landing=absolute_location(a.landing), config=os.path.abspath(a.config),
                  dags=os.path.abspath(a.dags), plugins=os.path.abspath(a.plugins), host=a.host, port=a.port,
                  spark_master=a.spark_master, landing_days=tuple(a.landing_days), rows_per_day=a.rows_per_day)

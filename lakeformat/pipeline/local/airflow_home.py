@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from lakeformat.errors import LakeformatError
+from lakeformat.table.settings import WAREHOUSE_ENV
 
 
 def airflow_env(home: str, *, dags: str, plugins: str, warehouse: str, config: str,
@@ -37,7 +38,7 @@ def airflow_env(home: str, *, dags: str, plugins: str, warehouse: str, config: s
         "AIRFLOW__LOGGING__LOGGING_LEVEL": log_level,
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": spark_master}),
         "AIRFLOW_CONN_LAKEFORMAT_DEFAULT": json.dumps({"conn_type": "lakeformat", "host": warehouse}),
-        "LAKEFORMAT_WAREHOUSE": warehouse,
+        WAREHOUSE_ENV: warehouse,
         "LAKEFORMAT_CONFIG": os.path.abspath(config),
         "PYSPARK_PYTHON": sys.executable,
         "PYSPARK_DRIVER_PYTHON": sys.executable,
