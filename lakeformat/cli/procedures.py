@@ -13,7 +13,7 @@ import json
 import sys
 import time
 from contextlib import contextmanager
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Sequence
 
 from rich.console import Console
 from rich.progress import (
@@ -110,14 +110,15 @@ def progress_reporter(what: str) -> Iterator:
     yield log
 
 
-def _report(args, text: str, data: dict, started: Optional[float] = None) -> None:
+def _report(args, text: str, data: dict, started: Optional[float] = None, details: Sequence[str] = ()) -> None:
     """``data`` as JSON with ``--json`` (unchanged: no timing there), else ``text``, ending in how
-    long the verb took when it is a long one (``started``: its time.monotonic())."""
+    long the verb took when it is a long one (``started``: its time.monotonic()), and then the
+    ``details`` lines indented below it."""
     if args.json:
         print(json.dumps(plain(data), indent=2, allow_nan=False))
     else:
         took = f" (took {human_duration(time.monotonic() - started)})" if started is not None else ""
-        Console().print(Text(text + took))
+        Console().print(Text("\n".join([text + took, *(f"  {d}" for d in details)])))
 
 
 def _table(cat, args):
@@ -156,8 +157,9 @@ def cmd_expire_snapshots(cat, args) -> None:
                              progress=progress)
     data = {"table": t.name, "dry_run": r.dry_run, "expired_snapshots": list(r.expired),
             "data_files": r.data_files, "changelog_files": r.changelog_files, "manifests": r.manifests,
-            "manifest_lists": r.manifest_lists, "held": list(r.held)}
-    _report(args, r.summary(t.name), data, started=started)
+            "manifest_lists": r.manifest_lists, "held": list(r.held),
+            "expired_because": list(r.expired_because), "kept": list(r.kept)}
+    _report(args, r.summary(t.name), data, started=started, details=r.reasons())
 
 
 def cmd_expire_partitions(cat, args) -> None:

@@ -3,6 +3,7 @@
 a kill loses stay bounded (the expiration jobs, ``Table.expire_backlog`` and the CLI use it)."""
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from typing import Optional, Sequence, Union
 
@@ -10,7 +11,8 @@ from lakeformat.errors import LakeformatError
 from lakeformat.format import options as O
 from lakeformat.io.snapshots import SnapshotManager
 from lakeformat.maintenance.expire import ExpireResult, ExpireSettings, Progress, _Reader, expire_snapshots, \
-    resolve_settings
+    reason_limits, resolve_settings
+from lakeformat.maintenance.expire_reasons import expire_reasons
 
 
 def expire_backlog(table, *, step: Optional[int] = None, max_deletes: Optional[int] = None,
@@ -31,8 +33,10 @@ def expire_backlog(table, *, step: Optional[int] = None, max_deletes: Optional[i
     cap = max_deletes if max_deletes is not None else O.LONG_MAX
     kw = dict(retain_min=cfg.retain_min, retain_max=cfg.retain_max,
               older_than=dt.datetime.fromtimestamp(cfg.older_than_millis / 1000, dt.timezone.utc))
+    lim = reason_limits(table, cfg, retain_min, retain_max, older_than)
     if dry_run:
-        return expire_snapshots(table, **kw, max_deletes=cap, dry_run=True)
+        r = expire_snapshots(table, **kw, max_deletes=cap, dry_run=True)
+        return _explained(table, r, r.begin, lim)
     total = _backlog(table, cfg, cap)
     results: list[ExpireResult] = []
     held: tuple = ()   # why the last run kept what it kept
@@ -47,7 +51,18 @@ def expire_backlog(table, *, step: Optional[int] = None, max_deletes: Optional[i
         done += r.snapshots
         if progress is not None:
             progress(done, max(total, done), "snapshots expired")
-    return _added_up(results, held)
+    r = _added_up(results, held)
+    return _explained(table, r, results[0].begin if results else None, lim)
+
+
+def _explained(table, r: ExpireResult, begin: Optional[int], lim) -> ExpireResult:
+    """``r`` with the reasons worded for the limits as the caller gave them, over the whole
+    backlog (the runs saw the settings as arguments and each only its own step)."""
+    sm = SnapshotManager(table.io, table.path)
+    earliest = begin if begin is not None else sm.earliest_id()
+    gone, kept = expire_reasons(earliest=earliest, end=r.end, latest=sm.latest_id(),
+                                time_of=_Reader(table, sm).time_of, lim=lim)
+    return dataclasses.replace(r, expired_because=gone, kept=kept)
 
 
 def _backlog(table, cfg: ExpireSettings, cap: int) -> int:
