@@ -30,6 +30,7 @@ from lakeformat.errors import DataError, LakeformatError
 from lakeformat.format.human import human_duration
 from lakeformat.format.options import parse_duration
 from lakeformat.format.partition import parse_partition_spec
+from lakeformat.format.progress import ProgressReporter
 
 # ---------------------------------------------------------------- argument parsing
 
@@ -89,7 +90,7 @@ def positive(text: str) -> int:
 @contextmanager
 def progress_reporter(what: str) -> Iterator:
     """A ``progress(done, total, what)`` callback drawing on stderr: a live bar on a terminal,
-    otherwise a line at most every few seconds and at the end (for job logs)."""
+    otherwise the one ``ProgressReporter``'s lines (for job logs)."""
     console = Console(stderr=True)
     if console.is_terminal:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -100,14 +101,7 @@ def progress_reporter(what: str) -> Iterator:
                 bar.update(task, completed=done, total=total or None, description=f"{what}: {step}")
             yield draw
         return
-    last = [0.0]
-
-    def log(done: int, total: int, step: str) -> None:
-        now = time.monotonic()
-        if total and (done >= total or now - last[0] >= 5):
-            last[0] = now
-            print(f"{what}: {done}/{total} {step}", file=sys.stderr, flush=True)
-    yield log
+    yield ProgressReporter(what, emit=lambda line: print(line, file=sys.stderr, flush=True))
 
 
 def _report(args, text: str, data: dict, started: Optional[float] = None, details: Sequence[str] = ()) -> None:

@@ -12,6 +12,7 @@ from lakeformat.format import options as O
 from lakeformat.pipeline.jobs import parser, resolve, run, spark_session
 from lakeformat.spark.compaction import compact_on_spark
 from lakeformat.spark.options import parse_partition_spec
+from lakeformat.spark.progress import StageProgress
 
 
 def main(argv):
@@ -26,8 +27,9 @@ def main(argv):
     for p in partitions or []:
         table.partition_matcher(p)   # unknown keys: a clear error before any work
     spark = spark_session(f"lakeformat-compact-{jt.short_name}", a.master)
-    snap, report = compact_on_spark(spark, jt.ref(), full=a.full, partitions=partitions,
-                                    commit_user=f"lakeformat-compact-{jt.short_name}")
+    with StageProgress(spark, f"compact {jt.identifier}"):
+        snap, report = compact_on_spark(spark, jt.ref(), full=a.full, partitions=partitions,
+                                        commit_user=f"lakeformat-compact-{jt.short_name}")
     print(f"compacted {jt.identifier}: snapshot {snap.id} ({snap.commit_kind}); {report.summary()}"
           if snap is not None else f"{jt.identifier}: nothing to compact")
     if table.typed_options.get(O.WRITE_ONLY):
