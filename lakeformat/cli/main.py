@@ -18,6 +18,7 @@ from lakeformat.cli import procedures as cli_procedures
 from lakeformat.cli import submit as cli_submit
 from lakeformat.cli import tables as cli_tables
 from lakeformat.cli.output import emit, plain
+from lakeformat.cli.suggest import SuggestingParser, table_hint
 from lakeformat.errors import LakeformatError, NotFoundError
 from lakeformat.format.types import type_to_json
 from lakeformat.secrets import mask
@@ -55,10 +56,15 @@ def cmd_show(cat: Catalog, args) -> None:
     c = Console()
     c.print(f"[bold]{escape(t.name)}[/]  {escape(t.path)}  (schema {s.id})")
     emit(args, "columns", info["columns"], ["id", "name", "type"])
-    c.print(Text(f"partition keys: {list(s.partition_keys) or '-'}   primary keys: {list(s.primary_keys) or '-'}"))
-    c.print(Text(f"options: {dict(s.options) or '-'}"))
-    c.print("latest snapshot: " + ("none" if snap is None else
-            f"{snap.id} ({snap.commit_kind}, {snap.total_record_count:,} rows, {info['latest_snapshot']['time']})"))
+    c.print(Text(f"partition keys: {', '.join(s.partition_keys) or '-'}   "
+                 f"primary keys: {', '.join(s.primary_keys) or '-'}"))
+    if s.options:
+        emit(args, "options", [{"key": k, "value": v} for k, v in sorted(s.options.items())], ["key", "value"])
+    else:
+        c.print("options: -")
+    c.print(Text("latest snapshot: " + ("none" if snap is None else
+                 f"{snap.id} ({snap.commit_kind}, {snap.total_record_count:,} rows, "
+                 f"{info['latest_snapshot']['time'].replace('T', ' ')})")))
 
 
 def cmd_read(cat: Catalog, args) -> None:
@@ -100,7 +106,7 @@ def _global_flags(p: argparse.ArgumentParser, top: bool) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="lakeformat", description="Inspect and maintain lakeformat (Apache Paimon) "
+    p = SuggestingParser(prog="lakeformat", description="Inspect and maintain lakeformat (Apache Paimon) "
                                 "tables. 'lakeformat VERB --help' explains a verb, with an example.",
                                 epilog=help_text.epilog(help_text.TOP_EXAMPLES),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -143,6 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: --option needs KEY=VALUE, got {kv!r}", file=sys.stderr)
             return 2
         options[k] = v
+    cat = None
     try:
         if not getattr(args, "catalog", True):   # validate-config: no warehouse involved
             args.fn(None, args)
@@ -153,7 +160,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise NotFoundError(f"warehouse {settings.warehouse!r} does not exist")
         args.fn(cat, args)
     except (LakeformatError, OSError) as e:   # OSError: storage unreachable, a file gone
-        print(f"error: {mask(e)}", file=sys.stderr)
+        hint = ""
+        if isinstance(e, NotFoundError) and cat is not None and getattr(args, "table", None):
+            try:
+                hint = table_hint(cat, args.table)
+            except (LakeformatError, OSError):   # the hint is a courtesy: the error stands without it
+                pass
+        print(f"error: {mask(e)}{hint}", file=sys.stderr)
         return 1
     return 0
 

@@ -3,7 +3,7 @@ with ``--json`` (unchanged by anything here: machine output stays what it was).
 
 A readable table never folds a column narrower than its header: on a narrow terminal long
 values are cut with an ellipsis (``--json`` has them whole) and, when even the headers do not
-fit, the last columns are left out and named below the table. Sizes read ``1.2 MiB`` and
+fit, the last columns are left out and named below the table. Times are never cut. Sizes read ``1.2 MiB`` and
 durations ``3 min 20 s`` (format/human.py, shared with the Lakehouse page). Written to a pipe or a
 log, the table is as wide as its widest row instead.
 """
@@ -58,14 +58,16 @@ def cell(v: Any) -> str:
     return str(plain(v))
 
 
-def fit_columns(headers: Sequence[str], cells: Sequence[Sequence[str]], width: int) -> list[int]:
+def fit_columns(headers: Sequence[str], cells: Sequence[Sequence[str]], width: int,
+                whole: Sequence[int] = ()) -> list[int]:
     """The width of each column that fits in ``width`` (the shown ones: a prefix of the columns).
     Each column gets at least its natural width up to MIN_WIDTH or its header's length,
-    whichever is more; columns that would not fit even so are left out from the end (the first
-    ones are what people scan first). The room left goes to the columns that want more, in
-    their order, each up to its natural width (the rest end in an ellipsis)."""
+    whichever is more, and the columns numbered in ``whole`` (times: a cut time reads as
+    another time) their natural width; columns that would not fit even so are left out from the
+    end (the first ones are what people scan first). The room left goes to the columns that
+    want more, in their order, each up to its natural width (the rest end in an ellipsis)."""
     natural = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
-    least = [min(n, max(MIN_WIDTH, len(h))) for n, h in zip(natural, headers)]
+    least = [n if i in whole else min(n, max(MIN_WIDTH, len(h))) for i, (n, h) in enumerate(zip(natural, headers))]
     shown, used = 0, 1
     for w in least:
         if used + w + BORDER > width and shown:
@@ -86,6 +88,11 @@ def _numeric(values: Sequence[Any]) -> bool:
     return bool(seen) and all(isinstance(v, (int, float, Decimal)) and not isinstance(v, bool) for v in seen)
 
 
+def _times(values: Sequence[Any]) -> bool:
+    seen = [v for v in values if v is not None]
+    return bool(seen) and all(isinstance(v, (dt.datetime, dt.date, dt.time)) for v in seen)
+
+
 def emit(args, title: str, rows: list[dict], columns: Sequence[str], human: bool = True,
          caption: Optional[str] = None, console: Optional[Console] = None) -> None:
     """Print ``rows`` (``columns`` of them): JSON with ``--json``, else a table. ``human``: sizes
@@ -102,7 +109,8 @@ def emit(args, title: str, rows: list[dict], columns: Sequence[str], human: bool
     if not console.is_terminal:   # a log or a pipe: room for the whole table instead of 80 columns
         widest = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(headers)]
         console = Console(width=max(80, sum(w + BORDER for w in widest) + 1))
-    widths = fit_columns(headers, cells, console.width)
+    times = [i for i, c in enumerate(columns) if _times([r.get(c) for r in rows])]
+    widths = fit_columns(headers, cells, console.width, whole=times)
     left_out = headers[len(widths):]
     notes = [caption] if caption else []
     if left_out:

@@ -13,7 +13,7 @@ import json
 import sys
 import time
 from contextlib import contextmanager
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Sequence
 
 from rich.console import Console
 from rich.progress import (
@@ -30,6 +30,7 @@ from lakeformat.errors import DataError, LakeformatError, OptionError
 from lakeformat.format.human import human_duration
 from lakeformat.format import options as O
 from lakeformat.format.partition import parse_partition_spec
+from lakeformat.format.progress import ProgressReporter
 
 # ---------------------------------------------------------------- argument parsing
 
@@ -89,7 +90,7 @@ def positive(text: str) -> int:
 @contextmanager
 def progress_reporter(what: str) -> Iterator:
     """A ``progress(done, total, what)`` callback drawing on stderr: a live bar on a terminal,
-    otherwise a line at most every few seconds and at the end (for job logs)."""
+    otherwise the one ``ProgressReporter``'s lines (for job logs)."""
     console = Console(stderr=True)
     if console.is_terminal:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -100,24 +101,18 @@ def progress_reporter(what: str) -> Iterator:
                 bar.update(task, completed=done, total=total or None, description=f"{what}: {step}")
             yield draw
         return
-    last = [0.0]
-
-    def log(done: int, total: int, step: str) -> None:
-        now = time.monotonic()
-        if total and (done >= total or now - last[0] >= 5):
-            last[0] = now
-            print(f"{what}: {done}/{total} {step}", file=sys.stderr, flush=True)
-    yield log
+    yield ProgressReporter(what, emit=lambda line: print(line, file=sys.stderr, flush=True))
 
 
-def _report(args, text: str, data: dict, started: Optional[float] = None) -> None:
+def _report(args, text: str, data: dict, started: Optional[float] = None, details: Sequence[str] = ()) -> None:
     """``data`` as JSON with ``--json`` (unchanged: no timing there), else ``text``, ending in how
-    long the verb took when it is a long one (``started``: its time.monotonic())."""
+    long the verb took when it is a long one (``started``: its time.monotonic()), and then the
+    ``details`` lines indented below it."""
     if args.json:
         print(json.dumps(plain(data), indent=2, allow_nan=False))
     else:
         took = f" (took {human_duration(time.monotonic() - started)})" if started is not None else ""
-        Console().print(Text(text + took))
+        Console().print(Text("\n".join([text + took, *(f"  {d}" for d in details)])))
 
 
 def _table(cat, args):
@@ -156,8 +151,9 @@ def cmd_expire_snapshots(cat, args) -> None:
                                            dry_run=args.dry_run, progress=progress)
     data = {"table": t.name, "dry_run": r.dry_run, "expired_snapshots": list(r.expired),
             "data_files": r.data_files, "changelog_files": r.changelog_files, "manifests": r.manifests,
-            "manifest_lists": r.manifest_lists, "held": list(r.held)}
-    _report(args, r.summary(t.name), data, started=started)
+            "manifest_lists": r.manifest_lists, "held": list(r.held),
+            "expired_because": list(r.expired_because), "kept": list(r.kept)}
+    _report(args, r.summary(t.name), data, started=started, details=r.reasons())
 
 
 def cmd_expire_partitions(cat, args) -> None:

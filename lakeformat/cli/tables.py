@@ -1,7 +1,8 @@
 """``lakeformat <system table> TABLE``: Paimon's system tables as CLI listings.
 
 ``--json`` prints every column of the system table; the readable table shows the columns a
-person scans first (the full set is too wide for a terminal).
+person scans first (the full set is too wide for a terminal), ``schema_id`` only when the
+table has had more than one schema.
 """
 from __future__ import annotations
 
@@ -42,7 +43,10 @@ def cmd_system_table(cat, args) -> None:
         for r in rows:
             r["file"] = PurePosixPath(r["file_path"]).name
     at = f" at snapshot {args.snapshot}" if getattr(args, "snapshot", None) is not None else ""
-    emit(args, f"{args.command} of {args.table}{at}", rows, READABLE[args.command])
+    columns = READABLE[args.command]
+    if args.command != "schemas" and len(t.schema_manager.list_ids()) < 2:   # always the one schema
+        columns = [c for c in columns if c != "schema_id"]
+    emit(args, f"{args.command} of {args.table}{at}", rows, columns)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

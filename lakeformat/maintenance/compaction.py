@@ -151,14 +151,14 @@ def compact_table(ctx: TableContext, commit: Committer, full: bool = False,
     todo = plan_compaction(ctx, full, partitions)
     messages: list[CommitMessage] = []
     if progress:
-        progress(0, len(todo), "compacting")
+        progress(0, len(todo), "buckets compacted")
     try:
         with ThreadPoolExecutor(max(1, min(threads, len(todo) or 1))) as pool:
             results = pool.map(lambda job: compact_bucket_job(ctx, job, full), todo)
             for done, (job, m) in enumerate(zip(todo, results), 1):
                 messages.append(m)
                 if progress:
-                    progress(done, len(todo), _describe(ctx, job.partition, job.bucket))
+                    progress(done, len(todo), f"buckets compacted (last: {_describe(ctx, job.partition, job.bucket)})")
     except BaseException:
         delete_outputs(ctx, messages)
         raise

@@ -57,6 +57,7 @@ from lakeformat.io.snapshots import SnapshotManager
 from lakeformat.io.table_context import TableContext
 from lakeformat.maintenance.consumer import ConsumerManager
 from lakeformat.maintenance.deletes import delete_files
+from lakeformat.maintenance.expire_reasons import expire_reasons, limits
 from lakeformat.maintenance.tag import TagManager
 from lakeformat.read.scan import FileScan
 
@@ -180,6 +181,14 @@ def resolve_settings(ctx: TableContext, retain_min: Optional[int] = None, retain
     return ExpireSettings(rmin, rmax, cutoff, limit)
 
 
+def reason_limits(ctx: TableContext, cfg: ExpireSettings, retain_min: Optional[int], retain_max: Optional[int],
+                  older_than: Union[None, dt.timedelta, dt.datetime]):
+    """The settings as ``expire_reasons`` names them: the argument given, or the table option."""
+    return limits(cfg.retain_min, cfg.retain_max, cfg.older_than_millis, given_min=retain_min is not None,
+                  given_max=retain_max is not None, older_than=older_than,
+                  time_retained=ctx.typed_options.get(O.SNAPSHOT_TIME_RETAINED))
+
+
 # ---------------------------------------------------------------- result
 
 @dataclass(frozen=True)
@@ -194,6 +203,13 @@ class ExpireResult:
     dry_run: bool = False
     paths: tuple = field(default=(), repr=False)   # every file deleted (or that would be)
     held: tuple = ()                # why snapshots the retention settings let go were kept
+    expired_because: tuple = ()     # which limit removed which snapshots (expire_reasons)
+    kept: tuple = ()                # which limit kept which snapshots
+
+    def reasons(self) -> list[str]:
+        """One line per range of snapshots: the limit that removed or kept it (``held``, in the
+        summary, names what consumers and the per-run limit kept)."""
+        return [f"expired {r}" for r in self.expired_because] + [f"kept {r}" for r in self.kept]
 
     @property
     def expired(self) -> range:
@@ -456,6 +472,7 @@ def expire_snapshots(ctx: TableContext, *, retain_min: Optional[int] = None, ret
     O.check_supported(ctx.schema.options, O.WRITE, ctx.name)
     O.check_changelog_retention(ctx.typed_options)
     cfg = resolve_settings(ctx, retain_min, retain_max, older_than, max_deletes, now)
+    lim = reason_limits(ctx, cfg, retain_min, retain_max, older_than)
     io = ctx.io
     sdir = join(ctx.path, "snapshot")
     for _attempt in range(3):
@@ -483,7 +500,9 @@ def expire_snapshots(ctx: TableContext, *, retain_min: Optional[int] = None, ret
             log.debug("no snapshot of %s to expire (snapshots %d..%d)", ctx.name, earliest, latest)
             if held:
                 log.info("no snapshot of %s expired; kept %s", ctx.name, "; ".join(held))
-            return ExpireResult(dry_run=dry_run, held=held)
+            gone, kept = expire_reasons(earliest=earliest, end=None, latest=latest, time_of=reader.time_of,
+                                        lim=lim)
+            return ExpireResult(dry_run=dry_run, held=held, expired_because=gone, kept=kept)
         if sm is ctx.snapshot_manager:   # due: read what is deleted without the long-lived cache
             sm = SnapshotManager(io, ctx.path)
             reader = _Reader(ctx, sm)
@@ -491,12 +510,14 @@ def expire_snapshots(ctx: TableContext, *, retain_min: Optional[int] = None, ret
         if deletions is None:
             log.info("snapshot %d of %s was expired concurrently; planning again", plan.end, ctx.name)
             continue
+        gone, kept = expire_reasons(earliest=plan.begin, end=plan.end, latest=latest, time_of=reader.time_of,
+                                    lim=lim)
         result = ExpireResult(
             plan.begin, plan.end, len(deletions.data_files), len(deletions.changelog_files),
             len(deletions.manifests), len(deletions.manifest_lists), len(deletions.snapshots), dry_run,
             deletions.data_files + deletions.changelog_files + deletions.index_files + deletions.manifests
             + deletions.index_manifests + deletions.manifest_lists + tuple(sm.path(i) for i in deletions.snapshots),
-            held)
+            held, gone, kept)
         if not dry_run:
             _execute(ctx, sm, plan, deletions, intents, progress)
         log.info("%s", result.summary(ctx.name))

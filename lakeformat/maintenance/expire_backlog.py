@@ -3,6 +3,7 @@
 a kill loses stay bounded (the expiration jobs, ``Table.expire_backlog`` and the CLI use it)."""
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from typing import Optional, Sequence, Union
 
@@ -11,7 +12,8 @@ from lakeformat.format import options as O
 from lakeformat.io.snapshots import SnapshotManager
 from lakeformat.io.table_context import TableContext
 from lakeformat.maintenance.expire import ExpireResult, ExpireSettings, Progress, _Reader, expire_snapshots, \
-    resolve_settings
+    reason_limits, resolve_settings
+from lakeformat.maintenance.expire_reasons import expire_reasons
 
 
 def expire_backlog(ctx: TableContext, *, step: Optional[int] = None, max_deletes: Optional[int] = None,
@@ -32,8 +34,10 @@ def expire_backlog(ctx: TableContext, *, step: Optional[int] = None, max_deletes
     cap = max_deletes if max_deletes is not None else O.LONG_MAX
     kw = dict(retain_min=cfg.retain_min, retain_max=cfg.retain_max,
               older_than=dt.datetime.fromtimestamp(cfg.older_than_millis / 1000, dt.timezone.utc))
+    lim = reason_limits(ctx, cfg, retain_min, retain_max, older_than)
     if dry_run:
-        return expire_snapshots(ctx, **kw, max_deletes=cap, dry_run=True)
+        r = expire_snapshots(ctx, **kw, max_deletes=cap, dry_run=True)
+        return _explained(ctx, r, r.begin, lim)
     total = _backlog(ctx, cfg, cap)
     results: list[ExpireResult] = []
     held: tuple = ()   # why the last run kept what it kept
@@ -48,7 +52,18 @@ def expire_backlog(ctx: TableContext, *, step: Optional[int] = None, max_deletes
         done += r.snapshots
         if progress is not None:
             progress(done, max(total, done), "snapshots expired")
-    return _added_up(results, held)
+    r = _added_up(results, held)
+    return _explained(ctx, r, results[0].begin if results else None, lim)
+
+
+def _explained(ctx, r: ExpireResult, begin: Optional[int], lim) -> ExpireResult:
+    """``r`` with the reasons worded for the limits as the caller gave them, over the whole
+    backlog (the runs saw the settings as arguments and each only its own step)."""
+    sm = SnapshotManager(ctx.io, ctx.path)
+    earliest = begin if begin is not None else sm.earliest_id()
+    gone, kept = expire_reasons(earliest=earliest, end=r.end, latest=sm.latest_id(),
+                                time_of=_Reader(ctx, sm).time_of, lim=lim)
+    return dataclasses.replace(r, expired_because=gone, kept=kept)
 
 
 def _backlog(ctx: TableContext, cfg: ExpireSettings, cap: int) -> int:

@@ -137,7 +137,7 @@ def test_compact_unaware_table_keeps_rows_and_drops_file_count(catalog):
     files = _files(t, "2024-01-01")
     assert len(files) < 8 and sum(f["row_count"] for f in files) == 8000
     assert len(_files(t, "2024-01-02")) == 1                             # one file: nothing to do
-    assert calls == [(0, 1, "compacting"), (1, 1, "{'dt': '2024-01-01'} bucket 0")]
+    assert calls == [(0, 1, "buckets compacted"), (1, 1, "buckets compacted (last: {'dt': '2024-01-01'} bucket 0)")]
     entries = t.live_entries(snap)
     assert {e.file.file_source for e in entries if t.partition_values(e.partition) == ("2024-01-01",)} == \
         {FILE_SOURCE_COMPACT}
@@ -334,7 +334,7 @@ def test_primary_key_compaction_reports_progress_per_bucket(catalog):
     buckets = {(r["partition"], r["bucket"]): r["sorted_runs"] for r in t.system_table("buckets").to_pylist()}
     assert all(runs == 1 for (p, _), runs in buckets.items() if p == "dt=a")
     assert all(runs == 3 for (p, _), runs in buckets.items() if p == "dt=b")
-    assert calls[0] == (0, len(calls) - 1, "compacting") and calls[-1][:2] == (len(calls) - 1, len(calls) - 1)
+    assert calls[0] == (0, len(calls) - 1, "buckets compacted") and calls[-1][:2] == (len(calls) - 1, len(calls) - 1)
     assert all("{'dt': 'a'} bucket" in c[2] for c in calls[1:])
     assert sorted(t.read().column("v").to_pylist()) == ["2"] * 4
 

@@ -67,7 +67,7 @@ def test_show_readable(wh, capsys):
     for name in EVENTS.names:
         assert name in out
     assert "latest snapshot: 3 (OVERWRITE" in out
-    assert "'dt'" in out and "bucket-key" in out
+    assert "partition keys: dt " in out and "bucket-key" in out
 
 
 def test_show_json(wh, capsys):

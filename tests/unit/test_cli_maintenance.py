@@ -77,7 +77,7 @@ def test_compact_a_partition_then_all_fully(wh, capsys):
     assert parts["dt=2020-01-01"]["file_count"] == 2 and parts["dt=2099-01-01"]["file_count"] == 12
     code, out, err = run(capsys, "--warehouse", wh, "compact", "db.t", "--full")
     assert code == 0 and "compacted db.t in snapshot" in out and "at most 1 sorted runs" in out
-    assert "compacting db.t: 2/2" in err                                  # progress on stderr
+    assert "compacting db.t: 2 of 2 buckets compacted" in err                                 # progress on stderr
     t = table(wh)
     assert t.latest_snapshot().commit_kind == "COMPACT"
     assert t.read().sort_by("user_id").equals(before.sort_by("user_id"))
@@ -245,6 +245,6 @@ def test_console_script_compacts_and_lists(wh):
     done = subprocess.run([str(script), "compact", "db.t", "--full", "--json"], capture_output=True, text=True,
                           env=env, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["snapshot"] == 7 and "compacting db.t: 4/4" in done.stderr
+    assert json.loads(done.stdout)["snapshot"] == 7 and "compacting db.t: 4 of 4 buckets compacted" in done.stderr
     listed = subprocess.run([str(script), "buckets", "db.t"], capture_output=True, text=True, env=env, timeout=60)
     assert listed.returncode == 0 and "sorted_runs" in listed.stdout and "dt=2099-01-01" in listed.stdout

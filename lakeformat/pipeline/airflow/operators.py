@@ -9,7 +9,6 @@ param such as ``"{{ params.dry_run }}"`` works) and then change nothing.
 from __future__ import annotations
 
 import datetime as dt
-import time
 from typing import Any, Optional, Sequence, Union
 
 from airflow.sdk import BaseOperator
@@ -19,6 +18,7 @@ from lakeformat.table import staging
 from lakeformat.errors import LakeformatError
 from lakeformat.format import options as O
 from lakeformat.format.human import human_size
+from lakeformat.format.progress import ProgressReporter
 from lakeformat.io.fileio import join
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
 from lakeformat.pipeline.airflow.overview import bucket_runs
@@ -64,16 +64,9 @@ class LakeformatTableOperator(BaseOperator):
     def get_table(self) -> lf.Table:
         return LakeformatHook(self.conn_id).get_table(self.table, self.config)
 
-    def progress(self):
-        """A ``progress(done, total, what)`` callback logging at most every few seconds."""
-        last = [0.0]
-
-        def report(done: int, total: int, what: str) -> None:
-            now = time.monotonic()
-            if done >= total or now - last[0] >= self.PROGRESS_EVERY_SECONDS:
-                last[0] = now
-                self.log.info("%s: %d of %d %s", self.task_id, done, total, what)
-        return report
+    def progress(self) -> ProgressReporter:
+        """A ``progress(done, total, what)`` callback: the one reporter, into the task's log."""
+        return ProgressReporter(self.task_id, every=self.PROGRESS_EVERY_SECONDS, emit=self.log.info)
 
 
 class LakeformatCompactOperator(LakeformatTableOperator):

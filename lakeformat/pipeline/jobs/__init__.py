@@ -16,12 +16,12 @@ import argparse
 import logging
 import os
 import sys
-import time
 from dataclasses import dataclass
 from typing import Callable, Optional
 
 import lakeformat.spark as lfs
 from lakeformat.errors import LakeformatError
+from lakeformat.format.progress import ProgressReporter
 from lakeformat.pipeline.config import CONFIG_ENV, PipelineConfig, TableSpec, load_config
 from lakeformat.secrets import MaskingFilter, register_options
 from lakeformat.spark.jar import JAR
@@ -109,16 +109,9 @@ def spark_session(app: str, master: Optional[str]):
     return spark
 
 
-def progress_logger(what: str, every: float = 5.0) -> Callable[[int, int, str], None]:
-    """A ``progress(done, total, item)`` callback that logs at most every ``every`` seconds."""
-    last = [0.0]
-
-    def progress(done: int, total: int, item: str) -> None:
-        now = time.monotonic()
-        if done == total or now - last[0] >= every:
-            last[0] = now
-            log.info("%s: %d of %d (%s)", what, done, total, item)
-    return progress
+def progress_logger(what: str, every: float = 5.0) -> ProgressReporter:
+    """The jobs' ``progress(done, total, what)`` callback: the one reporter, into the job's log."""
+    return ProgressReporter(what, every=every, emit=log.info)
 
 
 def run(main: Callable[[list], int], argv: Optional[list] = None) -> None:

@@ -11,6 +11,7 @@ table that is not write-only does.
 from lakeformat.pipeline.jobs import parser, resolve, run, spark_session
 from lakeformat.spark.compaction import compact_on_spark
 from lakeformat.spark.options import parse_partition_spec
+from lakeformat.spark.progress import StageProgress
 
 
 def main(argv):
@@ -25,8 +26,9 @@ def main(argv):
     for p in partitions or []:
         table.partition_matcher(p)   # unknown keys: a clear error before any work
     spark = spark_session(f"lakeformat-compact-{jt.short_name}", a.master)
-    snap, report = compact_on_spark(spark, jt.ref(), full=a.full, partitions=partitions,
-                                    commit_user=f"lakeformat-compact-{jt.short_name}")
+    with StageProgress(spark, f"compact {jt.identifier}"):
+        snap, report = compact_on_spark(spark, jt.ref(), full=a.full, partitions=partitions,
+                                        commit_user=f"lakeformat-compact-{jt.short_name}")
     print(f"compacted {jt.identifier}: snapshot {snap.id} ({snap.commit_kind}); {report.summary()}"
           if snap is not None else f"{jt.identifier}: {report.summary()}")
     return 1 if report.expire_error is not None else 0   # compacted; the failed expiration fails the job

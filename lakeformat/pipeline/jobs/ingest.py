@@ -7,11 +7,13 @@ Without a stage flag the rows are committed directly, exactly once per (table, d
 ``--stage`` writes them without publishing, ``--publish``/``--discard`` finish a stage. The table
 is created from the config when it does not exist yet. See lakeformat/pipeline/ingest.py.
 """
+import contextlib
 import datetime as dt
 import os
 
 from lakeformat.pipeline.jobs import parser, resolve, run, spark_session
 from lakeformat.pipeline import ingest
+from lakeformat.spark.progress import StageProgress
 
 
 def main(argv):
@@ -31,12 +33,15 @@ def main(argv):
         return 0
     landing = a.landing or os.environ.get("LAKEFORMAT_LANDING") or (jt.config.landing if jt.config else None)
     sessions = []
+    watching = contextlib.ExitStack()   # Spark's stage progress in the log while the write runs
 
     def spark():
         sessions.append(spark_session(f"lakeformat-ingest-{jt.short_name}-{a.date}", a.master))
+        watching.enter_context(StageProgress(sessions[-1], f"ingest {jt.identifier} {a.date}"))
         return sessions[-1]
     try:
-        print(ingest.ingest(spark, jt, a.date, a.hour, landing, a.stage))
+        with watching:
+            print(ingest.ingest(spark, jt, a.date, a.hour, landing, a.stage))
     finally:
         for s in sessions:
             s.stop()

@@ -25,13 +25,16 @@ import argparse
 import datetime as dt
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
 
 from rich.console import Console
@@ -52,6 +55,9 @@ DAYS = ["2024-06-01", "2024-06-02", "2024-06-03"]
 BAD_DAY = DAYS[1]
 ROWS_PER_DAY = 100_000
 CONSUMER = "price-report"   # a downstream reader whose progress the report shows
+STILL_RUNNING_EVERY = 15.0  # seconds between "still running" lines of a long step
+# a ProgressReporter line in the task log ("ingest demo.t 2024-06-01: 3 of 4 tasks of stage 2 ...")
+PROGRESS_LINE = re.compile(r"([^\s:\]][^:\]\n]*: [\d,]+ of [\d,]+ [^\n]*)$", re.M)
 
 
 class Demo:
@@ -97,8 +103,33 @@ class Demo:
             load_dags()   # import errors stop the demo here
 
     def run(self, dag_id: str, logical_date=None, conf=None):
-        with output_to(str(self.log)):
+        with self.still_running(), output_to(str(self.log)):
             return run_dag(dag_id, logical_date, conf)
+
+    @contextmanager
+    def still_running(self):
+        """While a DAG runs (its output going to the task log), a line every
+        STILL_RUNNING_EVERY seconds on the screen: how long so far and the task log's latest
+        progress line, so a long ingest is never a silent minute."""
+        screen = self.console.file   # the terminal, kept before output_to redirects fds 1 and 2
+        out = Console(file=os.fdopen(os.dup(screen.fileno()), "w"), width=self.console.width,
+                      force_terminal=self.console.is_terminal, no_color=self.console.no_color)
+        stop, began = threading.Event(), time.perf_counter()
+
+        def beat() -> None:
+            while not stop.wait(STILL_RUNNING_EVERY):
+                latest = _latest_progress(self.log)
+                out.print(f"[dim]{time.perf_counter() - self.started:6.1f} s[/]    still running "
+                          f"({time.perf_counter() - began:.0f} s)" + (f": {latest}" if latest else ""),
+                          highlight=False, markup=True)
+        thread = threading.Thread(target=beat, name="demo-still-running", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+            out.file.close()
 
     def ingest(self) -> None:
         out = RichTable(title="ingest: one dag.test() run per table and day (spark-submit jobs/ingest.py)")
@@ -222,6 +253,18 @@ class Demo:
             out.add_row(ident, f"{a['rows']:,}", f"{counts.get(ident, 0):,}", "[green]✓[/]" if same else "[red]✗[/]")
             self.expect(same, f"pypaimon reads {counts.get(ident)} rows of {ident}, lakeformat {a['rows']}")
         self.console.print(out)
+
+
+def _latest_progress(log: Path) -> str:
+    """The last progress line in the tail of the task log (empty if none yet)."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - 65536))
+            tail = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    found = PROGRESS_LINE.findall(tail)
+    return found[-1].strip() if found else ""
 
 
 def _ids(ids) -> str:
