@@ -356,6 +356,13 @@ def committed_as(table, stage_id: str, commit_user: str, identifier: int) -> tup
     return False, None
 
 
+def published_snapshot_id(table, stage_id: str) -> Optional[int]:
+    """The snapshot id the published marker of ``stage_id`` records (None: not published, or
+    published without changes); it outlives the snapshot's expiration."""
+    marker = _read_marker(table, stage_id)
+    return marker.snapshot_id if marker else None
+
+
 def _committed_as(table, staged: StagedCommit) -> tuple[bool, Optional[Snapshot]]:
     return committed_as(table, staged.stage_id, staged.commit_user, staged.identifier)
 
