@@ -325,7 +325,8 @@ def _read_marker(table, stage_id: str) -> Optional[_Published]:
 def _write_marker(table, staged: StagedCommit, snapshot: Optional[Snapshot]) -> None:
     table.io.write_bytes(_path(table, staged.stage_id, PUBLISHED_SUFFIX), json.dumps({
         "stageId": staged.stage_id, "commitUser": staged.commit_user, "commitIdentifier": staged.identifier,
-        "snapshotId": snapshot.id if snapshot else None, "publishTimeMillis": int(time.time() * 1000)}).encode())
+        "snapshotId": snapshot.id if snapshot else None, "publishTimeMillis": int(time.time() * 1000),
+        "rowCount": staged.row_count}).encode())
 
 
 def find_committed(table, commit_user: str, identifier: int) -> Optional[Snapshot]:
