@@ -125,7 +125,7 @@ def test_backfill_two_days_from_the_ui_beside_a_waiting_run_and_see_the_snapshot
     ui.open_dag(UI_DAG)
     ui.shot("04-runs-done")
     assert set(states.values()) == {"success"}, states
-    assert all("Submitting " in airflow_server.task_log(UI_DAG, r, "stage") for r in runs)
+    assert all("Submitting " in airflow_server.task_log(UI_DAG, r, "ingest.stage") for r in runs)
     assert "the wait is over" in airflow_server.task_log(UI_DAG, waiting, "landing")
 
     table = lf.Catalog(str(airflow_server.warehouse)).get_table("demo.user_behavior")
