@@ -66,6 +66,18 @@ def _json(ctx: TableContext, name: str) -> Optional[dict]:
     return d
 
 
+def _rows(pending, marker: Optional[dict], audit: Optional[dict]) -> Optional[int]:
+    """The stage's row count: from the stage while it is pending, then from its published marker
+    (``rowCount``), else from its audit, which counted the staged rows (a discarded stage, or
+    one published before markers kept the count)."""
+    if pending is not None:
+        return pending.row_count
+    if marker and marker.get("rowCount") is not None:
+        return int(marker["rowCount"])
+    rows = ((audit or {}).get("audit") or {}).get("rows")
+    return None if rows is None else int(rows)
+
+
 def stage_history(ctx: TableContext) -> list[StageRecord]:
     """Every stage the table's ``staged/`` folder knows of, newest first: pending stages, the
     published ones (their markers) and the discarded ones whose audit was recorded."""
@@ -80,7 +92,7 @@ def stage_history(ctx: TableContext) -> list[StageRecord]:
         s = pending.get(sid)
         state = "pending" if s is not None else "published" if marker is not None else "discarded"
         out.append(StageRecord(
-            sid, state, s.create_time if s else None, s.row_count if s else None,
+            sid, state, s.create_time if s else None, _rows(s, marker, audit),
             len(s.file_names()) if s else None,
             marker.get("snapshotId") if marker else None, _utc(marker.get("publishTimeMillis")) if marker else None,
             audit.get("audit") if audit else None, _utc(audit.get("auditTimeMillis")) if audit else None))

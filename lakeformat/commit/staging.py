@@ -329,7 +329,8 @@ def _read_marker(ctx: TableContext, stage_id: str) -> Optional[_Published]:
 def _write_marker(ctx: TableContext, staged: StagedCommit, snapshot: Optional[Snapshot]) -> None:
     ctx.io.write_bytes(_path(ctx, staged.stage_id, PUBLISHED_SUFFIX), json.dumps({
         "stageId": staged.stage_id, "commitUser": staged.commit_user, "commitIdentifier": staged.identifier,
-        "snapshotId": snapshot.id if snapshot else None, "publishTimeMillis": int(time.time() * 1000)}).encode())
+        "snapshotId": snapshot.id if snapshot else None, "publishTimeMillis": int(time.time() * 1000),
+        "rowCount": staged.row_count}).encode())
 
 
 def find_committed(ctx: TableContext, commit_user: str, identifier: int) -> Optional[Snapshot]:
@@ -358,6 +359,13 @@ def committed_as(ctx: TableContext, stage_id: str, commit_user: str, identifier:
     if marker and (marker.commit_user, marker.identifier) == (commit_user, identifier):
         return True, _snapshot_or_none(ctx, marker.snapshot_id)
     return False, None
+
+
+def published_snapshot_id(ctx: TableContext, stage_id: str) -> Optional[int]:
+    """The snapshot id the published marker of ``stage_id`` records (None: not published, or
+    published without changes); it outlives the snapshot's expiration."""
+    marker = _read_marker(ctx, stage_id)
+    return marker.snapshot_id if marker else None
 
 
 def _committed_as(ctx: TableContext, staged: StagedCommit) -> tuple[bool, Optional[Snapshot]]:

@@ -22,14 +22,16 @@ from lakeformat.pipeline.units import IngestUnit, ingest_units
 from lakeformat.pipeline.wap import landing_missing
 
 WAIT_PARAM = "wait_for_landing"   # the ingest DAG's param: a manual run or backfill waits too
+# "FIRST..LAST": the only days with landing data, the ingest DAGs' start and end dates
+# (``make airflow`` sets it from its demo data; see ``dags.ingest_dag_args``)
+LANDING_DAYS_ENV = "LAKEFORMAT_LANDING_DAYS"
 
 
-def run_units(spec: TableSpec, logical_date: Optional[dt.datetime], run_after: dt.datetime,
-              start: Any = None, end: Any = None) -> list[IngestUnit]:
-    """The units of a DAG run: a backfill's range (``start``/``end`` params), else the unit of
-    its logical date; a manual run without a logical date (a Trigger with default parameters)
-    takes the unit of the time it was triggered."""
-    return ingest_units(spec, logical_date or run_after, start, end)
+def run_units(spec: TableSpec, logical_date: Optional[dt.datetime], run_after: dt.datetime) -> list[IngestUnit]:
+    """The unit of a DAG run: its logical date's (one run per day or hour, backfills included);
+    a manual run without a logical date (a Trigger with default parameters) takes the unit of
+    the time it was triggered."""
+    return ingest_units(spec, logical_date or run_after)
 
 
 def missing(spec: TableSpec, units: Sequence[IngestUnit], landing_root: str,

@@ -10,8 +10,8 @@ The Spark job writes the files and stages the commit (``jobs/ingest.py --stage I
   earlier, failed attempt left. If its (commit user, identifier) is committed already (a crash
   after the commit), publishing finishes it without committing again; otherwise it is discarded.
 - ``plan_units`` (the DAG's first task) lists the units of a run with their job arguments,
-  before any Spark work: a unit whose landing folder is not there, or that another active run
-  is loading (:mod:`.unit_claim`), is left out with the reason;
+  before any Spark work: a unit that is loaded already, whose landing folder is not there, or
+  that another active run is loading (:mod:`.unit_claim`), is left out with the reason;
   ``audit_unit`` runs the quality expectations on the staged rows and records the result
   beside the stage (commit/stage_log.py, shown on the Lakehouse page); a failed audit
   discards the stage, so nothing of it becomes visible and no file is left behind;
@@ -32,7 +32,7 @@ from lakeformat.table import staging
 from lakeformat.errors import LakeformatError
 from lakeformat.pipeline import landing_files, unit_claim
 from lakeformat.pipeline.config import TableSpec
-from lakeformat.pipeline.units import IngestUnit, ingest_identity, ingest_units, stage_id_for
+from lakeformat.pipeline.units import IngestUnit, ingest_identity, stage_id_for
 from lakeformat.pipeline.quality import AuditReport, Expectation, audit
 
 log = logging.getLogger(__name__)
@@ -74,12 +74,16 @@ def _jsonable(v):
 
 
 def loaded(table, stage_id: str, commit_user: str, identifier: int) -> Optional[str]:
-    """Why the unit committed as (``commit_user``, ``identifier``) under ``stage_id`` is loaded
-    already ("snapshot 7", "published as snapshot 7, expired since"), or None if it is not."""
+    """Which snapshot holds the unit committed as (``commit_user``, ``identifier``) under
+    ``stage_id`` ("snapshot 7", "snapshot 7, expired since"), or None if it is not loaded."""
     done, snap = staging.committed_as(table, stage_id, commit_user, identifier)
     if not done:
         return None
-    return f"snapshot {snap.id}" if snap is not None else f"stage {stage_id} was published; its snapshot has expired"
+    if snap is not None:
+        return f"snapshot {snap.id}"
+    published = staging.published_snapshot_id(table, stage_id)
+    return (f"snapshot {published}, expired since" if published is not None
+            else f"stage {stage_id} (it held no changes)")
 
 
 def clear_leftover(table, stage_id: str) -> Optional[str]:
@@ -135,30 +139,37 @@ def landing_missing(spec: TableSpec, unit: IngestUnit, landing_root: str,
     return f"{unit.label} of {spec.identifier}: no landing folder {folder} (yet): not ingested by this run"
 
 
-def plan_units(catalog, spec: TableSpec, logical_date, start=None, end=None, *, landing_root: str,
+def plan_units(catalog, spec: TableSpec, units: Sequence[IngestUnit], *, landing_root: str,
                owner: str, active: Callable[[str], bool]) -> tuple[list[dict], list[str]]:
-    """(units, skipped): the units a DAG run ingests (its logical date's, or a backfill's
-    range), each with its stage id, commit identity and the job's unit arguments, and why the
-    others are not ingested: no landing folder (looked for with the catalog's storage options),
-    or another active run holds the unit (:mod:`.unit_claim`). Checked before any Spark work. Claims the units for ``owner`` and
-    clears what earlier, ended attempts left staged; creates the table when a unit is ingested."""
-    out, skipped, table = [], [], None
-    for u in ingest_units(spec, logical_date, start, end):
+    """(planned, skipped): of a DAG run's ``units``, those to ingest, each with its stage id,
+    commit identity and the job's unit arguments, and why the others are not ingested: loaded
+    already (``loaded``: a retained commit or the stage's published marker, read from the table's
+    metadata, so a re-run of a loaded day starts no Spark job), no landing folder (looked for
+    with the catalog's storage options), or another active run holds the unit (:mod:`.unit_claim`).
+    Claims the units for ``owner`` and clears what earlier, ended attempts left staged; creates
+    the table when a unit is ingested."""
+    out, skipped = [], []
+    table = catalog.get_table(spec.identifier) if catalog.table_exists(spec.identifier) else None
+    for u in units:
+        sid = stage_id_for(spec, u)
+        user, identifier = ingest_identity(spec, u)
+        done = loaded(table, sid, user, identifier) if table is not None else None
+        if done is not None:
+            skipped.append(f"{u.label} of {spec.identifier} is already published as {done}: not ingested again")
+            continue
         missing = landing_missing(spec, u, landing_root, catalog.options)
         if missing:
             skipped.append(missing)
             continue
         if table is None:
             table = create_table(catalog, spec)
-        sid = stage_id_for(spec, u)
         taken = unit_claim.claim(table, sid, owner, active)
         if taken:
             skipped.append(f"{u.label} of {spec.identifier}: {taken}")
             continue
-        done = clear_leftover(table, sid)
-        if done:
-            log.info("%s", done)
-        user, identifier = ingest_identity(spec, u)
+        left = clear_leftover(table, sid)
+        if left:
+            log.info("%s", left)
         out.append({"stage_id": sid, "label": u.label, "unit_args": u.job_args(),
                     "commit": {"user": user, "identifier": str(identifier)}})
     return out, skipped

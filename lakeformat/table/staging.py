@@ -66,3 +66,9 @@ def publish(table: Table, stage_id: str) -> Optional[Snapshot]:
 def discard(table: Table, stage_id: str) -> int:
     """Delete a stage's data files and its stage file; refuses once it was published."""
     return _staging.discard(table.ctx, stage_id)
+
+
+def published_snapshot_id(table: Table, stage_id: str) -> Optional[int]:
+    """The snapshot id the published marker of ``stage_id`` records (None: not published, or
+    published without changes); it outlives the snapshot's expiration."""
+    return _staging.published_snapshot_id(table.ctx, stage_id)

@@ -61,6 +61,7 @@ def parse_report() -> dict:
             "catchup": d.catchup, "params": sorted(d.params.keys()),
             "schedule": type(d.timetable).__name__, "max_active_runs": d.max_active_runs,
             "paused_at_creation": d.is_paused_upon_creation, "start_date": d.start_date.isoformat(),
+            "end_date": d.end_date.isoformat() if d.end_date else None,
             "outlets": {t.task_id: [getattr(o, "uri", str(o)) for o in t.outlets] for t in d.tasks if t.outlets},
             "asset_triggers": _asset_uris(getattr(d.timetable, "asset_condition", None)),
             "jars": {t.task_id: t.jars for t in d.tasks if hasattr(t, "jars")},
@@ -70,6 +71,8 @@ def parse_report() -> dict:
 
 
 def main(spec: dict) -> None:
+    import os
+    os.environ.update(spec.get("env") or {})
     from lakeformat.pipeline.local.airflow_home import load_dags, prepare, run_dag
     prepare(spec["home"], dags=spec["dags"], plugins=spec["plugins"], config=spec["config"],
             warehouse=spec["warehouse"], landing=spec.get("landing"), log_level=spec.get("log_level", "INFO"))

@@ -22,7 +22,7 @@ def test_every_dag_imports_without_errors_or_cycles(airflow_parse):
     for n in names:
         ingest = report["dags"][f"lakeformat_ingest_{n}"]
         assert ingest["catchup"] is False and ingest["max_active_runs"] == 1
-        assert ingest["params"] == ["end", "start", "wait_for_landing"]
+        assert ingest["params"] == ["wait_for_landing"]
         assert ingest["tasks"] == ["ingest.audit", "ingest.publish", "ingest.stage", "landing", "plan"]
         assert ingest["schedule"] == "CronDataIntervalTimetable"
         assert ingest["jars"] == {"ingest.stage": lfs.jar_path()}   # the native write's JVM half goes along
@@ -83,3 +83,18 @@ def test_pause_state_and_start_date_come_from_the_config(airflow_parse, tmp_path
     assert report["import_errors"] == {}
     assert {d["paused_at_creation"] for d in report["dags"].values()} == {False}
     assert {d["start_date"] for d in report["dags"].values()} == {"2024-06-01T00:00:00+00:00"}
+
+
+def test_the_landing_days_are_the_ingest_dags_dates(airflow_parse):
+    """``make airflow`` sets $LAKEFORMAT_LANDING_DAYS from its demo data: the ingest DAGs run
+    from its first day to the end of its last (unpausing schedules nothing past it); the other
+    DAGs keep the config's dates. A malformed value is an import error naming the variable."""
+    dags = airflow_parse.parse(env={"LAKEFORMAT_LANDING_DAYS": "2024-06-01..2024-06-04"})["dags"]
+    for dag_id, d in dags.items():
+        if dag_id.startswith("lakeformat_ingest_"):
+            assert (d["start_date"], d["end_date"]) == ("2024-06-01T00:00:00+00:00", "2024-06-04T23:59:59+00:00")
+        else:
+            assert (d["start_date"], d["end_date"]) == ("2024-01-01T00:00:00+00:00", None)
+    for bad in ("2024-06-01", "2024-06-04..2024-06-01", "June..July"):
+        errors = airflow_parse.parse(env={"LAKEFORMAT_LANDING_DAYS": bad})["import_errors"]
+        assert len(errors) == 1 and "$LAKEFORMAT_LANDING_DAYS must read FIRST..LAST" in next(iter(errors.values()))

@@ -25,7 +25,14 @@ from .conftest import BAD_DAY, DAYS, Airflow, _home
 
 CONFIG = load_config(str(CONFIG_PATH))
 UB, IP = CONFIG.table("user_behavior"), CONFIG.table("item_price")
-RANGE = {"start": DAYS[0], "end": DAYS[1]}
+UNIT = {"landing": "success", **{f"ingest.{t}[0]": "success" for t in ("stage", "audit", "publish")}, "plan": "success"}
+# a loaded day: plan finds it published and skips; the ingest group is never expanded (no Spark job)
+LOADED = {"landing": "success", "plan": "skipped", **{f"ingest.{t}": "skipped" for t in ("stage", "audit", "publish")}}
+
+
+def days(dag_id: str) -> list[dict]:
+    """What Airflow's backfill of DAYS[0]..DAYS[1] makes: one run per day, that day its logical date."""
+    return [{"dag_id": dag_id, "logical_date": d} for d in DAYS[:2]]
 
 
 def landing_rows(landing: Path, spec, day: str) -> pa.Table:
@@ -45,38 +52,37 @@ def live_files(table: lf.Table) -> set[str]:
 
 @pytest.fixture(scope="module")
 def ingested(tmp_path_factory, migrated_db, landing):
-    """Backfill DAYS[0]..DAYS[1]: user_behavior once, then again (its commits are retained), and
-    item_price once; then expire user_behavior's first snapshot (the DAYS[0] commit) and run
-    the user_behavior backfill a third time (its published marker says the day is loaded)."""
+    """Backfill DAYS[0]..DAYS[1] of user_behavior and item_price and run user_behavior's bad
+    day; re-run the user_behavior backfill (its commits are retained), then expire its first
+    snapshot (the DAYS[0] commit) and re-run it a third time (its published marker says the day
+    is loaded). Each re-run in its own interpreter, its output kept: no Spark job may start."""
     root = tmp_path_factory.mktemp("ingested")
     af = Airflow(_home(root, migrated_db), root / "warehouse", landing)
     started = time.perf_counter()
-    *runs, bad = af.run({"dag_id": "lakeformat_ingest_user_behavior", "conf": RANGE},
-                        {"dag_id": "lakeformat_ingest_user_behavior", "conf": RANGE},
-                        {"dag_id": "lakeformat_ingest_item_price", "conf": RANGE},
+    *runs, bad = af.run(*days("lakeformat_ingest_user_behavior"), *days("lakeformat_ingest_item_price"),
                         # a scheduled-style run (the logical date's day) on the bad day
                         {"dag_id": "lakeformat_ingest_user_behavior", "logical_date": BAD_DAY},
-                        timeout=1800)   # seven spark-submits: minutes on a busy two-core machine
+                        timeout=1800)   # five spark-submits: minutes on a busy two-core machine
+    second = af.run(*days("lakeformat_ingest_user_behavior"))
+    second_output = af.output()
     ub = lf.Catalog(str(af.warehouse)).get_table(UB.identifier)
     after_two = {"rows": ub.read().num_rows, "files": data_files_on_disk(ub), "snapshots": ub.snapshots()}
     expired = ub.expire_snapshots(retain_max=1, older_than=dt.timedelta(0))
-    (third,) = af.run({"dag_id": "lakeformat_ingest_user_behavior", "conf": RANGE})
-    print(f"ingest runs: {[round(r['seconds'], 1) for r in runs + [bad, third]]} s, "
+    third = af.run(*days("lakeformat_ingest_user_behavior"))
+    reruns = {"second": (second, second_output), "third": (third, af.output())}
+    print(f"ingest runs: {[round(r['seconds'], 1) for r in runs + [bad] + second + third]} s, "
           f"total {time.perf_counter() - started:.1f} s")
-    return af, runs + [third], after_two, expired, bad
+    return af, runs, reruns, after_two, expired, bad
 
 
 def test_backfill_publishes_every_day_and_updates_the_asset(ingested):
-    af, (first, _, prices, _), *_ = ingested
-    for run, spec in ((first, UB), (prices, IP)):
+    af, runs, *_ = ingested
+    for run, spec, day in zip(runs, (UB, UB, IP, IP), DAYS[:2] * 2):
         assert run["state"] == "success", run["tasks"]
-        assert run["tasks"] == {"landing": "success", "plan": "success", **{f"ingest.{t}[{i}]": "success" for t in
-                                                      ("stage", "audit", "publish") for i in range(2)}}
-        # the grid labels each mapped task with its day, not 0/1
-        assert run["labels"] == {f"ingest.{t}[{i}]": DAYS[i] for t in ("stage", "audit", "publish") for i in range(2)}
-        events = run["asset_events"]
-        assert [uri for uri, _ in events] == [asset_uri(spec)] * 2
-        assert sorted(extra["unit"] for _, extra in events) == DAYS[:2]
+        assert run["tasks"] == UNIT
+        # the grid labels the mapped tasks with the day, not 0
+        assert run["labels"] == {f"ingest.{t}[0]": day for t in ("stage", "audit", "publish")}
+        assert [(uri, extra["unit"]) for uri, extra in run["asset_events"]] == [(asset_uri(spec), day)]
     cat = lf.Catalog(str(af.warehouse))
     ub = cat.get_table(UB.identifier)
     for day in DAYS[:2]:
@@ -93,24 +99,23 @@ def test_backfill_publishes_every_day_and_updates_the_asset(ingested):
         assert staging.list_staged(t) == []        # nothing left pending
 
 
-def test_backfill_rerun_twice_leaves_no_duplicates(ingested):
-    af, (first, second, _, third), after_two, expired, _ = ingested
+def test_backfill_rerun_twice_starts_no_spark_job_and_leaves_no_duplicates(ingested):
+    af, _, reruns, after_two, expired, _ = ingested
     expected = sum(landing_rows(af.landing, UB, d).num_rows for d in DAYS[:2])
-    # re-run 1: both commits are retained, so the job stages nothing and audit/publish skip
-    assert second["state"] == "success", second["tasks"]
-    assert {t: st for t, st in second["tasks"].items() if not t.startswith(("landing", "plan", "ingest.stage"))} == {
-        f"ingest.{t}[{i}]": "skipped" for t in ("audit", "publish") for i in range(2)}
-    assert second["asset_events"] == []
     assert after_two["rows"] == expected
     assert [s.commit_kind for s in after_two["snapshots"]] == ["APPEND", "APPEND"]
-    # re-run 2, after the first day's commit expired: its stage's published marker still says the
-    # day is loaded (wap.loaded, the rule jobs/ingest.py follows too), so neither day is staged
-    # again, and audit and publish skip for both
+    # re-run 1: both commits are retained; re-run 2, after the first day's commit expired: its
+    # stage's published marker still says the day is loaded (wap.loaded, the rule jobs/ingest.py
+    # follows too). Either way plan leaves each day out, naming its snapshot, before any Spark job.
     assert list(expired.expired) == [1] and expired.data_files == 0   # that day's files stay live
-    assert third["state"] == "success", third["tasks"]
-    assert {t: st for t, st in third["tasks"].items() if not t.startswith(("landing", "plan", "ingest.stage"))} == {
-        f"ingest.{t}[{i}]": "skipped" for t in ("audit", "publish") for i in range(2)}
-    assert third["asset_events"] == []
+    for name, (runs, output) in reruns.items():
+        for run, (snapshot, day) in zip(runs, ((1, DAYS[0]), (2, DAYS[1]))):
+            assert run["state"] == "success", (name, run["tasks"])
+            assert run["tasks"] == LOADED, name
+            assert run["asset_events"] == []
+            gone = ", expired since" if name == "third" and snapshot == 1 else ""
+            assert f"{day} of {UB.identifier} is already published as snapshot {snapshot}{gone}" in output
+        assert "Submitting " not in output and "spark-submit" not in output.lower()
     ub = lf.Catalog(str(af.warehouse)).get_table(UB.identifier)
     assert [s.id for s in ub.snapshots()] == [2]
     assert ub.read().num_rows == expected

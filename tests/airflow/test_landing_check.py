@@ -34,7 +34,7 @@ def af(tmp_path, migrated_db, landing) -> Airflow:
 def test_a_day_without_landing_data_skips_before_spark(af):
     scheduled, manual, backfill = af.run({"dag_id": DAG, "logical_date": NEVER_DAY},
                                          {"dag_id": DAG},   # the UI's Trigger: logical date now
-                                         {"dag_id": DAG, "conf": {"start": NEVER_DAY, "end": "2024-07-02"}})
+                                         {"dag_id": DAG, "logical_date": "2024-07-02"})
     for run in (scheduled, manual, backfill):
         assert run["state"] == "success", run["tasks"]
         assert run["tasks"] == SKIPPED

@@ -78,6 +78,23 @@ def test_plugin_page_in_headless_chromium(tmp_path, served_page):
     assert _runs_in_html(html) == EXPECTED_RUNS
 
 
+def _fits_in(d, width: int) -> None:
+    """At ``width`` px the page scrolls only down: no panel scrolls sideways, no number or size
+    ("1.4 MiB") breaks over two lines."""
+    from selenium.webdriver.common.by import By
+    d.set_window_size(width, HEIGHT)
+    viewport = d.execute_script("return document.documentElement.clientWidth")
+    assert viewport <= width and d.execute_script("return document.documentElement.scrollWidth") <= viewport
+    wide = d.execute_script("return [...document.querySelectorAll('.scroll')]"
+                            ".filter(e => e.scrollWidth > e.clientWidth).map(e => e.previousSibling.textContent)")
+    assert wide == [], f"panels scrolling sideways at {width} px: {wide}"
+    cells = d.find_elements(By.CSS_SELECTOR, "td.num, td.t")
+    assert any(c.text.endswith(("B", "KiB", "MiB")) for c in cells)
+    wrapped = [c.text for c in cells if c.text and d.execute_script(
+        "const r = document.createRange(); r.selectNodeContents(arguments[0]); return r.getClientRects().length", c) > 1]
+    assert wrapped == [], f"cells wrapped at {width} px: {wrapped}"
+
+
 def test_table_page_in_chromium_filter_history_and_audits(tmp_path, served_page):
     """selenium + Debian's chromedriver: from the tables page to a table's page, a filter typed
     into the form, the history chart drawn, the failed audit with its expectation, and a
@@ -117,6 +134,10 @@ def test_table_page_in_chromium_filter_history_and_audits(tmp_path, served_page)
         assert stages[PENDING_DAY].get_attribute("data-state") == "pending"
         runs = d.find_elements(By.CSS_SELECTOR, "tr.bucket td.runs")
         assert [r.text for r in runs] == ["3", "1"] and len(d.find_elements(By.CSS_SELECTOR, ".trigger")) == 2
+        # every stage shows its rows: the pending stage's own, the discarded one's from its audit
+        assert {k: r.find_elements(By.CSS_SELECTOR, "td.num")[0].text for k, r in stages.items()} == \
+            {BAD_DAY: "2", PENDING_DAY: "2"}
+        _fits_in(d, WIDTH)
 
         d.find_element(By.NAME, "filter").clear()
         d.find_element(By.NAME, "filter").send_keys("price > 1")

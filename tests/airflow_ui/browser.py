@@ -58,11 +58,11 @@ class UI:
         self.wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "[data-testid=toggle-pause]")
                         .get_attribute("data-state") == "checked")
 
-    def backfill(self, first_day: str, last_day: str) -> str:
-        """Trigger -> Backfill -> From/To -> Run Backfill; returns the dialog's "N runs" line."""
+    def backfill(self, first_day: str, last_day: str, reprocess: str = "none", shot: str = "03-backfill-dialog") -> str:
+        """Trigger -> Backfill -> From/To -> Reprocess Behavior (``none``: Missing Runs,
+        ``completed``: All Runs) -> Run Backfill; returns the dialog's "N runs" line."""
         self.find("[data-testid=trigger-dag-button]").click()
-        radio = self.wait.until(EC.presence_of_element_located((By.XPATH, "//input[@value='backfill']")))
-        self.d.execute_script("arguments[0].click()", radio)   # the radio input itself is visually hidden
+        self._radio("backfill")
         for i, (day, time) in enumerate(((first_day, "00:00"), (last_day, "00:00"))):
             self.wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "[data-testid=datetime-input]")) == 2)
             self.d.find_elements(By.CSS_SELECTOR, "[data-testid=datetime-input]")[i].click()
@@ -71,10 +71,15 @@ class UI:
             clock = pop.find_element(By.CSS_SELECTOR, "input[placeholder='HH:mm']")
             clock.send_keys(time)
             clock.send_keys(Keys.ESCAPE)
+        self._radio(reprocess)
         summary = self.wait.until(EC.presence_of_element_located(
             (By.XPATH, "//*[contains(text(), 'runs will be triggered')]"))).text
-        self.shot("03-backfill-dialog")
+        self.shot(shot)
         button = self.wait.until(EC.element_to_be_clickable((By.XPATH, "//button[normalize-space()='Run Backfill']")))
         button.click()
         self.wait.until(EC.invisibility_of_element_located((By.XPATH, "//button[normalize-space()='Run Backfill']")))
         return summary
+
+    def _radio(self, value: str) -> None:
+        radio = self.wait.until(EC.presence_of_element_located((By.XPATH, f"//input[@value='{value}']")))
+        self.d.execute_script("arguments[0].click()", radio)   # the radio input itself is visually hidden

@@ -39,9 +39,13 @@ class Server:
     warehouse: Path
     proc: subprocess.Popen
     output: Path
+    _token: str = ""
 
     def token(self) -> str:
-        return _post(f"{self.url}/auth/token", {"username": self.user, "password": self.password})["access_token"]
+        """A REST token, asked for once (the API server's default lifetime outlasts the tests)."""
+        if not self._token:
+            self._token = _post(f"{self.url}/auth/token", {"username": self.user, "password": self.password})["access_token"]
+        return self._token
 
     def api(self, method: str, path: str, body=None) -> dict:
         req = urllib.request.Request(f"{self.url}/api/v2{path}", method=method,
@@ -49,7 +53,7 @@ class Server:
                                      headers={"Authorization": f"Bearer {self.token()}",
                                               "Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(req, timeout=30) as r:
+            with urllib.request.urlopen(req, timeout=120) as r:   # a loaded 2-core machine is slow
                 return json.loads(r.read() or b"{}")
         except urllib.error.HTTPError as e:
             raise AssertionError(f"{method} {path}: {e.code} {e.read()[:2000]!r}") from None
@@ -68,11 +72,22 @@ class Server:
             assert time.monotonic() < deadline, f"runs of {dag_id} not done after {timeout} s: {states}"
             time.sleep(5)
 
-    def task_log(self, dag_id: str, run_id: str, task_id: str) -> str:
-        """The log files of a task of a run, as the scheduler's workers wrote them."""
+    def task_log(self, dag_id: str, run_id: str, task_id: str = "", attempt: int | None = None) -> str:
+        """The log files of a task (every task: ``task_id`` empty) of a run, as the scheduler's
+        workers wrote them; of one ``attempt`` only, if given (a re-run is the next attempt)."""
         return "\n".join(p.read_text(errors="replace") for p in sorted((self.state / "logs").rglob("*.log"))
                          if f"dag_id={dag_id}" in str(p) and f"run_id={run_id}" in str(p)
-                         and f"task_id={task_id}" in str(p))
+                         and f"task_id={task_id}" in str(p) and (attempt is None or p.name == f"attempt={attempt}.log"))
+
+    def backfills(self, dag_id: str) -> list[dict]:
+        return self.api("GET", f"/backfills?dag_id={dag_id}&limit=100")["backfills"]
+
+    def wait_backfill(self, dag_id: str, backfill_id: int, timeout: float = 900) -> None:
+        deadline = time.monotonic() + timeout
+        while not next(b for b in self.backfills(dag_id) if b["id"] == backfill_id)["completed_at"]:
+            assert self.proc.poll() is None, f"make airflow exited:\n{self.output.read_text()[-3000:]}"
+            assert time.monotonic() < deadline, f"backfill {backfill_id} of {dag_id} not done after {timeout} s"
+            time.sleep(5)
 
     def task_states(self, dag_id: str, run_id: str) -> dict:
         tis = self.api("GET", f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances?limit=100")["task_instances"]
@@ -82,7 +97,7 @@ class Server:
 def _post(url: str, body: dict) -> dict:
     req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
                                  headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=30) as r:
+    with urllib.request.urlopen(req, timeout=120) as r:
         return json.loads(r.read())
 
 
@@ -91,9 +106,8 @@ def start_server(tmp: Path, timeout: float = 600) -> Server:
     out = tmp / "make-airflow.out"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "LAKEFORMAT_"))}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    # the shipped config, but a scheduled run (unpausing makes one for a day with no landing
-    # data) waits 20 s, not hours, for its landing data: the DAG's manual runs queue behind it
-    config = config_waiting(tmp / "tables.yaml", "20 s", "5 s")
+    # the shipped config, but a run waits 10 min, not hours, for landing data that is not there
+    config = config_waiting(tmp / "tables.yaml", "10 min", "5 s")
     cmd = [sys.executable, "-m", "lakeformat.pipeline.local.airflow_server", "--state", str(state),
            "--warehouse", str(wh), "--landing", str(landing), "--port", str(free_port()),
            "--landing-days", *LANDING_DAYS, "--rows-per-day", "500", "--config", str(config)]

@@ -1,7 +1,9 @@
 """The project as users install it: a wheel built from the checkout, installed into a fresh
 virtual environment outside it (dependencies from requirements.lock), run from another
 directory with nothing of the checkout on the path. The CLI, a job with --config, a DagBag and
-`airflow dags list --local` over a copy of dags/ must work with only the config path set."""
+`airflow dags list --local` over a copy of dags/ must work with only the config path set; the
+Airflow plugin and the lakeformat connection type register from the package's entry points,
+with no plugins folder."""
 from __future__ import annotations
 
 import json
@@ -92,3 +94,25 @@ def test_the_dags_load_with_only_the_config_path_set(installed):
     _run([b / "airflow", "db", "migrate"], work, env)
     listed = _run([b / "airflow", "dags", "list", "--local", "-o", "json"], work, env)
     assert sorted(d["dag_id"] for d in json.loads(listed.stdout.strip().splitlines()[-1])) == dag_ids
+
+
+def test_the_plugin_and_the_connection_type_register_without_a_plugins_folder(installed):
+    b, work = installed["bin"], installed["work"]
+    (work / "no-plugins").mkdir()
+    env = {**installed["env"], "AIRFLOW_HOME": str(work / "airflow-entry-points"),
+           "AIRFLOW__CORE__PLUGINS_FOLDER": str(work / "no-plugins"), "AIRFLOW__CORE__LOAD_EXAMPLES": "False"}
+    plugins = json.loads(_run([b / "airflow", "plugins", "-o", "json"], work, env).stdout.strip().splitlines()[-1])
+    (plugin,) = [p for p in plugins if p["name"] == "lakeformat"]
+    assert "lakeformat" in str(plugin.get("source")) and "no-plugins" not in str(plugin.get("source"))
+    assert "Lakehouse" in json.dumps(plugin)   # its page and menu entry
+    form = ("import json; from airflow.providers_manager import ProvidersManager; m = ProvidersManager(); "
+            "h = m.hooks['lakeformat']; "
+            "print(json.dumps({'provider': m.providers['lakeformat'].data['name'], 'hook': h.hook_class_name, "
+            "'name': h.hook_name, 'form': m.field_behaviours['lakeformat']}))")
+    got = json.loads(_run([b / "python", "-c", form], work, env).stdout.strip().splitlines()[-1])
+    assert got["provider"] == "lakeformat" and got["name"] == "Lakeformat"
+    assert got["hook"] == "lakeformat.pipeline.airflow.hooks.LakeformatHook"
+    assert got["form"]["relabeling"] == {"host": "Warehouse URI", "login": "S3 access key",
+                                         "password": "S3 secret key", "extra": "Catalog options (JSON)"}
+    assert sorted(got["form"]["hidden_fields"]) == ["port", "schema"]
+    assert "s3.endpoint" in json.dumps(got["form"]["placeholders"])

@@ -15,6 +15,7 @@ import lakeformat as lf
 from lakeformat.pipeline import landing
 from lakeformat.pipeline import ingest, wap
 from lakeformat.pipeline.config import load_config
+from lakeformat.pipeline.units import IngestUnit
 from lakeformat.pipeline.jobs import parser, resolve
 
 from tests.project import CONFIG
@@ -90,7 +91,7 @@ def test_any_mix_of_job_and_dag_runs_with_expiration_loads_each_day_once(spark, 
     cat = lf.Catalog(wh)
 
     def dag_run(day: str) -> None:   # what the DAG's tasks do, in order, minus Airflow
-        units, skipped = wap.plan_units(cat, spec, None, day, day, landing_root=two_days, owner="run",
+        units, skipped = wap.plan_units(cat, spec, [IngestUnit(day)], landing_root=two_days, owner="run",
                                         active=lambda _: False)
         assert skipped == []
         for u in units:

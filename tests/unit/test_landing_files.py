@@ -64,7 +64,7 @@ def test_the_dag_check_finds_a_day_in_the_bucket_with_the_catalogs_options(store
     assert missing and f"no landing folder {spec.landing_dir(root, other.date)}" in missing
     # the DAG's plan: the catalog on the same store lends its options to the check
     cat = lf.Catalog(f"s3://{BUCKET}/wh-{uuid.uuid4().hex[:8]}", **opts)
-    units, skipped = wap.plan_units(cat, spec, None, day.date, other.date, landing_root=root, owner="run",
+    units, skipped = wap.plan_units(cat, spec, [day, other], landing_root=root, owner="run",
                                     active=lambda _: False)
     assert [u["label"] for u in units] == [day.date]
     assert len(skipped) == 1 and other.date in skipped[0]

@@ -63,5 +63,3 @@ def test_the_units_of_a_run():
     spec = load_config(str(CONFIG)).table("user_behavior")
     assert landing_wait.run_units(spec, T0, T0) == [IngestUnit("2024-06-02")]
     assert landing_wait.run_units(spec, None, T0) == [IngestUnit("2024-06-02")]   # a Trigger without a date
-    assert landing_wait.run_units(spec, T0, T0, "2024-05-30", "2024-05-31") == \
-        [IngestUnit("2024-05-30"), IngestUnit("2024-05-31")]

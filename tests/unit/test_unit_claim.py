@@ -1,8 +1,10 @@
 """One run at a time per unit (issue 16): the claim beside a unit's stage, and the plan of a
 DAG run, which leaves out units with no landing folder or claimed by another active run, before
 any Spark work. Real tables on disk; no Airflow (``active`` stands for asking it)."""
+import datetime as dt
 import os
 
+import pyarrow as pa
 import pytest
 
 import lakeformat as lf
@@ -30,7 +32,7 @@ def landing(tmp_path):
 
 
 def plan(cat, landing, owner, active=lambda _: True, day=DAY):
-    return wap.plan_units(cat, SPEC, None, day, day, landing_root=landing, owner=owner, active=active)
+    return wap.plan_units(cat, SPEC, [IngestUnit(day)], landing_root=landing, owner=owner, active=active)
 
 
 def test_claim_is_held_until_released_or_its_run_ends(cat):
@@ -66,12 +68,46 @@ def test_a_unit_another_active_run_is_loading_is_left_out_and_its_stage_kept(cat
     assert skipped == [f"{DAY} of {SPEC.identifier}: run dag/backfill__1 is loading it (stage {SID}): "
                        "not staged again by this run"]
     assert [s.stage_id for s in staging.list_staged(t)] == [SID]   # not discarded as a leftover
-    # the first run publishes and lets go: a later run may plan the day (the job finds it loaded)
+    # the first run publishes and lets go: a later run's plan finds the day published
     with pytest.raises(wap.UnitSkipped):   # an empty stage makes no snapshot
         wap.publish_unit(t, SPEC, SID, DAY, "dag/backfill__1")
     assert unit_claim.holder(t, SID) is None
-    (again,), skipped = plan(cat, landing, "dag/manual__3")
-    assert again["stage_id"] == SID and skipped == []
+    units, skipped = plan(cat, landing, "dag/manual__3")
+    assert units == [] and skipped == [f"{DAY} of {SPEC.identifier} is already published as stage {SID} "
+                                       "(it held no changes): not ingested again"]
+    assert unit_claim.holder(t, SID) is None   # nothing claimed for a loaded day
+
+
+def _rows(n: int, day: str) -> pa.Table:
+    schema = SPEC.arrow_schema()
+    rows = {f.name: [None] * n for f in schema}
+    rows.update(user_id=list(range(n)), item_id=[7] * n, behavior=["buy"] * n, dt=[day] * n)
+    return pa.Table.from_pydict(rows, schema=schema)
+
+
+def _stage_rows(t, n: int) -> None:
+    """What the Spark job does for DAY: write ``n`` rows and stage them under the unit's id."""
+    user, ident = ingest_identity(SPEC, IngestUnit(DAY))
+    w = t.new_write(user)
+    with w:
+        w.write(_rows(n, DAY))
+        staging.stage(t, w.prepare_commit(), SID, commit_user=user, identifier=ident)
+
+
+def test_a_published_unit_is_left_out_by_its_snapshot_before_any_spark_work(cat, landing):
+    plan(cat, landing, "dag/r1")
+    t = cat.get_table(SPEC.identifier)
+    _stage_rows(t, 5)
+    published = wap.publish_unit(t, SPEC, SID, DAY, "dag/r1")["snapshot_id"]
+    t.write(_rows(2, "2024-06-02"))   # another commit after it
+    for after in ("retained", "expired"):
+        units, skipped = plan(cat, landing, f"dag/rerun-{after}")
+        assert units == []
+        why = f"{DAY} of {SPEC.identifier} is already published as snapshot {published}"
+        assert skipped == [why + (", expired since" if after == "expired" else "") + ": not ingested again"]
+        assert unit_claim.holder(t, SID) is None and staging.list_staged(t) == []
+        t.expire_snapshots(retain_min=1, retain_max=1, older_than=dt.timedelta(0))   # the marker outlives it
+    assert [s.id for s in t.snapshots()] != [published]
 
 
 def test_the_leftover_of_an_ended_run_is_taken_over(cat, landing):

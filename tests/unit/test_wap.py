@@ -96,3 +96,8 @@ def test_stage_history_keeps_each_audit_after_publish_and_discard(table):
     d3 = by_id["day-3"]
     assert d3.state == "pending" and d3.rows == 5 and d3.files >= 1 and d3.audit is None
     assert [s.stage_id for s in staging.list_staged(table)] == ["day-3"]   # audit records are not stages
+    # every stage has its row count: the pending stage's, the published marker's, the audit's
+    assert [(r.stage_id, r.rows) for r in stage_history(table)] == [("day-3", 5), ("day-2", 20), ("day-1", 30)]
+    stage(table, events(7), "day-4")
+    staging.publish(table, "day-4")                            # published without an audit
+    assert {r.stage_id: r.rows for r in stage_history(table)}["day-4"] == 7

@@ -16,7 +16,7 @@ Example (environment variable, JSON form)::
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 from airflow.sdk import BaseHook
 
@@ -26,7 +26,8 @@ from lakeformat.table.settings import CatalogSettings, from_connection
 
 
 class LakeformatHook(BaseHook):
-    """Catalogs and tables from the ``lakeformat_default`` (or another) connection."""
+    """Catalogs and tables from the ``lakeformat_default`` (or another) connection. Its
+    connection form in the UI is declared in ``provider.py``."""
 
     conn_name_attr = "conn_id"
     default_conn_name = "lakeformat_default"
@@ -37,14 +38,6 @@ class LakeformatHook(BaseHook):
         super().__init__(**kwargs)
         self.conn_id = conn_id
         self._catalog: Optional[lf.Catalog] = None
-
-    @classmethod
-    def get_ui_field_behaviour(cls) -> dict[str, Any]:
-        return {"hidden_fields": ["schema", "port"],
-                "relabeling": {"host": "Warehouse URI", "login": "S3 access key",
-                               "password": "S3 secret key"},
-                "placeholders": {"host": "s3://bucket/warehouse",
-                                 "extra": '{"s3.endpoint": "http://minio:9000"}'}}
 
     def settings(self) -> CatalogSettings:
         conn = self.get_connection(self.conn_id)

@@ -17,9 +17,9 @@ header p{margin:4px 0 0;color:#b9c2d3;font-size:13px}main{padding:16px 24px}
 .card{background:#fff;border-radius:8px;box-shadow:0 1px 3px rgba(0,0,0,.12);padding:14px 18px;margin-bottom:16px}
 h2{margin:0 0 6px;font-size:18px}h2 small{color:#6b778c;font-weight:normal;font-size:13px}
 h3{font-size:14px;margin:12px 0 6px;color:#42526e}.facts{margin:0;color:#42526e;font-size:13px}
-.grid{display:grid;grid-template-columns:minmax(280px,1fr) 2fr;gap:24px}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,480px),1fr));gap:24px}.grid>div{min-width:0}
 table{border-collapse:collapse;width:100%;font-size:13px}th,td{padding:3px 8px;border-bottom:1px solid #e6e9ef;text-align:left}
-th{color:#6b778c;font-weight:600}.num{text-align:right;font-variant-numeric:tabular-nums}
+th{color:#6b778c;font-weight:600;white-space:nowrap}.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .bar{display:flex;height:14px;border-radius:7px;overflow:hidden;background:#e6e9ef}.seg{display:block;height:100%}
 .legend{font-size:12px;margin-top:6px}.kind{margin-right:12px}.kind i{display:inline-block;width:10px;height:10px;
 border-radius:2px;margin-right:4px;vertical-align:-1px}.runbar{display:inline-block;height:10px;background:#f2994a;

@@ -115,11 +115,7 @@ class LakeformatLandingSensor(BaseOperator):
 
     def execute(self, context) -> None:
         dag_run, params = context["dag_run"], context["params"]
-        try:
-            units = landing_wait.run_units(self.spec, context.get("logical_date"), dag_run.run_after,
-                                           params.get("start"), params.get("end"))
-        except LakeformatError as e:   # bad params: no retry makes them good
-            raise AirflowFailException(str(e)) from None
+        units = landing_wait.run_units(self.spec, context.get("logical_date"), dag_run.run_after)
         options = LakeformatHook(self.conn_id).settings().options
         missing = landing_wait.missing(self.spec, units, self.landing, options)
         if not missing:
@@ -128,8 +124,10 @@ class LakeformatLandingSensor(BaseOperator):
         if not landing_wait.waits(dag_run.run_type, params.get(landing_wait.WAIT_PARAM), self.settings):
             return self._decide(missing, len(units), waited=None)
         deadline = dt.datetime.now(dt.timezone.utc) + self.settings.wait_timeout
-        self.log.info("waiting up to %s (until %s) for landing data: %s", human_duration(self.settings.wait_timeout),
-                      deadline.isoformat(timespec="seconds"), "; ".join(missing))
+        self.log.info("waiting up to %s (until %s UTC, looking every %s; then the run is skipped) for landing "
+                      "data: %s", human_duration(self.settings.wait_timeout),
+                      deadline.strftime("%Y-%m-%d %H:%M:%S"), human_duration(self.settings.poke_interval),
+                      "; ".join(missing))
         self.defer(trigger=LakeformatLandingTrigger(
             table=self.spec.name, config=self.config, landing=self.landing, conn_id=self.conn_id,
             units=[[u.date, u.hour] for u in units], deadline=deadline.isoformat(),

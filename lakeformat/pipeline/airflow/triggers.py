@@ -98,6 +98,9 @@ class LakeformatLandingTrigger(BaseTrigger):
             options = (await LakeformatHook(self.conn_id).asettings()).options   # credentials: read here, never kept
             units = [IngestUnit(d, h) for d, h in self.units]
             deadline = dt.datetime.fromisoformat(self.deadline)
+            self.log.info("waiting in the triggerer until %s UTC for the landing data of %s: %s",
+                          deadline.strftime("%Y-%m-%d %H:%M:%S"), spec.identifier,
+                          ", ".join(spec.landing_dir(self.landing, u.date, u.hour) for u in units))
             while True:
                 missing = await asyncio.to_thread(landing_wait.missing, spec, units, self.landing, options)
                 pause = landing_wait.next_look(dt.datetime.now(dt.timezone.utc), deadline, self.poke_interval)

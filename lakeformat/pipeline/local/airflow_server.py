@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -36,12 +37,14 @@ from lakeformat.pipeline.local.airflow_home import airflow_env
 from lakeformat.pipeline.local.postgres import LocalPostgres, free_port
 from lakeformat.table.settings import absolute_location
 from lakeformat.table.settings import resolve as resolve_settings
+from lakeformat.pipeline.landing_wait import LANDING_DAYS_ENV
 
 SERVICES = ("api-server", "scheduler", "dag-processor", "triggerer")
 MARKER = "LAKEFORMAT_AIRFLOW_STATE"   # set in every service's environment, inherited by its children
 USER = "admin"
 DEMO_DAYS = ("2024-06-01", "2024-06-07")
 GRACE = 30   # seconds a service gets to stop on SIGTERM
+DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 @dataclass
@@ -139,6 +142,15 @@ def generate_landing(s: Settings) -> list[str]:
     return [first, last]
 
 
+def landing_days(root: str) -> Optional[str]:
+    """``FIRST..LAST``: the days a local landing root has folders for (``dt=2024-06-01``...), for
+    ``$LAKEFORMAT_LANDING_DAYS``: the ingest DAGs then schedule no run for a day without data."""
+    if landing_files.is_remote(root) or not Path(root).is_dir():
+        return None
+    days = sorted({m.group(0) for p in Path(root).rglob("*") if p.is_dir() and (m := DAY.search(p.name))})
+    return f"{days[0]}..{days[-1]}" if days else None
+
+
 def _marked_pids(state: Path) -> list[int]:
     """Processes (other than this one) whose environment carries ``state``'s marker."""
     mark = f"{MARKER}={state}".encode()
@@ -187,15 +199,18 @@ class LocalAirflow:
         self.say(f"PostgreSQL: starting ({self.db.root})")
         database = self.db.start()
         login(s)   # before the API server starts, or it makes up a password of its own
+        if generate_landing(s):
+            self.say(f"landing data: generated {s.landing_days[0]}..{s.landing_days[1]} in {s.landing}")
         self.env = services_env(s, database)
+        if days := landing_days(s.landing):
+            self.env[LANDING_DAYS_ENV] = days
+            self.say(f"ingest DAGs: scheduled over the landing data's days, {days}")
         self.say("Airflow: migrating the metadata database")
         _airflow(self.env, "db", "migrate")
         # the DAGs in the database before the URL is printed: the dag-processor alone would list
         # them some seconds later (under load, after the UI is already open)
         self.say("Airflow: parsing the DAGs")
         _airflow(self.env, "dags", "reserialize")
-        if generate_landing(s):
-            self.say(f"landing data: generated {s.landing_days[0]}..{s.landing_days[1]} in {s.landing}")
         for name in SERVICES:
             log = open(s.state / "logs" / f"{name}.log", "ab")
             self.procs[name] = subprocess.Popen([sys.executable, "-m", "airflow", name], env=self.env,

@@ -17,6 +17,8 @@ import os
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Asset, task
 
+from lakeformat.errors import LakeformatError
+from lakeformat.pipeline.landing_wait import LANDING_DAYS_ENV
 from lakeformat.pipeline import submit
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
 from lakeformat.pipeline.config import PipelineConfig, TableSpec, asset_name, asset_uri
@@ -38,6 +40,26 @@ def shared_dag_args(config: PipelineConfig) -> dict:
     maintenance runs must not race each other)."""
     return dict(start_date=start_date(config), is_paused_upon_creation=config.dags.paused_at_creation,
                 catchup=False, max_active_runs=1, default_args=DEFAULT_ARGS)
+
+
+def ingest_dag_args(config: PipelineConfig) -> dict:
+    """``shared_dag_args`` for an ingest DAG. With ``$LAKEFORMAT_LANDING_DAYS`` (``FIRST..LAST``)
+    its start and end dates are those days: a local setup whose landing data is a fixed demo
+    range schedules no run for a day that will never land (unpausing starts nothing), and a
+    backfill covers the range. Without it, the config's start date and no end."""
+    args = shared_dag_args(config)
+    window = os.environ.get(LANDING_DAYS_ENV)
+    if window:
+        first, sep, last = window.partition("..")
+        try:
+            days = [dt.datetime.combine(dt.date.fromisoformat(d), dt.time(), dt.timezone.utc) for d in (first, last)]
+        except ValueError:
+            days = []
+        if not sep or len(days) != 2 or days[1] < days[0]:
+            raise LakeformatError(f"${LANDING_DAYS_ENV} must read FIRST..LAST (days like 2024-06-01), "
+                                  f"not {window!r}")
+        args.update(start_date=days[0], end_date=days[1] + dt.timedelta(days=1, seconds=-1))   # LAST's hours too
+    return args
 
 
 def job_args(config: PipelineConfig, spec: TableSpec, *more: str) -> list[str]:

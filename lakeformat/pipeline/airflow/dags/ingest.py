@@ -15,17 +15,17 @@ Each run ingests one or more units (a day, or an hour for tables whose landing p
   ``wait_for_landing`` param is true. A run none of whose units landed is skipped with the
   reason (green, no Spark job); while a scheduled run waits, the table's later runs queue behind
   it (one active run per DAG; Airflow's backfills are not held up).
-- scheduled runs ingest the unit of their logical date (the start of the data interval:
-  ``CronDataIntervalTimetable``, so the 06-02 00:00 run of a daily table ingests 06-01);
-- a manual run with params ``start`` (and ``end``, inclusive) backfills every unit of that
-  range, each in its own group instance, so one bad day fails its own audit while the good days
-  publish; the run then fails and names the bad day.
+- every run ingests the unit of its logical date (the start of the data interval:
+  ``CronDataIntervalTimetable``, so the 06-02 00:00 run of a daily table ingests 06-01). A range
+  is Airflow's own backfill (the UI's Backfill dialog, ``POST /api/v2/backfills``): one run per
+  day (or hour), so one bad day fails its own run while the good days publish.
 - re-runs never duplicate rows: the stage id of a unit is stable (``ingest-<table>-<unit>``),
   leftovers of failed attempts are cleared first, and publish commits exactly once per
   (commit user, identifier) with the identifier ``identifier_for("ingest", table, date[, hour])``
   that the Spark job stamps on the stage. A loaded unit (its commit retained, or its stage
-  published, however long ago: ``wap.loaded``, the same rule ``jobs/ingest.py`` follows) is not
-  even staged again: the job says so, and audit and publish are skipped.
+  published, however long ago: ``wap.loaded``, the same rule ``jobs/ingest.py`` follows) is left
+  out by ``plan`` ("already published as snapshot N"): no Spark job starts, and the run is
+  green with its ingest tasks skipped.
 - a failed audit discards the staged files and fails the run with the audit's summary (which
   expectations failed, how many rows, sample values), also kept as the audit task's XCom.
 - publishing updates the table's Asset ``lakeformat://<connection>/<db>/<table>``, which
@@ -42,13 +42,14 @@ from airflow.sdk.execution_time.task_runner import RuntimeTaskInstance
 from lakeformat.errors import LakeformatError
 from lakeformat.format.human import human_duration
 from lakeformat.pipeline import landing_wait, wap
-from lakeformat.pipeline.airflow.dags import (LakeformatSparkSubmitOperator, job_args, shared_dag_args,
+from lakeformat.pipeline.airflow.dags import (LakeformatSparkSubmitOperator, ingest_dag_args, job_args,
                                               spark_conf, table_asset)
 from lakeformat.pipeline.airflow.hooks import LakeformatHook
 from lakeformat.pipeline.airflow.sensors import LakeformatLandingSensor
 from lakeformat.pipeline.config import PipelineConfig, TableSpec
 from lakeformat.pipeline.submit import job_file
 from lakeformat.table.settings import absolute_location
+from lakeformat.pipeline.units import ingest_units
 
 log = logging.getLogger("lakeformat.dags.ingest")
 
@@ -99,13 +100,9 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
         description=f"Write-audit-publish of {spec.identifier} from {spec.landing_path}",
         doc_md=__doc__,
         schedule=_timetable(spec),
-        **shared_dag_args(config),
+        **ingest_dag_args(config),
         tags=["lakeformat", "ingest", spec.identifier],
         params={
-            "start": Param(None, type=["null", "string"], format="date",
-                           description="Backfill from this day (YYYY-MM-DD); empty: the run's logical date"),
-            "end": Param(None, type=["null", "string"], format="date",
-                         description="Backfill up to this day, inclusive (default: start)"),
             landing_wait.WAIT_PARAM: Param(
                 False, type="boolean",
                 description="Wait for landing data that is not there yet, as scheduled runs do (up to "
@@ -118,19 +115,17 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
             landing=absolute_location(config.landing), conn_id=conn, settings=config.landing_wait, retries=0)
 
         @task(retries=0)
-        def plan(params=None, logical_date=None, dag_run=None) -> list[dict]:
+        def plan(logical_date=None, dag_run=None) -> list[dict]:
             """The units to ingest, each with its stage id, commit identity and job arguments;
-            units without landing data, or that another run is loading, are left out with the
-            reason (no Spark work for them); clears what ended attempts left staged."""
+            units already published, without landing data, or that another run is loading, are
+            left out with the reason (no Spark work for them); clears what ended attempts left
+            staged."""
             when = logical_date or dag_run.run_after   # a manual run without a logical date: its time
-            if logical_date is None and not params.get("start"):
-                log.info("the run has no logical date and no 'start': ingesting the unit of its "
-                         "run_after, %s", when)
             units, skipped = _as_task_outcome(
-                wap.plan_units, LakeformatHook(conn).get_catalog(), spec, when, params.get("start"),
-                params.get("end"), landing_root=config.landing, owner=run_owner(dag_run), active=run_active)
+                wap.plan_units, LakeformatHook(conn).get_catalog(), spec, ingest_units(spec, when),
+                landing_root=config.landing, owner=run_owner(dag_run), active=run_active)
             for reason in skipped:
-                log.warning("skipped %s", reason)
+                log.info("not ingested: %s", reason)
             if not units:
                 raise AirflowSkipException("nothing to ingest: " + "; ".join(skipped))
             log.info("%s: %d unit(s) to ingest: %s", spec.identifier, len(units),
