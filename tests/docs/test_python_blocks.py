@@ -13,7 +13,7 @@ from tests.docs.blocks import ROOT, all_blocks
 
 PY_BLOCKS = all_blocks(("python", "py"))
 # pages whose blocks start Spark: minutes, not seconds
-SLOW_PAGES = {"docs/spark.md", "docs/compatibility.md"}
+SLOW_PAGES = {"docs/spark.md"}
 RUNNER = """
 import sys
 ns = {"__name__": "__docs__"}
