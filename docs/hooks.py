@@ -1,6 +1,7 @@
 """MkDocs hook: benchmark tables generated from benchmarks/results/*.json at build time.
 
-A page writes ``<!-- benchmark: growth.json -->`` and gets that file's goals as a table, with
+A page writes ``<!-- benchmark: growth.json -->`` (``... without spark`` leaves out the goals whose
+name starts with ``spark``, where another file holds the current ones) and gets the goals as a table, with
 the date, machine and load of the run and the file's name, so no figure in the docs is typed
 by hand or outlives the results it came from. ``growth.png`` is served from the results folder.
 """
@@ -14,17 +15,17 @@ from pathlib import Path
 from mkdocs.structure.files import File
 
 RESULTS = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
-MARKER = re.compile(r"<!--\s*benchmark:\s*([\w.-]+\.json)\s*-->")
+MARKER = re.compile(r"<!--\s*benchmark:\s*([\w.-]+\.json)(?:\s+without\s+(\w+))?\s*-->")
 IMAGES = ("growth.png",)
 
 
-def render(name: str, results: Path = RESULTS) -> str:
+def render(name: str, results: Path = RESULTS, without: str | None = None) -> str:
     """The Markdown table of one results file's goals (a missing file or no goals is an error)."""
     path = results / name
     if not path.is_file():
         raise ValueError(f"docs name benchmarks/results/{name}, which does not exist")
     data = json.loads(path.read_text())
-    goals = data.get("goals")
+    goals = [g for g in data.get("goals") or () if not (without and g["goal"].startswith(without))]
     if not goals:
         raise ValueError(f"benchmarks/results/{name} has no goals to show")
     env = data.get("env", {})
@@ -53,7 +54,7 @@ def _cell(text: str) -> str:
 
 
 def on_page_markdown(markdown, page, config, files):
-    return MARKER.sub(lambda m: render(m.group(1)), markdown)
+    return MARKER.sub(lambda m: render(m.group(1), without=m.group(2)), markdown)
 
 
 def on_files(files, config):
