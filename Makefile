@@ -23,7 +23,7 @@ DEPS_DIGEST = $(shell $(PYTHON) -c 'import hashlib, json, tomllib; p = tomllib.l
   print(hashlib.sha256(json.dumps([p["dependencies"], p["optional-dependencies"], p["requires-python"]], sort_keys=True).encode()).hexdigest()[:16])')
 ORACLE_DIGEST = $(shell sha256sum oracle-requirements.txt | cut -c1-16)
 
-.PHONY: setup test demo airflow bench bench-compare bytecode java jar postgres chromium compose-cli clean pyfiles lock check-lock
+.PHONY: setup test docs demo airflow bench bench-compare bytecode java jar postgres chromium compose-cli clean pyfiles lock check-lock
 
 setup: java postgres chromium compose-cli $(VENV)/.installed $(ORACLE)/.installed $(JAR)
 
@@ -104,7 +104,13 @@ $(ORACLE)/.installed: $(ORACLE_LOCK) oracle-requirements.txt | $(UV)
 
 test: setup
 	$(VENV)/bin/lint-imports
+	@$(MAKE) -s docs
 	$(PY) -m pytest -q
+
+# The docs site (mkdocs.yml, docs/) into build/site; --strict makes every warning (a broken link,
+# a missing page, a benchmark results file that is gone) an error. Preview: .venv/bin/mkdocs serve
+docs: $(VENV)/.installed
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 demo: setup
 	LAKEFORMAT_WAREHOUSE=$(WAREHOUSE) $(PY) -m lakeformat.pipeline.local.demo --config config/tables.yaml \

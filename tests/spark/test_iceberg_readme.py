@@ -1,4 +1,4 @@
-"""The README's Iceberg example: a table written by Spark through lakeformat, queried with
+"""Iceberg readers over a table written by Spark through lakeformat (docs/compatibility.md), queried with
 PyIceberg (and DuckDB) as Iceberg."""
 import pyarrow as pa
 from pyiceberg.table import StaticTable

@@ -241,11 +241,11 @@ def test_jobs_take_credentials_from_the_environment_and_refuse_them_as_arguments
     assert "SECRETKEY1" not in caplog.text and "PGPASSWORD1" not in caplog.text
 
 
-def test_the_readmes_add_a_table_example_is_a_valid_entry(tmp_path):
-    """README 'Add a table to the pipeline': its YAML, added under ``tables:`` of the shipped
-    config, loads, and makes an hourly table whose hour comes from the landing path."""
+def test_the_docs_add_a_table_example_is_a_valid_entry(tmp_path):
+    """docs/pipeline.md 'The config': its YAML, added under ``tables:`` of the shipped config,
+    loads, and makes an hourly table whose hour comes from the landing path."""
     root = Path(__file__).resolve().parents[2]
-    section = (root / "README.md").read_text().split("## Add a table to the pipeline", 1)[1].split("\n## ", 1)[0]
+    section = (root / "docs" / "pipeline.md").read_text().split("## The config", 1)[1].split("\n## ", 1)[0]
     snippet = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
     shipped = (root / "config" / "tables.yaml").read_text()
     cfg = tmp_path / "tables.yaml"
