@@ -253,6 +253,6 @@ def print_results(d: Optional[dict]) -> None:
 def goals(d: Optional[dict], add) -> None:
     if not d:
         return
-    for op, r in d["operations"].items():
+    for _op, r in d["operations"].items():
         add(f"cold: {r['label']}, cold − warm", r["cold_minus_warm"], r["within_goal"], f"≤ {d['goal_ms']} ms",
             display=f"{r['cold_minus_warm'] * 1000:.0f} ms")

@@ -77,7 +77,7 @@ def make_data(d: Path, rows: int, pk_rows: int, small_rows: int, messages: int) 
         | (keys["user_id"].to_numpy() << 20) | keys["item_id"].to_numpy()
     pq.write_table(user_behavior(small_rows, days, seed=3), d / "small.parquet")
     meta = {"append_rows": rows, "pk_rows_per_batch": pk_rows, "pk_batches": 3,
-            "pk_distinct_keys": int(len(np.unique(codes))), "small_rows": small_rows,
+            "pk_distinct_keys": len(np.unique(codes)), "small_rows": small_rows,
             "commit_messages": messages}
     (d / "meta.json").write_text(json.dumps(meta))
     return meta
@@ -226,7 +226,7 @@ def main() -> int:
                 f"({s['base_median'] * 1000:.1f} -> {s['current_median'] * 1000:.1f} ms, threshold +{args.threshold:.0%})")
         if not regressions:
             log(f"no benchmark slower than the base by more than {args.threshold:.0%}")
-        out = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "base": args.base,
+        out = {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "base": args.base,
                "base_commit": base_commit, "current": cur.label, "config": vars(args), "data": meta,
                "lakeformat_files": {"base": base.lakeformat_file(), "current": cur.lakeformat_file()},
                "loadavg_start": list(load_start), "loadavg_end": list(load_end), "cpu_count": os.cpu_count(),

@@ -40,7 +40,7 @@ import pyarrow as pa
 
 from common import RESULTS, ROOT, console, lf
 
-from tests.iocount import counting  # noqa: E402  (ROOT is on sys.path)
+from tests.iocount import counting  # ROOT is on sys.path
 
 CHILD = ROOT / "tests" / "unit" / "stream_memory_child.py"
 SCHEMA = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string()), ("x", pa.float64())])

@@ -86,7 +86,7 @@ def summarize(runs: list[dict], commits: int) -> dict:
         off = median([x for r in runs for x in r["times"]["off"][i:i + WINDOW]])
         windows[key] = {"on": on, "off": off, "ratio": ratio(on, off)}
     per_run = [ratio(median(r["times"]["on"]), median(r["times"]["off"])) for r in runs]
-    first, last = list(windows.values())[0], list(windows.values())[-1]
+    first, last = next(iter(windows.values())), list(windows.values())[-1]
     return {"ratio_on_off": median(per_run), "ratio_per_run": per_run,
             "median_on": median([x for r in runs for x in r["times"]["on"]]),
             "median_off": median([x for r in runs for x in r["times"]["off"]]),

@@ -34,7 +34,8 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
+from collections.abc import Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq

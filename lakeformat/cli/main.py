@@ -7,7 +7,7 @@ import datetime as dt
 import json
 import os
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.markup import escape

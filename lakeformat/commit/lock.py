@@ -17,7 +17,8 @@ import sqlite3
 import time
 import uuid
 from contextlib import contextmanager
-from typing import Iterator, Mapping, Optional
+from typing import Optional
+from collections.abc import Iterator, Mapping
 from urllib.parse import urlparse
 
 from lakeformat.errors import LockTimeoutError, OptionError

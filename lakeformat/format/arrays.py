@@ -19,7 +19,8 @@ and commit paths keep pandas out of the process.
 from __future__ import annotations
 
 from itertools import repeat
-from typing import Optional, Sequence
+from typing import Optional
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa

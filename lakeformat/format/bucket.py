@@ -15,7 +15,8 @@ rows to other buckets than Java would, so the rows are built exactly as
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Optional
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa

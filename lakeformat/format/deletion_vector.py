@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 from pyroaring import BitMap, BitMap64

@@ -187,7 +187,7 @@ def coerce(value: Any, text: str, typ: pa.DataType) -> Any:
     if isinstance(value, bool):
         raise TypeError(text)
     if pa.types.is_integer(typ):
-        if isinstance(value, float) or isinstance(value, str):
+        if isinstance(value, (float, str)):
             d = Decimal(text)
             if d != d.to_integral_value():
                 raise ValueError(text)
@@ -202,7 +202,7 @@ def coerce(value: Any, text: str, typ: pa.DataType) -> Any:
     if pa.types.is_timestamp(typ):
         t = dt.datetime.fromisoformat(str(value))
         if typ.tz is not None and t.tzinfo is None:
-            t = t.replace(tzinfo=dt.timezone.utc)
+            t = t.replace(tzinfo=dt.UTC)
         elif typ.tz is None and t.tzinfo is not None:
             raise ValueError(text)
         return t

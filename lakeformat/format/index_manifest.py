@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence
+from typing import Optional
+from collections.abc import Iterable, Sequence
 
 import fastavro
 
@@ -70,7 +71,7 @@ class IndexManifestEntry:
                 "_ROW_COUNT": f.row_count, "_DELETIONS_VECTORS_RANGES": ranges}
 
     @classmethod
-    def from_avro(cls, d: dict) -> "IndexManifestEntry":
+    def from_avro(cls, d: dict) -> IndexManifestEntry:
         check_index_record(d, INDEX_TYPES)
         raw = d.get("_DELETIONS_VECTORS_RANGES", d.get("_DELETION_VECTORS_RANGES"))
         ranges = None if raw is None else tuple(

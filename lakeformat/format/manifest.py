@@ -11,7 +11,8 @@ import datetime as dt
 import io
 from dataclasses import dataclass
 from itertools import repeat
-from typing import Iterable, Optional
+from typing import Optional
+from collections.abc import Iterable
 
 import fastavro
 import pyarrow as pa
@@ -58,12 +59,12 @@ class SimpleStats:
                 "_NULL_COUNTS": None if self.null_counts is None else list(self.null_counts)}
 
     @classmethod
-    def from_avro(cls, d: dict) -> "SimpleStats":
+    def from_avro(cls, d: dict) -> SimpleStats:
         nc = d.get("_NULL_COUNTS")
         return cls(d["_MIN_VALUES"], d["_MAX_VALUES"], None if nc is None else shared(tuple(nc)))
 
     @classmethod
-    def shared_from_avro(cls, d: dict) -> "SimpleStats":
+    def shared_from_avro(cls, d: dict) -> SimpleStats:
         """``from_avro``, one object for equal statistics (those of keys repeat across files)."""
         nc = d.get("_NULL_COUNTS")
         key = (d["_MIN_VALUES"], d["_MAX_VALUES"], None if nc is None else tuple(nc))
@@ -115,7 +116,7 @@ class DataFileMeta:
             "_MIN_SEQUENCE_NUMBER": self.min_sequence_number,
             "_MAX_SEQUENCE_NUMBER": self.max_sequence_number,
             "_SCHEMA_ID": self.schema_id, "_LEVEL": self.level, "_EXTRA_FILES": list(self.extra_files),
-            "_CREATION_TIME": None if ct is None else dt.datetime.fromtimestamp(ct / 1000, dt.timezone.utc),
+            "_CREATION_TIME": None if ct is None else dt.datetime.fromtimestamp(ct / 1000, dt.UTC),
             "_DELETE_ROW_COUNT": self.delete_row_count, "_EMBEDDED_FILE_INDEX": self.embedded_index,
             "_FILE_SOURCE": self.file_source,
             "_VALUE_STATS_COLS": None if self.value_stats_cols is None else list(self.value_stats_cols),
@@ -124,10 +125,10 @@ class DataFileMeta:
         }
 
     @classmethod
-    def from_avro(cls, d: dict) -> "DataFileMeta":
+    def from_avro(cls, d: dict) -> DataFileMeta:
         ct = d.get("_CREATION_TIME")
         if isinstance(ct, dt.datetime):
-            ct = int((ct if ct.tzinfo else ct.replace(tzinfo=dt.timezone.utc)).timestamp() * 1000)
+            ct = int((ct if ct.tzinfo else ct.replace(tzinfo=dt.UTC)).timestamp() * 1000)
         vsc, wc = d.get("_VALUE_STATS_COLS"), d.get("_WRITE_COLS")
         return cls(d["_FILE_NAME"], d["_FILE_SIZE"], d["_ROW_COUNT"], shared(d["_MIN_KEY"]), shared(d["_MAX_KEY"]),
                    SimpleStats.shared_from_avro(d["_KEY_STATS"]), SimpleStats.from_avro(d["_VALUE_STATS"]),
@@ -161,7 +162,7 @@ class ManifestEntry:
                 "_BUCKET": self.bucket, "_TOTAL_BUCKETS": self.total_buckets, "_FILE": self.file.to_avro()}
 
     @classmethod
-    def from_avro(cls, d: dict) -> "ManifestEntry":
+    def from_avro(cls, d: dict) -> ManifestEntry:
         check_entry_record(d)
         return cls(d["_KIND"], shared(d["_PARTITION"]), d["_BUCKET"], d["_TOTAL_BUCKETS"],
                    DataFileMeta.from_avro(d["_FILE"]))
@@ -299,7 +300,7 @@ class ManifestFileMeta:
                 "_MIN_ROW_ID": None, "_MAX_ROW_ID": None}
 
     @classmethod
-    def from_avro(cls, d: dict) -> "ManifestFileMeta":
+    def from_avro(cls, d: dict) -> ManifestFileMeta:
         check_list_record(d)
         return cls(d["_FILE_NAME"], d["_FILE_SIZE"], d["_NUM_ADDED_FILES"], d["_NUM_DELETED_FILES"],
                    SimpleStats.from_avro(d["_PARTITION_STATS"]), d["_SCHEMA_ID"], d.get("_MIN_BUCKET"),

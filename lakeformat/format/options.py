@@ -13,7 +13,8 @@ import difflib
 import re
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Mapping, Optional, Sequence, TypeVar
+from typing import Any, Generic, Optional, TypeVar
+from collections.abc import Callable, Mapping, Sequence
 
 from lakeformat.errors import OptionError, UnknownOptionWarning, UnsupportedOptionError
 from lakeformat.format.paimon_options import (

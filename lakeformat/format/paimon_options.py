@@ -16,7 +16,7 @@ a feature of a newer Paimon than a user's note, and is refused.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 READ, WRITE = "read", "write"
 RW = frozenset((READ, WRITE))

@@ -13,7 +13,8 @@ from __future__ import annotations
 import datetime as dt
 import math
 from decimal import Decimal
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
 import numpy as np
 

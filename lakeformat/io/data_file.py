@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Iterable, Iterator, Optional, Sequence
+from typing import Optional
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -328,7 +329,7 @@ class RollingFileWriter:
             try:
                 if closing is not None:
                     closing.close()
-            except Exception:   # noqa: BLE001 - it is being thrown away; its error is not the one to report
+            except Exception:   # it is being thrown away; its error is not the one to report
                 pass
         if self._stream is not None:
             self.table.io.delete(join(self.dir, self._name))

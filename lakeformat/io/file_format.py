@@ -12,7 +12,8 @@ older lakeformat versions, other writers) are read unverified.
 """
 from __future__ import annotations
 
-from typing import BinaryIO, Iterator, Optional, Sequence
+from typing import BinaryIO, Optional
+from collections.abc import Iterator, Sequence
 
 import fastavro
 import pyarrow as pa

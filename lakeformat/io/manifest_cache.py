@@ -26,7 +26,8 @@ import zlib
 from array import array
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Optional
+from collections.abc import Callable, Sequence
 
 import cramjam
 import fastavro
@@ -58,7 +59,7 @@ class BlockCache:
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
-    def get(self, key: tuple) -> Optional["Block"]:
+    def get(self, key: tuple) -> Optional[Block]:
         with self._lock:
             value = self._blocks.get(key)
             if value is None:
@@ -68,7 +69,7 @@ class BlockCache:
             self.hits += 1
             return value
 
-    def put(self, key: tuple, value: "Block") -> None:
+    def put(self, key: tuple, value: Block) -> None:
         if len(value) > self.max_entries:
             return
         with self._lock:

@@ -7,8 +7,9 @@ import io
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from array import array
-from itertools import accumulate, groupby
-from typing import Callable, Iterable, Iterator, Optional, Sequence
+from itertools import accumulate, groupby, pairwise
+from typing import Optional
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import fastavro
 
@@ -313,7 +314,7 @@ class ManifestFile:
         (compared run by run)."""
         runs = [p for p, _ in groupby(k[1] for k in keys)]
         keys = {p: sort_key(deserialize_row(p, self.partition_types)) for p in set(runs)}
-        return all(keys[a] <= keys[b] for a, b in zip(runs, runs[1:]))
+        return all(keys[a] <= keys[b] for a, b in pairwise(runs))
 
     def _merged_stats(self, stats: Sequence[SimpleStats]) -> SimpleStats:
         types = self.partition_types

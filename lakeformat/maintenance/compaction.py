@@ -19,7 +19,8 @@ import logging
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Optional
+from collections.abc import Callable, Iterable, Sequence
 
 from lakeformat.errors import OptionError
 from lakeformat.format import options as O
@@ -70,7 +71,7 @@ def compact_and_expire(table, full: bool = False, partitions: Optional[Sequence[
         return CompactionResult(snap, expired)
     try:
         return CompactionResult(snap, expire_snapshots(table))
-    except Exception as e:   # noqa: BLE001 - the compaction is committed; report, don't undo the news
+    except Exception as e:   # the compaction is committed; report, don't undo the news
         error = mask(f"{type(e).__name__}: {e}")
         log.warning("%s: %s, but expiring snapshots after it failed (the next compaction tries again): %s",
                     table.name, f"compacted in snapshot {snap.id}" if snap else "nothing to compact", error)

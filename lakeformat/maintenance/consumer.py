@@ -124,7 +124,7 @@ class ConsumerManager:
             older_than = self.table.typed_options.get(O.CONSUMER_EXPIRATION_TIME)
             if older_than is None:
                 return []
-        now = now or dt.datetime.now(dt.timezone.utc)
+        now = now or dt.datetime.now(dt.UTC)
         if now.tzinfo is None:
             now = now.astimezone()
         cutoff = now - older_than

@@ -4,7 +4,8 @@ a kill loses stay bounded (the expiration jobs, ``Table.expire_backlog`` and the
 from __future__ import annotations
 
 import datetime as dt
-from typing import Optional, Sequence, Union
+from typing import Optional, Union
+from collections.abc import Sequence
 
 from lakeformat.errors import LakeformatError
 from lakeformat.format import options as O
@@ -30,7 +31,7 @@ def expire_backlog(table, *, step: Optional[int] = None, max_deletes: Optional[i
     cfg = resolve_settings(table, retain_min, retain_max, older_than, step, now)
     cap = max_deletes if max_deletes is not None else O.LONG_MAX
     kw = dict(retain_min=cfg.retain_min, retain_max=cfg.retain_max,
-              older_than=dt.datetime.fromtimestamp(cfg.older_than_millis / 1000, dt.timezone.utc))
+              older_than=dt.datetime.fromtimestamp(cfg.older_than_millis / 1000, dt.UTC))
     if dry_run:
         return expire_snapshots(table, **kw, max_deletes=cap, dry_run=True)
     total = _backlog(table, cfg, cap)

@@ -28,7 +28,8 @@ import time
 import uuid
 import weakref
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence, Union
+from typing import Optional, Union
+from collections.abc import Callable, Sequence
 
 from lakeformat.commit.commit import FileStoreCommit, Overwrite
 from lakeformat.errors import LakeformatError, OptionError
@@ -68,7 +69,7 @@ class ExpirePolicy:
 
     @classmethod
     def of(cls, keys: Sequence[str], options: O.Options,
-           expiration_time: Union[None, str, dt.timedelta] = None) -> "ExpirePolicy":
+           expiration_time: Union[None, str, dt.timedelta] = None) -> ExpirePolicy:
         """The table's policy, with ``expiration_time`` overriding the option. Raises
         OptionError for settings that could never expire anything."""
         if isinstance(expiration_time, str):
@@ -204,7 +205,7 @@ def drop_partitions(table, partitions: Sequence[bytes], commit_user: Optional[st
 
 # ---------------------------------------------------------------- writer-side check
 
-_last_check: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_last_check: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def maybe_expire_partitions(table, now: Optional[dt.datetime] = None) -> Optional[list[dict]]:

@@ -64,7 +64,7 @@ class Tag:
         return json.dumps(d, indent=2)
 
     @classmethod
-    def from_json(cls, name: str, text: str) -> "Tag":
+    def from_json(cls, name: str, text: str) -> Tag:
         snapshot = Snapshot.from_json(text)   # first: it rejects what is not a JSON object
         d = json.loads(text)
         created, retained = d.get(CREATE_TIME), d.get(TIME_RETAINED)

@@ -9,7 +9,8 @@ compaction as Paimon adapted it, so a bucket written here is compacted the way P
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence, Union
+from typing import Optional, Union
+from collections.abc import Sequence
 
 from lakeformat.format.manifest import DataFileMeta
 from lakeformat.format.options import (

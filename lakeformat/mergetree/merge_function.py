@@ -244,7 +244,7 @@ class MergeFunction:
 
     @classmethod
     def from_options(cls, options, fields: Sequence[str], key_fields: Sequence[str],
-                     schema: Optional[pa.Schema] = None) -> "MergeFunction":
+                     schema: Optional[pa.Schema] = None) -> MergeFunction:
         """The table's merge function; ``schema`` (optional) checks aggregate types right away."""
         opts = options if isinstance(options, o.Options) else o.Options(options)
         fields, key_fields = list(fields), list(key_fields)
@@ -419,7 +419,7 @@ class MergeFunction:
                 continue
             parts = [_codes(data[s]) for s in seq]
             allnull = np.logical_and.reduce([_nulls(data[s]) for s in seq])
-            rank, card = _tuple_rank(parts)
+            rank, _card = _tuple_rank(parts)
             cand = ~g.sorted(allnull)
             score = np.where(cand, g.sorted(rank) * max(g.n, 1) + np.arange(g.n), -1)
             best = np.maximum.reduceat(score, g.starts) if g.n else score

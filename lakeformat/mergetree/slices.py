@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from types import MappingProxyType
-from typing import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Optional, Sequence
+from typing import Optional
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa

@@ -15,7 +15,8 @@ line fails, naming the file. Like Spark, names starting with ``_`` or ``.`` are 
 from __future__ import annotations
 
 import io
-from typing import Mapping, Optional
+from typing import Optional
+from collections.abc import Mapping
 from urllib.parse import urlparse
 
 import pyarrow as pa

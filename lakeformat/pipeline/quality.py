@@ -20,7 +20,8 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 

@@ -13,7 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Optional, Sequence
+from typing import Optional
+from collections.abc import Sequence
 
 from lakeformat.format import options as O
 from lakeformat.format import predicate as P

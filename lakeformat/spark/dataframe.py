@@ -10,7 +10,8 @@ as they are partitioned: every task writes its own files.
 """
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from typing import Optional
+from collections.abc import Mapping
 
 import numpy as np
 import pyarrow as pa

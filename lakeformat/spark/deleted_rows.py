@@ -30,7 +30,8 @@ without deleted rows go into one plain scan.
 from __future__ import annotations
 
 import base64
-from typing import Callable, Mapping, Optional, Sequence
+from typing import Optional
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from pyspark.sql import Column, DataFrame

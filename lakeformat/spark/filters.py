@@ -12,7 +12,8 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
 from pyspark.sql import datasource as D
 from pyspark.sql import functions as F
@@ -43,7 +44,7 @@ def _column(schema: TableSchema, attribute: Sequence[str]) -> Optional[T.DataFie
 def _value_fits(t: T.DataType, v: Any) -> Optional[bool]:
     """None if ``v`` cannot be compared with column type ``t`` here; else whether the
     comparison is exact."""
-    if not isinstance(t, T.AtomicType) or isinstance(v, bool) and t.root != "BOOLEAN":
+    if not isinstance(t, T.AtomicType) or (isinstance(v, bool) and t.root != "BOOLEAN"):
         return None
     r = t.root
     if r == "BOOLEAN":

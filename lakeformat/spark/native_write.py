@@ -23,7 +23,8 @@ import logging
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from typing import Mapping, Optional, Sequence
+from typing import Optional
+from collections.abc import Mapping, Sequence
 
 import pyarrow.parquet as pq
 from pyspark.sql import functions as F

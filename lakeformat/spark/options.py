@@ -13,7 +13,8 @@ import datetime as dt
 import difflib
 import os
 from dataclasses import dataclass
-from typing import Mapping, Optional
+from typing import Optional
+from collections.abc import Mapping
 
 from lakeformat.commit.lock import LOCK_OPTION_KEYS, lock_from_options
 from lakeformat.errors import OptionError
@@ -56,7 +57,7 @@ class TableRef:
     def name(self) -> str:
         return self.identifier or self.path or "?"
 
-    def with_options(self, options: Mapping[str, str]) -> "TableRef":
+    def with_options(self, options: Mapping[str, str]) -> TableRef:
         """The same table with more dynamic table options."""
         return dataclasses.replace(self, table_options=tuple(sorted({**dict(self.table_options), **options}.items())))
 

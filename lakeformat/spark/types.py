@@ -7,7 +7,7 @@ session time zone; the table may keep milliseconds: conversion truncates, like P
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc

@@ -1,7 +1,8 @@
 """Filesystem catalog: databases are ``<warehouse>/<db>.db``, tables ``<db>.db/<table>``."""
 from __future__ import annotations
 
-from typing import Mapping, Optional, Sequence
+from typing import Optional
+from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 

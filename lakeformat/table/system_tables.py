@@ -14,7 +14,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections import defaultdict
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Optional
+from collections.abc import Callable, Iterable, Sequence
 
 import pyarrow as pa
 

@@ -9,6 +9,7 @@ import pyarrow.compute as pc
 from lakeformat.format import arrays as A
 from lakeformat.format.bucket import bucket_ids
 from lakeformat.format.schema import TableSchema
+import itertools
 
 
 def group_rows(table: pa.Table, schema: TableSchema) -> list[tuple[list, int, pa.Table]]:
@@ -44,7 +45,7 @@ def group_rows(table: pa.Table, schema: TableSchema) -> list[tuple[list, int, pa
         bounds = [0, *(np.flatnonzero(steps) + 1).tolist(), n]
     groups = []
     part_cols = [ordered.column(k) for k in schema.partition_keys]
-    for start, end in zip(bounds[:-1], bounds[1:]):
+    for start, end in itertools.pairwise(bounds):
         if start == end:
             continue
         values = [c[start].as_py() for c in part_cols]

@@ -29,6 +29,7 @@ from lakeformat.write.append_compact import AppendBucketWriter
 from lakeformat.write.conform import as_arrow, conform
 from lakeformat.write.dynamic_bucket import DynamicBuckets
 from lakeformat.write.routing import group_rows
+import itertools
 
 Data = Union[pa.Table, pa.RecordBatch, pa.RecordBatchReader]
 
@@ -108,7 +109,7 @@ class TableWrite:
             order = np.argsort(buckets, kind="stable")
             ordered = buckets[order]
             bounds = [0, *(np.flatnonzero(np.diff(ordered)) + 1).tolist(), len(ordered)]
-            for start, end in zip(bounds[:-1], bounds[1:]):
+            for start, end in itertools.pairwise(bounds):
                 out.append((values, int(ordered[start]), rows.take(A.indices(order[start:end]))))
         return out
 

@@ -94,7 +94,7 @@ def test_backfill_publishes_every_day_and_updates_the_asset(ingested):
 
 
 def test_backfill_rerun_twice_leaves_no_duplicates(ingested):
-    af, (first, second, _, third), after_two, expired, _ = ingested
+    af, (_first, second, _, third), after_two, expired, _ = ingested
     expected = sum(landing_rows(af.landing, UB, d).num_rows for d in DAYS[:2])
     # re-run 1: both commits are retained, so the job stages nothing and audit/publish skip
     assert second["state"] == "success", second["tasks"]

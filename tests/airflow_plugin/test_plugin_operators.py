@@ -141,7 +141,7 @@ def test_plugin_remove_orphan_files_operator(maintained):
     assert xc["orphans_dry"]["orphan_files"] == 1 and xc["orphans_dry"]["deleted_files"] == 0
     assert xc["orphans"]["deleted_files"] == 1
     assert not os.path.exists(maintained["stray"])
-    assert f"Found 1 orphan file" in maintained["log"] and "Deleted 1 orphan file" in maintained["log"]
+    assert "Found 1 orphan file" in maintained["log"] and "Deleted 1 orphan file" in maintained["log"]
 
 
 STAGING_DAG = '''

@@ -117,7 +117,7 @@ def test_many_types_and_bounds(catalog):
                      "dec": [Decimal("12.34"), Decimal("-0.01")], "s": ["x" * 40, "é"], "bin": [b"\x00\x01", b""],
                      "day": [dt.date(2024, 1, 1), dt.date(1969, 12, 31)],
                      "ts": [dt.datetime(2024, 1, 1, 12), dt.datetime(1960, 1, 1)],
-                     "tz": [dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)] * 2,
+                     "tz": [dt.datetime(2024, 1, 1, tzinfo=dt.UTC)] * 2,
                      "ms": [dt.datetime(2024, 1, 1, 0, 0, 0, 123000), None], "i8": [-1, 7],
                      "p": [dt.date(2024, 5, 1), dt.date(2024, 5, 2)]}, schema=schema)
     t.write(rows)

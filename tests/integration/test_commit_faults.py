@@ -6,7 +6,6 @@ Invariants: a call that returned success is readable exactly once; a call that r
 nothing visible, or (CommitOutcomeUnknownError) left everything it wrote in place; the table is
 readable after every fault, through a client that never saw one.
 """
-# ruff: noqa: F811
 from __future__ import annotations
 
 import datetime as dt

@@ -20,9 +20,9 @@ Operations (each a dict with ``op``, ``warehouse`` and ``table`` = "db.name"):
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
+from typing import Optional
+from collections.abc import Iterable, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -249,7 +249,7 @@ class Oracle:
                          "overwrite": overwrite, "write_cols": None if write_cols is None else list(write_cols)})
         return len(self.ops) - 1
 
-    def run(self, timeout: int = 240) -> "OracleResults":
+    def run(self, timeout: int = 240) -> OracleResults:
         spec = self.workdir / f"ops-{self._n:03d}.json"
         spec.write_text(json.dumps(self.ops))
         answer = run_oracle(ORACLE_SCRIPT, str(spec), timeout=timeout)

@@ -17,7 +17,7 @@ import pytest
 import lakeformat as lf
 from lakeformat import col
 from lakeformat.format.metadata_checks import UnsupportedMetadataError
-from tests.interop.helpers import Oracle, assert_same_rows, check_readers, conform, pred, sorted_rows
+from tests.interop.helpers import Oracle, assert_same_rows, check_readers, pred
 
 D = decimal.Decimal
 SCHEMA = pa.schema([("user_id", pa.int64()), ("behavior", pa.string()), ("price", pa.float64()),
@@ -197,7 +197,7 @@ def all_types_rows(ids) -> pa.Table:
             "f_time": dt.time(i % 24, i % 60, i % 60, (i * 1000) % 1_000_000),
             "f_ts3": dt.datetime(2024, 2, 29, 12, 0, 0, 123000) + dt.timedelta(hours=i),
             "f_ts6": dt.datetime(1969, 12, 31, 23, 59, 59, 999999) + dt.timedelta(microseconds=i * 1001),
-            "f_ltz": dt.datetime(2024, 6, 1, 8, 30, 0, 654321, tzinfo=dt.timezone.utc) + dt.timedelta(days=i),
+            "f_ltz": dt.datetime(2024, 6, 1, 8, 30, 0, 654321, tzinfo=dt.UTC) + dt.timedelta(days=i),
             "f_array": None if i % 7 == 3 else [i, None, -i] if i % 2 else [],
             "f_map": {"k": i, "null": None} if i % 2 else {},
             "f_row": {"a": i, "b": None if i % 2 else f"b{i}"},
@@ -291,7 +291,7 @@ def test_partition_directories_match_pypaimon(catalog, oracle):
         for what, check in checks:
             try:
                 check()
-            except Exception as e:   # noqa: BLE001 - collect every symptom, then fail once
+            except Exception as e:   # collect every symptom, then fail once
                 problems.append(f"{name}: {what}: {type(e).__name__}: {str(e).splitlines()[-1][:200]}")
     assert not problems, "partition directories disagree with pypaimon:\n" + "\n".join(problems)
 
@@ -310,8 +310,8 @@ ORACLE_FILTERS = [
      lambda r: r["f_ts3"] is not None and r["f_ts3"] < dt.datetime(2024, 3, 1, 2, 0)),
     (pred("greaterThan", "f_ts6", dt.datetime(1970, 1, 1, 0, 0, 0, 20000)),
      lambda r: r["f_ts6"] is not None and r["f_ts6"] > dt.datetime(1970, 1, 1, 0, 0, 0, 20000)),
-    (pred("greaterThan", "f_ltz", dt.datetime(2024, 7, 1, tzinfo=dt.timezone.utc)),
-     lambda r: r["f_ltz"] is not None and r["f_ltz"] > dt.datetime(2024, 7, 1, tzinfo=dt.timezone.utc)),
+    (pred("greaterThan", "f_ltz", dt.datetime(2024, 7, 1, tzinfo=dt.UTC)),
+     lambda r: r["f_ltz"] is not None and r["f_ltz"] > dt.datetime(2024, 7, 1, tzinfo=dt.UTC)),
     (pred("equal", "f_string", "s17-" + "x" * 17), lambda r: r["f_string"] == "s17-" + "x" * 17),
     (pred("greaterOrEqual", "f_string", "s3"), lambda r: r["f_string"] is not None and r["f_string"] >= "s3"),
     (pred("greaterOrEqual", "f_dec38", D("10000000000000000000000000000030")),
@@ -425,7 +425,7 @@ def key_type_rows(n: int = 120) -> pa.Table:
                 "k_dec": D(i * 131 - 5000).scaleb(-2), "k_dec_wide": D(i * 7919 - 300000).scaleb(-4),
                 "k_ts3": dt.datetime(2024, 1, 1) + dt.timedelta(milliseconds=i * 98765),
                 "k_ts6": dt.datetime(2024, 1, 1) + dt.timedelta(microseconds=i * 1234567),
-                "k_ltz": dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=i * 977),
+                "k_ltz": dt.datetime(2024, 1, 1, tzinfo=dt.UTC) + dt.timedelta(seconds=i * 977),
                 "k_bytes": bytes(range(i % 20))}[c]
     return pa.Table.from_pylist([{"id": i, **{c: value(c, i) for c in KEY_TYPES.names[1:]}} for i in range(n)],
                                 schema=KEY_TYPES)

@@ -19,7 +19,8 @@ import urllib.request
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Mapping, Optional, Sequence
+from typing import Optional
+from collections.abc import Iterator, Mapping, Sequence
 
 from tests.servers import free_port, wait_until_serving
 

@@ -154,7 +154,7 @@ def test_wall_clock_timestamps_are_written_as_they_are_in_any_session_time_zone(
     finally:
         spark.conf.set("spark.sql.session.timeZone", before)
     got = catalog.get_table("db.wall").read().sort_by("id")
-    utc = dt.timezone.utc
+    utc = dt.UTC
     assert got["ts"].to_pylist() == [dt.datetime(2024, 3, 10, 2, 30, 0, 123000), dt.datetime(1969, 12, 31, 23, 59, 59, 999000),
                                      dt.datetime(2024, 11, 3, 1, 30, 0, 500000), dt.datetime(1850, 6, 1, 12, 0, 0, 123000),
                                      dt.datetime(2024, 6, 1, 0, 0, 0, 7000), None]
@@ -181,7 +181,7 @@ def test_dates_and_instants_before_the_gregorian_switch_are_written_as_they_are(
         lfs.write(df, "db.old", warehouse=catalog.warehouse)
         assert spark.conf.get(key) == mode, "the session's setting is put back"
     got = catalog.get_table("db.old").read().sort_by("id").to_pylist()
-    utc = dt.timezone.utc
+    utc = dt.UTC
     assert got == [{"id": 1, "d": dt.date(1500, 3, 1), "tz": dt.datetime(1000, 6, 1, tzinfo=utc)},
                    {"id": 2, "d": dt.date(2024, 6, 1), "tz": dt.datetime(2024, 6, 1, tzinfo=utc)}]
 

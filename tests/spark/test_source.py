@@ -179,8 +179,7 @@ def test_failed_task_leaves_no_rows_and_no_files(spark, catalog):
         import time
 
         from pyspark import TaskContext
-        for b in batches:
-            yield b
+        yield from batches
         if TaskContext.get().partitionId() == 1:
             # fail only once the other task has written its files (they must go too), and
             # after a grace period for its result to reach the driver, however loaded the box

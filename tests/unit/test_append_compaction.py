@@ -1,7 +1,6 @@
 """Append-table compaction: the picker as a pure function, the dedicated compaction of
 ``Table.compact``, the fixed-bucket writer's own compaction, and pypaimon reading the result."""
 import pyarrow as pa
-import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,6 +10,7 @@ from lakeformat.write.append_compact import AppendCompactPolicy, pick, pick_full
 from lakeformat.errors import CommitConflictError
 from lakeformat.format.manifest import FILE_SOURCE_COMPACT, DataFileMeta
 from tests.conftest import EVENTS, events
+import itertools
 
 
 def meta(size: int, seq: int = 0, name: str = "") -> DataFileMeta:
@@ -158,7 +158,7 @@ def test_compacted_files_roll_at_the_target_size(catalog):
     assert len(files) >= 2
     assert all(e.file.file_size >= 16 * 1024 for e in files[:-1])
     seqs = [(e.file.min_sequence_number, e.file.max_sequence_number) for e in files]
-    assert seqs[0][0] == 0 and all(a[1] + 1 == b[0] for a, b in zip(seqs, seqs[1:]))
+    assert seqs[0][0] == 0 and all(a[1] + 1 == b[0] for a, b in itertools.pairwise(seqs))
     assert t.read().equals(before)
 
 

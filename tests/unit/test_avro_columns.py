@@ -147,7 +147,7 @@ def test_a_batch_with_a_corrupt_manifest_fails_that_one_and_decodes_the_others(c
 
 
 def test_file_names_mode_names_each_entrys_data_and_extra_files(catalog):
-    t, mf, types = setup(catalog)
+    _t, mf, types = setup(catalog)
     metas = mf.write([rich_entry(types, i) for i in range(50)])
     entries = [e for m in metas for e in mf.read(m.file_name)]
     manifest_cache.CACHE.clear()

@@ -1,6 +1,6 @@
 """BinaryRow encoding: round trips, byte vectors from Paimon's layout, and pypaimon agreement."""
 import json
-from datetime import date, datetime, time, timezone
+from datetime import date, datetime, time, timezone, UTC
 from decimal import Decimal
 
 import pyarrow as pa
@@ -12,7 +12,7 @@ from lakeformat.errors import DataError, SchemaError
 from lakeformat.format.types import ArrayType, atomic, type_to_json
 from tests.oracle import run_oracle
 
-UTC = timezone.utc
+UTC = UTC
 S = atomic("STRING")
 
 # (type, values): every atomic type, with None, edge values and both string layouts.
@@ -204,7 +204,7 @@ def _pypaimon_agrees(v, t) -> bool:
     """False where pypaimon 2.1 differs from Java (checked above against Java's layout): nulls
     of wide decimals / fine timestamps and wide decimals of -2**(8k-1); nor does it take
     timestamps as epoch nanos."""
-    wide = t.root == "DECIMAL" and t.params[0] > 18 or (
+    wide = (t.root == "DECIMAL" and t.params[0] > 18) or (
         t.root.startswith("TIMESTAMP") and t.params[0] > 3)
     if v is None:
         return not wide

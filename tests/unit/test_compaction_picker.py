@@ -13,6 +13,7 @@ from lakeformat.mergetree.compaction import (CompactUnit, Rewrite, Upgrade, _cre
 from lakeformat.mergetree.levels import LevelSortedRun, Levels, SortedRun, interval_partition
 from lakeformat.format.options import COMPACTION_TRIGGER, Options
 from lakeformat.format.types import type_from_json
+import itertools
 
 INT = [type_from_json("INT")]
 
@@ -271,7 +272,7 @@ def apply(levels: Levels, unit: CompactUnit, min_size: int, step: int) -> Levels
 def check_invariants(levels: Levels):
     for lvl in range(1, levels.num_levels):
         files = levels.run_of_level(lvl).files
-        assert all(key_of(b.min_key) > key_of(a.max_key) for a, b in zip(files, files[1:]))
+        assert all(key_of(b.min_key) > key_of(a.max_key) for a, b in itertools.pairwise(files))
 
 
 @settings(max_examples=300, deadline=None)

@@ -21,6 +21,7 @@ from lakeformat.io.manifests import ManifestFile, ManifestList
 from lakeformat.maintenance.tag import TagManager
 from tests.conftest import id_rows
 from tests.s3server import s3_endpoint  # noqa: F401 (fixture)
+import itertools
 
 SCHEMA = pa.schema([("id", pa.int64()), ("p", pa.string())])
 PK_SCHEMA = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
@@ -157,7 +158,7 @@ def history(t) -> dict:
 def files_on_disk(t) -> set:
     """Data, changelog and manifest files under the table (metadata JSON and hidden temps aside)."""
     out = set()
-    for root, dirs, files in os.walk(t.path):
+    for root, _dirs, files in os.walk(t.path):
         rel = os.path.relpath(root, t.path)
         if rel.split(os.sep)[0] in ("snapshot", "schema", "tag", "consumer"):
             continue
@@ -387,7 +388,7 @@ def test_time_retained_option(catalog):
     t = build_append(catalog, n=10, **{"snapshot.time-retained": "1 h", "snapshot.num-retained.min": "1",
                                        "snapshot.expire.limit": "100", "write-only": "true"})
     snaps = t.snapshots()
-    k = next(s for a, s in zip(snaps, snaps[1:]) if s.id >= 5 and a.time_millis < s.time_millis)
+    k = next(s for a, s in itertools.pairwise(snaps) if s.id >= 5 and a.time_millis < s.time_millis)
     # an hour after snapshot k was committed: everything older than k has been kept an hour
     now = dt.datetime.fromtimestamp((k.time_millis + 3_600_000) / 1000)
     r = t.expire_snapshots(now=now)

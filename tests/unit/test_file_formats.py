@@ -12,7 +12,6 @@ import pytest
 import lakeformat as lf
 from lakeformat.errors import CorruptFileError, UnsupportedError
 from lakeformat.format.binary_row import deserialize_row
-from lakeformat.format import types as T
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "paimon-java")
 
@@ -33,7 +32,7 @@ def data(n: int, start: int = 0, dt_: str = "a") -> pa.Table:
         "dec": [decimal.Decimal(i * 1001) / 1000 - 5 for i in ids],
         "ts3": [dt.datetime(2024, 1, 1, 0, 0, 0, (i % 1000) * 1000) for i in ids],
         "ts6": [dt.datetime(2023, 12, 31, 23, 59, 59, i % 1000000) for i in ids],
-        "ltz": [dt.datetime(2024, 6, 1, 12, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=i) for i in ids],
+        "ltz": [dt.datetime(2024, 6, 1, 12, tzinfo=dt.UTC) + dt.timedelta(microseconds=i) for i in ids],
         "dt": [dt_] * n}, schema=SCHEMA)
 
 

@@ -19,7 +19,7 @@ SECRET = CREDS["s3.secret-key"]
 
 
 @pytest.fixture
-def store(s3_endpoint, monkeypatch):  # noqa: F811
+def store(s3_endpoint, monkeypatch):
     """A fresh landing prefix, the storage options to reach it, and the credentials in the
     environment only (as the compose one-shot and a user on the host have them)."""
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", CREDS["s3.access-key"])

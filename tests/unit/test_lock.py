@@ -95,9 +95,8 @@ def test_stale_lock_is_taken_over_and_its_release_keeps_the_new_row(make_lock, l
 
 
 def test_release_when_the_body_raises(make_lock, lock_id):
-    with pytest.raises(RuntimeError):
-        with make_lock().hold(lock_id):
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), make_lock().hold(lock_id):
+        raise RuntimeError("boom")
     assert free(make_lock, lock_id)
 
 

@@ -16,7 +16,7 @@ from tests.project import CONFIG
 COLUMNS = (("id", "BIGINT"), ("dt", "STRING"))
 DAILY = TableSpec("events", "db.events", COLUMNS, "events/dt={ds}", schedule="@daily")
 HOURLY = TableSpec("clicks", "db.clicks", COLUMNS, "clicks/dt={ds}/hour={hour}", schedule="@hourly")
-LOGICAL = dt.datetime(2024, 6, 2, 13, tzinfo=dt.timezone.utc)
+LOGICAL = dt.datetime(2024, 6, 2, 13, tzinfo=dt.UTC)
 MINIMAL = {"tables": {"t": {"identifier": "a.b", "columns": {"id": "BIGINT", "dt": "STRING"},
                             "landing": {"path": "t/dt={ds}"}}}}
 

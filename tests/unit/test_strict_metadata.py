@@ -21,7 +21,7 @@ from tests.conftest import events
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "paimon-java"
 
 
-def alter_avro(path: Path, add_field=None, change=None, into: str = None) -> None:
+def alter_avro(path: Path, add_field=None, change=None, into: str | None = None) -> None:
     """Rewrite the Avro file ``path``: ``add_field`` (an Avro field) added to its records (or to
     their ``into`` record field), ``change(record)`` applied to each record."""
     with open(path, "rb") as f:

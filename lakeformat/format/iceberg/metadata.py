@@ -37,7 +37,7 @@ class IcebergSnapshot:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "IcebergSnapshot":
+    def from_dict(cls, d: dict) -> IcebergSnapshot:
         return cls(d["snapshot-id"], d.get("parent-snapshot-id"), d["timestamp-ms"], d["manifest-list"],
                    d.get("schema-id", 0), d.get("summary") or {})
 
@@ -102,7 +102,7 @@ class TableMetadata:
     def current(self) -> Optional[IcebergSnapshot]:
         return self.snapshots[-1] if self.snapshots else None
 
-    def copy(self, **changes) -> "TableMetadata":
+    def copy(self, **changes) -> TableMetadata:
         new = replace(self, **changes)
         new._rendered = self._rendered
         return new
@@ -163,7 +163,7 @@ class TableMetadata:
         return r
 
     @classmethod
-    def from_json(cls, text: str) -> "TableMetadata":
+    def from_json(cls, text: str) -> TableMetadata:
         d = json.loads(text)
         if d.get("format-version") != FORMAT_VERSION:
             raise ValueError(f"format-version {d.get('format-version')} (this publisher writes {FORMAT_VERSION})")

@@ -12,7 +12,8 @@ Iceberg reader would otherwise misread the column.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from lakeformat.errors import SchemaError
 from lakeformat.format import types as T

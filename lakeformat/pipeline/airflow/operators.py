@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Union
+from collections.abc import Sequence
 
 from airflow.sdk import BaseOperator
 

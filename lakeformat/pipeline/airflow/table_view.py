@@ -12,7 +12,8 @@ import datetime as dt
 import math
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Mapping, Sequence
 
 import lakeformat as lf
 from lakeformat.commit.stage_log import StageRecord, stage_history

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from typing import Any, AsyncIterator, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import AsyncIterator, Sequence
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
@@ -99,7 +100,7 @@ class LakeformatLandingTrigger(BaseTrigger):
             deadline = dt.datetime.fromisoformat(self.deadline)
             while True:
                 missing = await asyncio.to_thread(landing_wait.missing, spec, units, self.landing, options)
-                pause = landing_wait.next_look(dt.datetime.now(dt.timezone.utc), deadline, self.poke_interval)
+                pause = landing_wait.next_look(dt.datetime.now(dt.UTC), deadline, self.poke_interval)
                 if not missing or pause is None:
                     yield TriggerEvent({"status": "done", "missing": missing, "units": len(units)})
                     return

@@ -36,7 +36,7 @@ def start_date(config: PipelineConfig) -> dt.datetime:
     """The DAGs' start date (``pipeline.dags.start_date``, midnight UTC): catchup is off, so it
     is only the earliest day a backfill can run."""
     d = config.dags.start_date
-    return dt.datetime(d.year, d.month, d.day, tzinfo=dt.timezone.utc)
+    return dt.datetime(d.year, d.month, d.day, tzinfo=dt.UTC)
 
 
 def shared_dag_args(config: PipelineConfig) -> dict:

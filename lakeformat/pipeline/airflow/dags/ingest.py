@@ -66,7 +66,7 @@ def run_active(owner: str) -> bool:
     dag_id, _, run_id = owner.partition("/")
     try:
         state = RuntimeTaskInstance.get_dagrun_state(dag_id, run_id)
-    except Exception as e:   # noqa: BLE001 - a run Airflow does not know (deleted) has ended
+    except Exception as e:   # a run Airflow does not know (deleted) has ended
         log.info("state of run %s unknown (%s): taken as ended", owner, e)
         return False
     return str(getattr(state, "value", state)) in ("queued", "running")

@@ -26,6 +26,7 @@ from lakeformat.pipeline.airflow.operators import (LakeformatCleanConsumersOpera
                                                    LakeformatExpireSnapshotsOperator,
                                                    LakeformatRemoveOrphanFilesOperator)
 from lakeformat.pipeline.config import PipelineConfig, TableSpec
+import itertools
 DRY_RUN = "{{ params.dry_run }}"
 
 
@@ -63,7 +64,7 @@ def build_maintenance_dag(config: PipelineConfig) -> DAG:
                     LakeformatRemoveOrphanFilesOperator(task_id="remove_orphan_files", dry_run=DRY_RUN,
                                                         older_than="{{ params.orphan_older_than }}", **common),
                 ]
-                for a, b in zip(steps, steps[1:]):
+                for a, b in itertools.pairwise(steps):
                     a >> b
     return dag
 
