@@ -230,7 +230,7 @@ def print_results(d: Optional[dict]) -> None:
                         f"{d['runs']} processes; goal: cold − warm ≤ {d['goal_ms']} ms", title_justify="left")
     for col in ("operation", "cold ms", "warm ms", "cold − warm ms", "goal", "modules first imported by the cold call"):
         t.add_column(col, justify="left" if col in ("operation", "modules first imported by the cold call") else "right")
-    for op, r in d["operations"].items():
+    for r in d["operations"].values():
         t.add_row(r["label"], f"{r['cold'] * 1000:.0f}", f"{r['warm'] * 1000:.0f}", f"{r['cold_minus_warm'] * 1000:.0f}",
                   "met" if r["within_goal"] else "MISSED", ", ".join(r["new_top_modules_in_cold_call"])[:70])
     console.print(t)

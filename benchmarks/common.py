@@ -64,7 +64,7 @@ class Oracle:
     def __init__(self, log_path: Path):
         if not ORACLE_PY.exists():
             raise OracleError(f"oracle venv missing at {ORACLE_PY}: run `make setup`")
-        self.log = open(log_path, "w")
+        self.log = open(log_path, "w")  # noqa: SIM115 -- the worker's stderr for its whole life
         self.proc = subprocess.Popen([str(ORACLE_PY), str(ORACLE_SCRIPT)], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.log, text=True, bufsize=1,
                                      cwd=str(ROOT))

@@ -214,7 +214,7 @@ def main() -> int:
             log(f"flagged {', '.join(SHORT[n] for n in suspects)}: {args.confirm} more pairs of blocks to confirm")
             run_pairs(base, cur, args.confirm, args.rounds, suspects, tmp, args.blocks)
             stats.update({n: pair_stats(base, cur, n) for n in suspects})
-        for n, s in stats.items():
+        for s in stats.values():
             s["flagged"] = flagged(s, args.threshold)
         report(stats, args.threshold)
         regressions = [n for n, s in stats.items() if s["flagged"]]

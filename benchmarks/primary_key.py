@@ -395,9 +395,10 @@ def _status_mb(field: str = "VmHWM") -> Optional[float]:
     set; unlike ``ru_maxrss`` it starts afresh at exec (Linux carries the parent's high-water mark
     over into a child's ``ru_maxrss``)."""
     try:
-        for line in open("/proc/self/status"):
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
     except OSError:
         pass
     return None

@@ -210,7 +210,7 @@ def _from_json(path: str, data: bytes) -> StagedCommit:
     try:
         d = json.loads(data.decode())
         if not isinstance(d, dict) or d.get("version") != FORMAT_VERSION:
-            raise ValueError("not a stage file of version %d" % FORMAT_VERSION)
+            raise ValueError(f"not a stage file of version {FORMAT_VERSION}")
         return StagedCommit(d["stageId"], d["commitUser"], int(d["commitIdentifier"]),
                             tuple(message_from_json(m) for m in d["messages"]),
                             dt.datetime.fromtimestamp(d["createTimeMillis"] / 1000, dt.UTC),

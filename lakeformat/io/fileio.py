@@ -206,10 +206,10 @@ class FileIO:
             return
         try:
             try:
-                f = open(p, "wb")
+                f = open(p, "wb")  # noqa: SIM115 -- closed by the `with f` below
             except FileNotFoundError:
                 os.makedirs(os.path.dirname(p), exist_ok=True)
-                f = open(p, "wb")
+                f = open(p, "wb")  # noqa: SIM115
             with f:
                 f.write(data)
         except OSError as e:

@@ -196,11 +196,10 @@ class LocalAirflow:
         if generate_landing(s):
             self.say(f"landing data: generated {s.landing_days[0]}..{s.landing_days[1]} in {s.landing}")
         for name in SERVICES:
-            log = open(s.state / "logs" / f"{name}.log", "ab")
-            self.procs[name] = subprocess.Popen([sys.executable, "-m", "airflow", name], env=self.env,
-                                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                                start_new_session=True)
-            log.close()
+            with open(s.state / "logs" / f"{name}.log", "ab") as log:
+                self.procs[name] = subprocess.Popen([sys.executable, "-m", "airflow", name], env=self.env,
+                                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                                    start_new_session=True)
         self._wait_healthy(timeout)
 
     def _wait_healthy(self, timeout: float) -> None:

@@ -100,10 +100,8 @@ def _timestamp_to_table(arr: pa.Array, t: T.DataType) -> pa.Array:
         return arr
     target = T.to_arrow(t)
     if t.root == "TIMESTAMP" and arr.type.tz is not None:
-        if arr.type.tz in _UTC:   # wall clock = the stored UTC value: just drop the zone
-            arr = arr.cast(pa.timestamp(arr.type.unit))
-        else:
-            arr = pc.local_timestamp(arr)
+        # a UTC zone: wall clock = the stored UTC value, so just drop the zone
+        arr = arr.cast(pa.timestamp(arr.type.unit)) if arr.type.tz in _UTC else pc.local_timestamp(arr)
     elif t.root == "TIMESTAMP_LTZ" and arr.type.tz is None:
         raise DataError("a timestamp without time zone cannot go into a TIMESTAMP WITH LOCAL TIME ZONE "
                         "column: cast it to TIMESTAMP in Spark first")

@@ -105,7 +105,7 @@ def test_an_unanswered_publish_that_went_through_is_outcome_unknown_and_loses_no
     t.write(batch(1))
     faulty_s3.add("PUT", r"/snapshot/snapshot-2$", "drop_reply", times=None)
     faulty_s3.add("GET", r"/snapshot/snapshot-2$", "status", status=503, times=None)
-    with pytest.raises(CommitOutcomeUnknownError, match="may or may not have happened.*Nothing was deleted") as e:
+    with pytest.raises(CommitOutcomeUnknownError, match=r"may or may not have happened.*Nothing was deleted") as e:
         t.write(batch(2))
     assert e.value.snapshot_id == 2
     faulty_s3.clear()

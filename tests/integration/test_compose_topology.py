@@ -129,7 +129,7 @@ def test_compose_services_without_docker_ingest_through_the_scheduler(s3_endpoin
                                 plugins=env["AIRFLOW__CORE__PLUGINS_FOLDER"], port=port,
                                 spark_master=cluster.master,
                                 extra_env=env)
-            airflow = LocalAirflow(settings, out=open(tmp / "airflow.out", "w"))
+            airflow = LocalAirflow(settings, out=open(tmp / "airflow.out", "w"))  # noqa: SIM115 -- its log while it runs
             airflow.start(timeout=300)
             user, password = login(settings)
 

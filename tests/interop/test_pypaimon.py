@@ -285,8 +285,8 @@ def test_partition_directories_match_pypaimon(catalog, oracle):
         if lf_dirs != py_dirs:
             problems.append(f"{name}: directories lakeformat {lf_dirs}, pypaimon {py_dirs}")
         checks = [("lakeformat reading pypaimon's table",
-                   lambda: assert_same_rows(catalog.get_table(f"db.py_{name}").read(), data, "id")),
-                  *((f"{r} reading lakeformat's table", lambda r=r: check_readers(res, i, data, "id", readers=[r]))
+                   lambda: assert_same_rows(catalog.get_table(f"db.py_{name}").read(), data, "id")),  # noqa: B023
+                  *((f"{r} reading lakeformat's table", lambda r=r: check_readers(res, i, data, "id", readers=[r]))  # noqa: B023
                     for r in ORACLES_FOR_PARTITION_TYPE.get(name, ("pypaimon", "rust")))]
         for what, check in checks:
             try:
@@ -446,7 +446,7 @@ def test_bucket_assignment_agrees_for_every_key_type(catalog, oracle):
     res = oracle.run()
     res.check_all()
     rows_by_id = {r["id"]: r for r in data.to_pylist()}
-    for name, (key, b_lf, b_py) in ops.items():
+    for key, b_lf, b_py in ops.values():
         by_lf, by_py = bucket_map(res.bucket_table(b_lf), ["id"]), bucket_map(res.bucket_table(b_py), ["id"])
         assert set(by_lf) == set(by_py) == {(i,) for i in rows_by_id}
         comparable = [k for k in by_py if not any(rows_by_id[k[0]][c] is None for c in NON_COMPACT & set(key))]

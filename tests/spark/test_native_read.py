@@ -396,9 +396,9 @@ def test_a_corrupt_planned_file_fails_the_read_in_a_session_that_ignores_corrupt
     t.write(pa.table({"id": [3]}))
     victim = t.files()[0]["path"]
     Path(victim).write_bytes(b"not parquet" * 100)
-    with session_confs(spark, {"spark.sql.files.ignoreCorruptFiles": "true"}):
-        with pytest.raises(Exception, match=Path(victim).name):
-            lfs.read_table(spark, "db.corrupt", warehouse=catalog.warehouse).collect()
+    with session_confs(spark, {"spark.sql.files.ignoreCorruptFiles": "true"}), \
+            pytest.raises(Exception, match=Path(victim).name):
+        lfs.read_table(spark, "db.corrupt", warehouse=catalog.warehouse).collect()
 
 
 def flip_in_dictionary(path: Path, column: str) -> None:

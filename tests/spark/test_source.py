@@ -214,7 +214,7 @@ def test_overwrite_dynamic_static_and_bad_input(spark, catalog):
     snapshots, files = len(t.snapshots()), data_files(t)
     with pytest.raises(Exception, match="snapshot_id"):
         src(spark, wh, "db.ub", snapshot_id=1).load().count()
-    with pytest.raises(Exception, match="db.nope"):
+    with pytest.raises(Exception, match=r"db.nope"):
         src(spark, wh, "db.nope").load()
     with pytest.raises(lf.DataError, match=r"missing columns \['price'\]"):
         lfs.write(spark.createDataFrame(day2.drop_columns(["price"])), "db.ub", warehouse=wh)

@@ -35,7 +35,7 @@ def test_writer_creates_a_missing_primary_key_table_then_upserts(spark, tmp_path
     expected = pa.table({"dt": [f"2024-06-0{1 + i % 2}" for i in range(15)], "id": list(range(15)),
                          "name": [("a" if i < 5 else "b") + str(i) for i in range(15)]})
     assert_same_rows(lf.Catalog(wh).get_table("fresh.people").read(), expected, ["id"], "after upsert")
-    with pytest.raises(Exception, match="another layout.*bucket 3"):
+    with pytest.raises(Exception, match=r"another layout.*bucket 3"):
         write(people(spark, range(3), "c"), bucket="3")
     assert len(lf.Catalog(wh).get_table("fresh.people").snapshots()) == 2
 

@@ -6,6 +6,7 @@ import glob
 import io
 import json
 import os
+from pathlib import Path
 import signal
 import time
 
@@ -60,10 +61,10 @@ def test_columns_decode_every_field_as_fastavro_does(catalog):
 def test_paimon_java_manifests_decode_as_with_fastavro():
     paths = [p for p in glob.glob(os.path.join(FIXTURES, "**", "manifest", "manifest-*"), recursive=True)
              if "manifest-list-" not in p]
-    avro = [p for p in paths if open(p, "rb").read(4) == avro_blocks.MAGIC]
+    avro = [p for p in paths if Path(p).read_bytes()[:4] == avro_blocks.MAGIC]
     assert len(avro) >= 10
     for p in avro:
-        data = open(p, "rb").read()
+        data = Path(p).read_bytes()
         assert manifest_cache.decode(data, "entry", ENTRIES) == by_fastavro(data), p
 
 

@@ -1,6 +1,6 @@
 """BinaryRow encoding: round trips, byte vectors from Paimon's layout, and pypaimon agreement."""
 import json
-from datetime import date, datetime, time, timezone, UTC
+from datetime import UTC, date, datetime, time
 from decimal import Decimal
 
 import pyarrow as pa
@@ -105,7 +105,7 @@ def test_timestamps_keep_nanoseconds_and_time_zones():
     whole = pa.scalar(1_700_000_000_123_456_000, pa.timestamp("ns"))
     assert decode_row(encode_row([whole], [ts9]), [ts9]) == [datetime(2023, 11, 14, 22, 13, 20, 123456)]
     ltz = atomic("TIMESTAMP_LTZ", 6)
-    aware = datetime(2024, 1, 1, 12, tzinfo=timezone.utc).astimezone()  # same instant, local zone
+    aware = datetime(2024, 1, 1, 12, tzinfo=UTC).astimezone()  # same instant, local zone
     assert decode_row(encode_row([aware], [ltz]), [ltz]) == [datetime(2024, 1, 1, 12, tzinfo=UTC)]
     ms = pa.scalar(datetime(2024, 1, 1, 12, 0, 0, 5000), pa.timestamp("ms", tz="UTC"))
     assert encode_row([ms], [ltz]) == encode_row([datetime(2024, 1, 1, 12, 0, 0, 5000, UTC)], [ltz])

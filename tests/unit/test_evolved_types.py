@@ -4,6 +4,7 @@ import datetime as dt
 import decimal
 import json
 import os
+from pathlib import Path
 import shutil
 
 import pyarrow as pa
@@ -61,7 +62,7 @@ def test_timestamp_casts():
 
 
 def test_unparseable_text_names_the_column_and_no_cast_is_refused():
-    with pytest.raises(DataError, match="column 'flag'.*'maybe' is not a BOOLEAN"):
+    with pytest.raises(DataError, match=r"column 'flag'.*'maybe' is not a BOOLEAN"):
         cast_column(pa.array(["maybe"]), A("STRING"), A("BOOLEAN"), "flag")
     assert castable(A("STRING"), A("BOOLEAN")) and castable(A("TIMESTAMP", 9), A("INT"))
     assert not castable(A("BIGINT"), A("DATE")) and not castable(A("BOOLEAN"), A("TIMESTAMP", 3))
@@ -73,7 +74,7 @@ def _fixture_table(tmp_path, name):
 
 
 def _expected(name):
-    cases = json.load(open(os.path.join(FIXTURES, "expected.json")))
+    cases = json.loads(Path(FIXTURES, "expected.json").read_text())
     return next(c for c in cases if c["table"] == f"{name}.{name}" and c["warehouse"] == "parquet")
 
 

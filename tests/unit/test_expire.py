@@ -440,7 +440,7 @@ def test_changelog_retention_longer_than_snapshots_is_rejected(catalog):
         assert "changelog/ files are not supported" in str(e.value)
     t = catalog.create_table("db.c", PK_SCHEMA, primary_keys=["id"], options={
         "changelog.num-retained.min": "5", "changelog.time-retained": "30 min", "bucket": "1"})
-    with pytest.raises(OptionError, match="changelog.num-retained.min"):
+    with pytest.raises(OptionError, match=r"changelog.num-retained.min"):
         t.alter(lf.SetOption("changelog.num-retained.min", "11"))
 
 

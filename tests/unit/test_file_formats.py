@@ -4,6 +4,7 @@ import datetime as dt
 import decimal
 import json
 import os
+from pathlib import Path
 import shutil
 
 import pyarrow as pa
@@ -118,7 +119,7 @@ def _fixture(tmp_path, warehouse: str, name: str):
 
 
 def _expected(case_table: str, warehouse: str = "parquet", snapshot=None):
-    cases = json.load(open(os.path.join(FIXTURES, "expected.json")))
+    cases = json.loads(Path(FIXTURES, "expected.json").read_text())
     return next(c for c in cases if c["table"] == case_table and c["warehouse"] == warehouse
                 and c["snapshot"] == snapshot)
 

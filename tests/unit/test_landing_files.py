@@ -78,7 +78,7 @@ def test_listing_skips_what_spark_skips_and_refuses_subfolders(store):
     with pytest.raises(NotFoundError, match=f"no landing folder {root}/t/dt=2024-06-02"):
         landing_files.list_files(f"{root}/t/dt=2024-06-02", opts)
     put(opts, f"{folder}/late/part-3.jsonl", b"")
-    with pytest.raises(DataError, match="holds folder.*late"):
+    with pytest.raises(DataError, match=r"holds folder.*late"):
         landing_files.list_files(folder, opts)
 
 

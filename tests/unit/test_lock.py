@@ -73,9 +73,8 @@ def test_second_holder_waits_for_release(make_lock, lock_id, caplog):
 def test_timeout_names_the_lock_and_the_wait(make_lock, lock_id, caplog):
     with make_lock().hold(lock_id):
         started = time.monotonic()
-        with pytest.raises(LockTimeoutError) as err:
-            with make_lock(acquire_timeout=0.3, check_max_sleep=0.05).hold(lock_id):
-                pytest.fail("took a held lock")
+        with pytest.raises(LockTimeoutError) as err, make_lock(acquire_timeout=0.3, check_max_sleep=0.05).hold(lock_id):
+            pytest.fail("took a held lock")
         waited = time.monotonic() - started
     assert 0.3 <= waited < 1.5
     assert isinstance(err.value, lf.CommitError) and err.value.lock_id == lock_id
@@ -165,7 +164,7 @@ def test_bad_lock_options(tmp_path, options, message):
 
 
 def test_s3_warehouse_needs_an_explicit_lock_uri():
-    with pytest.raises(OptionError, match="s3:// warehouse 's3://bucket/wh' needs lock.uri"):
+    with pytest.raises(OptionError, match=r"s3:// warehouse 's3://bucket/wh' needs lock.uri"):
         lf.Catalog("s3://bucket/wh", **{"lock.enabled": "true", "s3.endpoint": "http://127.0.0.1:1"})
 
 

@@ -2,6 +2,7 @@
 table whose options turn on a feature lakeformat lacks is not read or written as if it were absent."""
 import json
 import os
+from pathlib import Path
 import re
 import shutil
 import warnings
@@ -68,9 +69,9 @@ def _re(s):
 def _set_options(table, **options):
     """Rewrite schema-0 the way another writer (Paimon Java) would have left it."""
     path = os.path.join(table.path, "schema", "schema-0")
-    d = json.load(open(path))
+    d = json.loads(Path(path).read_text())
     d["options"].update(options)
-    json.dump(d, open(path, "w"))
+    Path(path).write_text(json.dumps(d))
 
 
 def _tree(root):
@@ -100,7 +101,7 @@ def test_read_only_refusal_still_allows_writes(catalog):
     _set_options(t, **{"scan.file-creation-time-millis": "1700000000000"})
     t = catalog.get_table("db.t")
     t.write(events(4))
-    with pytest.raises(UnsupportedOptionError, match="cannot read db.t.*scan.file-creation-time-millis"):
+    with pytest.raises(UnsupportedOptionError, match=r"cannot read db.t.*scan.file-creation-time-millis"):
         t.read()
 
 
@@ -115,7 +116,7 @@ def test_unknown_keys_warn_and_feature_like_unknown_keys_refuse(catalog):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnknownOptionWarning)
         t = catalog.get_table("db.t")
-    with pytest.raises(UnsupportedOptionError, match="merge-engine.future"):
+    with pytest.raises(UnsupportedOptionError, match=r"merge-engine.future"):
         t.read()
 
 
@@ -139,10 +140,10 @@ def test_dynamic_partition_overwrite_false_replaces_the_table(catalog):
 def test_unsupported_types_name_the_column(catalog, typ):
     t = catalog.create_table("db.t", EVENTS)
     path = os.path.join(t.path, "schema", "schema-0")
-    d = json.load(open(path))
+    d = json.loads(Path(path).read_text())
     d["fields"].append({"id": 99, "name": "payload", "type": typ})
-    json.dump(d, open(path, "w"))
-    with pytest.raises(UnsupportedTypeError, match="column 'payload': data type [A-Z]+ is not supported") as e:
+    Path(path).write_text(json.dumps(d))
+    with pytest.raises(UnsupportedTypeError, match=r"column 'payload': data type [A-Z]+ is not supported") as e:
         catalog.get_table("db.t")
     assert isinstance(e.value, SchemaError)
 

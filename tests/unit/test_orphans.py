@@ -307,7 +307,7 @@ def test_a_commit_whose_files_were_removed_fails_and_publishes_no_hole(table):
     table.remove_orphan_files(older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)
     before = all_files(table)
     commit = table.new_commit("writer")
-    with pytest.raises(lf.CommitError, match="does not exist.*Nothing was committed"):
+    with pytest.raises(lf.CommitError, match=r"does not exist.*Nothing was committed"):
         commit.commit(messages, identifier=1)
     assert [s.id for s in table.snapshots()] == [1]
     assert by_id(table.read()) == by_id(events(10, "2024-01-01"))

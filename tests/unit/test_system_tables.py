@@ -159,7 +159,7 @@ def test_consumers_and_tags(pk):
 
 
 def test_bad_names_are_named(pk):
-    with pytest.raises(lf.LakeformatError, match="unknown system table 'nope'.*snapshots"):
+    with pytest.raises(lf.LakeformatError, match=r"unknown system table 'nope'.*snapshots"):
         pk.system_table("nope")
     with pytest.raises(lf.LakeformatError, match="'options' does not depend on a snapshot"):
         system_table(pk, "options", snapshot_id=1)
