@@ -257,7 +257,7 @@ def _decode(data: bytes, types: Sequence[DataType], arity: int) -> list[Any]:
     hs = header_size(arity)
     if len(data) < hs + 8 * arity:
         raise DataError(f"BinaryRow of {len(data)} bytes is too short for {arity} fields")
-    out = []
+    out: list[Any] = []
     for i, t in enumerate(types):
         if data[(i + 8) // 8] >> ((i + 8) % 8) & 1:
             out.append(None)

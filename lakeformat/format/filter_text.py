@@ -48,7 +48,8 @@ class _Lit:
 
 
 def _tokens(text: str) -> list[tuple[str, Any, int]]:
-    out, pos = [], 0
+    out: list[tuple[str, Any, int]] = []
+    pos = 0
     while pos < len(text):
         if text[pos:].strip() == "":
             break
@@ -57,6 +58,7 @@ def _tokens(text: str) -> list[tuple[str, Any, int]]:
             at = pos + len(text[pos:]) - len(text[pos:].lstrip())
             raise FilterError(f"bad filter {text!r}: cannot read {text[at:at + 20]!r} (character {at + 1})")
         kind = m.lastgroup
+        assert kind is not None, "every alternative of _TOKEN is a named group"
         raw = m.group(kind)
         start = m.start(kind)
         if kind == "str":

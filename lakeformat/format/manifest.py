@@ -11,8 +11,8 @@ import datetime as dt
 import io
 from dataclasses import dataclass
 from itertools import repeat
-from typing import Optional
-from collections.abc import Iterable
+from typing import Literal, Optional, cast, overload
+from collections.abc import Iterable, Iterator
 
 import fastavro
 import pyarrow as pa
@@ -181,6 +181,10 @@ def _builder(cls):
 _FILE_BUILDER, _ENTRY_BUILDER = _builder(DataFileMeta), _builder(ManifestEntry)
 
 
+@overload
+def _field(parent, name: str, optional: Literal[False] = False) -> pa.Array: ...
+@overload
+def _field(parent, name: str, optional: bool) -> Optional[pa.Array]: ...
 def _field(parent, name: str, optional: bool = False) -> Optional[pa.Array]:
     """Field ``name`` of a decoded struct or table; None if an optional field is absent (written
     by an older Paimon). KeyError if a required one is."""
@@ -333,18 +337,18 @@ _FILE_SCHEMA = {"type": "record", "name": _NS + "__FILE", "fields": [
     _opt({"type": "array", "items": "string"}, "_VALUE_STATS_COLS"), _opt("string", "_EXTERNAL_PATH"),
     _opt("long", "_FIRST_ROW_ID"), _opt({"type": "array", "items": "string"}, "_WRITE_COLS"),
 ]}
-MANIFEST_ENTRY_SCHEMA = fastavro.parse_schema({"type": "record", "name": _NS, "fields": [
+MANIFEST_ENTRY_SCHEMA: dict = cast(dict, fastavro.parse_schema({"type": "record", "name": _NS, "fields": [
     {"name": "_VERSION", "type": "int"}, {"name": "_KIND", "type": "int"},
     {"name": "_PARTITION", "type": "bytes"}, {"name": "_BUCKET", "type": "int"},
-    {"name": "_TOTAL_BUCKETS", "type": "int"}, {"name": "_FILE", "type": _FILE_SCHEMA}]})
-MANIFEST_FILE_META_SCHEMA = fastavro.parse_schema({"type": "record", "name": _NS, "fields": [
+    {"name": "_TOTAL_BUCKETS", "type": "int"}, {"name": "_FILE", "type": _FILE_SCHEMA}]}))
+MANIFEST_FILE_META_SCHEMA: dict = cast(dict, fastavro.parse_schema({"type": "record", "name": _NS, "fields": [
     {"name": "_VERSION", "type": "int"}, {"name": "_FILE_NAME", "type": "string"},
     {"name": "_FILE_SIZE", "type": "long"}, {"name": "_NUM_ADDED_FILES", "type": "long"},
     {"name": "_NUM_DELETED_FILES", "type": "long"},
     {"name": "_PARTITION_STATS", "type": _stats_schema(_NS + "__PARTITION_STATS")},
     {"name": "_SCHEMA_ID", "type": "long"}, _opt("int", "_MIN_BUCKET"), _opt("int", "_MAX_BUCKET"),
     _opt("int", "_MIN_LEVEL"), _opt("int", "_MAX_LEVEL"), _opt("long", "_MIN_ROW_ID"),
-    _opt("long", "_MAX_ROW_ID")]})
+    _opt("long", "_MAX_ROW_ID")]}))
 
 
 def _avro_codec(compression: str) -> str:
@@ -380,6 +384,11 @@ def _write_sorted_avro(schema, records: list[dict], partitions: list[bytes], cod
     return buf.getvalue()
 
 
+def _records(block: Iterable) -> Iterator[dict]:
+    """The records of a block: dicts, as a manifest's schema is a record (fastavro's types allow any Avro value)."""
+    return cast(Iterator[dict], iter(block))
+
+
 def _filtered_records(data: bytes, keep: PartitionFilter) -> list[dict]:
     """Records of the partitions ``keep`` matches. In a sorted manifest a block's partitions lie
     between its first partition and the next block's first, so a block outside the filter is
@@ -388,7 +397,7 @@ def _filtered_records(data: bytes, keep: PartitionFilter) -> list[dict]:
     out: list[dict] = []
     if reader.metadata.get(SORTED_BY) != "partition":
         for block in reader:
-            out += [r for r in block if keep.matches(r["_PARTITION"])]
+            out += [r for r in _records(block) if keep.matches(r["_PARTITION"])]
         return out
 
     def take(first: dict, rest, upper: Optional[bytes]) -> None:
@@ -397,7 +406,7 @@ def _filtered_records(data: bytes, keep: PartitionFilter) -> list[dict]:
 
     pending = None
     for block in reader:
-        records = iter(block)
+        records = _records(block)
         first = next(records, None)
         if first is None:
             continue

@@ -22,7 +22,7 @@ import random
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 from collections.abc import Mapping, Sequence
 from urllib.parse import urlparse
 
@@ -396,7 +396,7 @@ def _unlink(p: str) -> None:
 
 def _s3_filesystem(o: Mapping[str, str]) -> pafs.S3FileSystem:
     endpoint = o.get("s3.endpoint")
-    kwargs = dict(region=o.get("s3.region", "us-east-1"),
+    kwargs: dict[str, Any] = dict(region=o.get("s3.region", "us-east-1"),
                   access_key=o.get("s3.access-key"), secret_key=o.get("s3.secret-key"),
                   session_token=o.get("s3.session-token"))
     if endpoint:

@@ -65,8 +65,9 @@ class _State:
                 self.used -= size
                 self.cond.notify_all()
                 return item
-            if self.errors[i] is not None:
-                raise self.errors[i]
+            error = self.errors[i]
+            if error is not None:
+                raise error
             return _DONE
 
     def close(self) -> None:

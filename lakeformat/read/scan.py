@@ -141,6 +141,7 @@ class FileScan:
         """Entries of the manifests that may hold matching partitions, in manifest order."""
         metas = [m for m in metas if manifest_may_match(m, self.part_pred, self.part_fields)]
         mfile = self._mfile()
+        chunks: list[list[ManifestEntry]]
         if self.partitions is None:
             chunks = []
             for _, entries in mfile.read_all([m.file_name for m in metas], self.threads):

@@ -70,9 +70,7 @@ class Table:
         self.lock = lock   # the catalog lock commits take to create snapshots; None: conditional create
         self.schema_manager = SchemaManager(io, path)
         self.snapshot_manager = SnapshotManager(io, path)
-        self.schema = schema or self.schema_manager.latest()
-        if self.schema is None:
-            raise NotFoundError(f"table {name} has no schema at {path}")
+        self.schema: TableSchema = schema or self._latest_schema()
         O.warn_unknown(self.schema.options, name)
         self._typed_options: tuple[Optional[TableSchema], Optional[Options]] = (None, None)
 
@@ -103,8 +101,14 @@ class Table:
         return self.schema.arrow_schema()
 
     def refresh(self) -> Table:
-        self.schema = self.schema_manager.latest()
+        self.schema = self._latest_schema()
         return self
+
+    def _latest_schema(self) -> TableSchema:
+        schema = self.schema_manager.latest()
+        if schema is None:
+            raise NotFoundError(f"table {self.name} has no schema at {self.path}")
+        return schema
 
     def alter(self, *changes) -> TableSchema:
         """Apply schema changes as a new ``schema-N``; fails if another alter got there first."""
