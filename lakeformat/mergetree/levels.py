@@ -11,11 +11,12 @@ tuples (``FileStoreTable.key_decoder()``). Everything here is pure: no IO, value
 from __future__ import annotations
 
 import heapq
+import itertools
 from dataclasses import dataclass
+from typing import Any
 from collections.abc import Callable, Iterable, Sequence
 
 from lakeformat.format.manifest import DataFileMeta
-import itertools
 
 KeyOf = Callable[[bytes], tuple]
 
@@ -129,7 +130,7 @@ def interval_partition(files: Iterable[DataFileMeta], key_of: KeyOf) -> list[lis
     keyed = sorted(((key_of(f.min_key), key_of(f.max_key), f) for f in files), key=lambda t: t[:2])
     sections: list[list[SortedRun]] = []
     section: list[tuple] = []
-    bound = None
+    bound: Any = None   # the largest key of the section so far (None while it is empty)
     for lo, hi, f in keyed:
         if section and lo > bound:
             sections.append(_pack(section))

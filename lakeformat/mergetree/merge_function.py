@@ -250,7 +250,7 @@ class MergeFunction:
         fields, key_fields = list(fields), list(key_fields)
         if not key_fields or any(k not in fields for k in key_fields):
             raise OptionError(f"primary key {key_fields} must be non-empty columns of {fields}")
-        engine = opts.get(o.MERGE_ENGINE)
+        engine = opts.required(o.MERGE_ENGINE)
         seq = opts.get(o.SEQUENCE_FIELD) or []
         for f in seq:
             if f not in fields:
@@ -411,7 +411,7 @@ class MergeFunction:
             alive = g.last_where(live) >= 0
             deleted = (last_del >= 0) & ~alive
             keep = alive | deleted
-        grouped = set()
+        grouped: set[str] = set()
         for seq, protected in self.sequence_groups:
             grouped.update(seq + protected)
             present = [c for c in seq + protected if c in value_cols]
@@ -439,7 +439,8 @@ class MergeFunction:
 
 
 def _sequence_groups(opts: o.Options, fields: list[str], key_fields: list[str]):
-    groups, seen = [], {}
+    groups: list = []
+    seen: dict = {}
     for key in sorted(opts.raw):
         m = o.FIELD_OPTION.fullmatch(key)
         if not m or m.group(2) != "sequence-group":

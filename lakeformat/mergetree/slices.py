@@ -121,14 +121,15 @@ class _RowStream:
     def __init__(self, batches: Iterator[pa.Table]):
         self.batches, self.pending, self.position = batches, None, 0
 
-    def take_until(self, end: int) -> pa.Table | None:
+    def take_until(self, end: int) -> pa.Table:
         out = []
         while self.position < end:
-            if self.pending is None or not self.pending.num_rows:
-                self.pending = next(self.batches)
-            take = min(end - self.position, self.pending.num_rows)
-            out.append(self.pending.slice(0, take))
-            self.pending = self.pending.slice(take)
+            pending = self.pending
+            if pending is None or not pending.num_rows:
+                pending = next(self.batches)
+            take = min(end - self.position, pending.num_rows)
+            out.append(pending.slice(0, take))
+            self.pending = pending.slice(take)
             self.position += take
         return pa.concat_tables(out) if out else _EMPTY
 

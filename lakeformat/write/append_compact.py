@@ -152,7 +152,8 @@ def rewrite(table, bucket_dir: str, window: Sequence[DataFileMeta]) -> list[Data
 def compact_bucket(table, bucket_dir: str, files: Sequence[DataFileMeta], policy: AppendCompactPolicy,
                    full: bool) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
     """(before, after) of compacting one bucket's ``files``; nothing picked gives ([], [])."""
-    before, after = [], []
+    before: list[DataFileMeta] = []
+    after: list[DataFileMeta] = []
     try:
         for window in pick(files, policy, full):
             after += rewrite(table, bucket_dir, window)

@@ -2,6 +2,8 @@
 argsort, one take."""
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -9,7 +11,6 @@ import pyarrow.compute as pc
 from lakeformat.format import arrays as A
 from lakeformat.format.bucket import bucket_ids
 from lakeformat.format.schema import TableSchema
-import itertools
 
 
 def group_rows(table: pa.Table, schema: TableSchema) -> list[tuple[list, int, pa.Table]]:

@@ -5,6 +5,7 @@ turns into a snapshot (the two-phase shape that lets many Spark tasks write and 
 """
 from __future__ import annotations
 
+import itertools
 import dataclasses
 import os
 import uuid
@@ -29,7 +30,6 @@ from lakeformat.write.append_compact import AppendBucketWriter
 from lakeformat.write.conform import as_arrow, conform
 from lakeformat.write.dynamic_bucket import DynamicBuckets
 from lakeformat.write.routing import group_rows
-import itertools
 
 Data = Union[pa.Table, pa.RecordBatch, pa.RecordBatchReader]
 

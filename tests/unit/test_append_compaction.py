@@ -1,5 +1,7 @@
 """Append-table compaction: the picker as a pure function, the dedicated compaction of
 ``Table.compact``, the fixed-bucket writer's own compaction, and pypaimon reading the result."""
+import itertools
+
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -10,7 +12,6 @@ from lakeformat.write.append_compact import AppendCompactPolicy, pick, pick_full
 from lakeformat.errors import CommitConflictError
 from lakeformat.format.manifest import FILE_SOURCE_COMPACT, DataFileMeta
 from tests.conftest import EVENTS, events
-import itertools
 
 
 def meta(size: int, seq: int = 0, name: str = "") -> DataFileMeta:

@@ -1,4 +1,5 @@
 """The merge tree's pure decision layer: levels, interval partition, picking and planning."""
+import itertools
 from dataclasses import replace
 
 import pytest
@@ -13,7 +14,6 @@ from lakeformat.mergetree.compaction import (CompactUnit, Rewrite, Upgrade, _cre
 from lakeformat.mergetree.levels import LevelSortedRun, Levels, SortedRun, interval_partition
 from lakeformat.format.options import COMPACTION_TRIGGER, Options
 from lakeformat.format.types import type_from_json
-import itertools
 
 INT = [type_from_json("INT")]
 

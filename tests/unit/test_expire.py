@@ -1,5 +1,6 @@
 """Snapshot expiration: the pure plan (Paimon's rules), the executor (what is deleted, what must
 survive), every retention option, tags, consumers, changelog files and the after-commit hook."""
+import itertools
 import datetime as dt
 import logging
 import os
@@ -21,7 +22,6 @@ from lakeformat.io.manifests import ManifestFile, ManifestList
 from lakeformat.maintenance.tag import TagManager
 from tests.conftest import id_rows
 from tests.s3server import s3_endpoint  # noqa: F401 (fixture)
-import itertools
 
 SCHEMA = pa.schema([("id", pa.int64()), ("p", pa.string())])
 PK_SCHEMA = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])

@@ -17,6 +17,8 @@ step only reports what it would do) and ``orphan_older_than``; their defaults co
 """
 from __future__ import annotations
 
+import itertools
+
 from airflow.sdk import DAG, CronTriggerTimetable, Param, TaskGroup
 
 from lakeformat.format.options import to_option_string
@@ -26,7 +28,6 @@ from lakeformat.pipeline.airflow.operators import (LakeformatCleanConsumersOpera
                                                    LakeformatExpireSnapshotsOperator,
                                                    LakeformatRemoveOrphanFilesOperator)
 from lakeformat.pipeline.config import PipelineConfig, TableSpec
-import itertools
 DRY_RUN = "{{ params.dry_run }}"
 
 
