@@ -210,7 +210,7 @@ class FileStoreCommit:
         if compact and made is None:
             return self._commit_with_retry(compact, COMPACT, identifier, None, messages,
                                            changelog_entries(messages, True), index)
-        if compact:
+        if compact and made is not None:
             try:
                 return self._commit_with_retry(compact, COMPACT, identifier, None, messages,
                                                changelog_entries(messages, True), index)
@@ -232,9 +232,9 @@ class FileStoreCommit:
             for f in (*m.compact_after, *m.compact_changelog):
                 if f.file_name not in keep:
                     self.table.io.delete(file_path(self.table, d, f))
-            for f in m.index_added:
-                if f.file_name not in self._published:
-                    index.delete_index_file(f.file_name)
+            for ix in m.index_added:
+                if ix.file_name not in self._published:
+                    index.delete_index_file(ix.file_name)
 
     def _check_static_overwrite(self, messages: Sequence[CommitMessage], static: dict) -> None:
         """A static overwrite replaces the named partition with rows of that partition only: a
@@ -276,8 +276,8 @@ class FileStoreCommit:
             for f in m.all_files():
                 path = file_path(t, d, f)
                 by_dir.setdefault(path.rsplit("/", 1)[0], set()).add(path.rsplit("/", 1)[1])
-            for f in m.index_added:
-                by_dir.setdefault(index.index_dir, set()).add(f.file_name)
+            for ix in m.index_added:
+                by_dir.setdefault(index.index_dir, set()).add(ix.file_name)
         if manifests:
             by_dir.setdefault(join(t.path, "manifest"), set()).update(manifests)
 
@@ -342,7 +342,7 @@ class FileStoreCommit:
                         raise
                     snapshot = None
                 if snapshot is not None:
-                    delta_metas = changelog_metas = None   # now owned by the snapshot
+                    delta_metas, changelog_metas = None, []   # now owned by the snapshot
                     return snapshot
                 self.retries += 1
                 if self.timeout is not None and time.monotonic() - started > self.timeout:
@@ -563,6 +563,6 @@ class FileStoreCommit:
             for f in m.all_files():
                 if f.file_name not in moved and f.file_name not in self._published:
                     self.table.io.delete(join(d, f.file_name))
-            for f in m.index_added:
-                if f.file_name not in self._published:
-                    index.delete_index_file(f.file_name)
+            for ix in m.index_added:
+                if ix.file_name not in self._published:
+                    index.delete_index_file(ix.file_name)

@@ -127,9 +127,17 @@ def _dec_bytes(v: Any) -> Optional[bytes]:
     return base64.b64decode(v["base64"], validate=True)
 
 
+def _dec_required_bytes(v: Any, what: str) -> bytes:
+    out = _dec_bytes(v)
+    if out is None:
+        raise ValueError(f"{what} is missing")
+    return out
+
+
 def _dec_stats(v: dict) -> SimpleStats:
     nc = v["null_counts"]
-    return SimpleStats(_dec_bytes(v["min_values"]), _dec_bytes(v["max_values"]), None if nc is None else tuple(nc))
+    return SimpleStats(_dec_required_bytes(v["min_values"], "min_values"),
+                       _dec_required_bytes(v["max_values"], "max_values"), None if nc is None else tuple(nc))
 
 
 _FILE_FIELDS = {f.name for f in dataclasses.fields(DataFileMeta)}
@@ -146,7 +154,7 @@ def file_from_json(d: dict) -> DataFileMeta:
     unknown = set(d) - _FILE_FIELDS
     if unknown:
         raise ValueError(f"unknown data file fields {sorted(unknown)} (written by a newer lakeformat?)")
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
     for name, v in d.items():
         if name in _BYTES_FIELDS:
             kwargs[name] = _dec_bytes(v)
@@ -182,10 +190,10 @@ def message_to_json(m: CommitMessage) -> dict:
 
 
 def message_from_json(d: dict) -> CommitMessage:
-    return CommitMessage(_dec_bytes(d["partition"]), int(d["bucket"]), int(d["total_buckets"]),
-                         **{name: tuple(file_from_json(f) for f in d.get(name, ())) for name in _MESSAGE_FILES},
-                         **{name: tuple(index_file_from_json(f) for f in d.get(name, ()))
-                            for name in _MESSAGE_INDEX_FILES})
+    files: dict[str, Any] = {name: tuple(file_from_json(f) for f in d.get(name, ())) for name in _MESSAGE_FILES}
+    files.update({name: tuple(index_file_from_json(f) for f in d.get(name, ())) for name in _MESSAGE_INDEX_FILES})
+    return CommitMessage(_dec_required_bytes(d["partition"], "partition"), int(d["bucket"]), int(d["total_buckets"]),
+                         **files)
 
 
 # ---------------------------------------------------------------- stage files
