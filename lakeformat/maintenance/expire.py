@@ -43,7 +43,7 @@ import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Any, Literal, Optional, Union, overload
 from collections.abc import Callable, Iterable, Sequence
 
 from lakeformat.errors import CorruptFileError, LakeformatError, NotFoundError
@@ -197,12 +197,12 @@ class ExpireResult:
 
     @property
     def expired(self) -> range:
-        return range(self.begin, self.end) if self.begin is not None else range(0)
+        return range(self.begin, self.end) if self.begin is not None and self.end is not None else range(0)
 
     def summary(self, table_name: str = "") -> str:
         of = f" of {table_name}" if table_name else ""
         held = f"; kept {'; '.join(self.held)}" if self.held else ""
-        if self.begin is None:
+        if self.begin is None or self.end is None:
             return f"no snapshot{of} to expire{held}"
         verb, deleted = ("would expire", "would delete") if self.dry_run else ("expired", "deleted")
         return (f"{verb} snapshots {self.begin}..{self.end - 1}{of}: {deleted} {self.data_files} data files, "
@@ -244,6 +244,10 @@ class _Reader:
         s = self.snapshot(sid)
         return s.time_millis if s is not None else None
 
+    @overload
+    def metas(self, list_name: str, required: Literal[True]) -> list[ManifestFileMeta]: ...
+    @overload
+    def metas(self, list_name: str, required: bool = False) -> Optional[list[ManifestFileMeta]]: ...
     def metas(self, list_name: str, required: bool = False) -> Optional[list[ManifestFileMeta]]:
         try:
             return self.mlist.read(list_name)
@@ -252,6 +256,10 @@ class _Reader:
                 raise
             return None
 
+    @overload
+    def entries(self, metas: Sequence[ManifestFileMeta], required: Literal[True]) -> list[ManifestEntry]: ...
+    @overload
+    def entries(self, metas: Sequence[ManifestFileMeta], required: bool = False) -> Optional[list[ManifestEntry]]: ...
     def entries(self, metas: Sequence[ManifestFileMeta], required: bool = False) -> Optional[list[ManifestEntry]]:
         try:
             return self.scan.read_manifests(metas)
@@ -281,7 +289,8 @@ class _Reader:
         return {file_key(e) for e in live.values()}
 
     def paths(self, entries: Iterable[ManifestEntry]) -> list[str]:
-        out, dirs = [], {}
+        out: list[str] = []
+        dirs: dict[tuple, str] = {}
         for e in entries:
             d = dirs.get((e.partition, e.bucket))
             if d is None:
@@ -467,7 +476,7 @@ def expire_snapshots(table, *, retain_min: Optional[int] = None, retain_max: Opt
         earliest, latest = existing[0], existing[-1]
         pending = max((e for e in intents if earliest < e <= latest), default=None)
         reader = _Reader(table, sm)
-        args = dict(earliest=earliest, latest=latest, time_of=reader.time_of,
+        args: dict[str, Any] = dict(earliest=earliest, latest=latest, time_of=reader.time_of,
                     older_than_millis=cfg.older_than_millis, retain_min=cfg.retain_min,
                     retain_max=cfg.retain_max, max_deletes=cfg.max_deletes, pending_end=pending)
         plan = plan_expiration(**args)

@@ -4,7 +4,7 @@ a kill loses stay bounded (the expiration jobs, ``Table.expire_backlog`` and the
 from __future__ import annotations
 
 import datetime as dt
-from typing import Optional, Union
+from typing import Any, Optional, Union
 from collections.abc import Sequence
 
 from lakeformat.errors import LakeformatError
@@ -30,7 +30,7 @@ def expire_backlog(table, *, step: Optional[int] = None, max_deletes: Optional[i
                                   f"not {value!r}")
     cfg = resolve_settings(table, retain_min, retain_max, older_than, step, now)
     cap = max_deletes if max_deletes is not None else O.LONG_MAX
-    kw = dict(retain_min=cfg.retain_min, retain_max=cfg.retain_max,
+    kw: dict[str, Any] = dict(retain_min=cfg.retain_min, retain_max=cfg.retain_max,
               older_than=dt.datetime.fromtimestamp(cfg.older_than_millis / 1000, dt.UTC))
     if dry_run:
         return expire_snapshots(table, **kw, max_deletes=cap, dry_run=True)
@@ -73,6 +73,9 @@ def _backlog(table, cfg: ExpireSettings, cap: int) -> int:
 def _added_up(results: Sequence[ExpireResult], held: tuple = ()) -> ExpireResult:
     if not results:
         return ExpireResult(held=held)
-    return ExpireResult(results[0].begin, results[-1].end, *(sum(getattr(r, k) for r in results) for k in (
-        "data_files", "changelog_files", "manifests", "manifest_lists", "snapshots")),
-        False, tuple(p for r in results for p in r.paths), held)
+    def total(counter: str) -> int:
+        return sum(getattr(r, counter) for r in results)
+    return ExpireResult(results[0].begin, results[-1].end, data_files=total("data_files"),
+                        changelog_files=total("changelog_files"), manifests=total("manifests"),
+                        manifest_lists=total("manifest_lists"), snapshots=total("snapshots"), dry_run=False,
+                        paths=tuple(p for r in results for p in r.paths), held=held)

@@ -201,7 +201,7 @@ class IcebergPublisher:
             known = None
             earliest = sm.earliest_id() or latest
         rebuilt = known is None
-        if rebuilt:
+        if known is None:
             previous = self._previous_uuid()
             meta = TableMetadata(previous or str(uuid.uuid4()), self.location, [], [
                 dict(f) for f in partition_fields(self.table.schema)], last_partition_id(self.table.schema), {}, [])
@@ -229,7 +229,7 @@ class IcebergPublisher:
             meta.snapshots = meta.snapshots[len(expired):]
             meta.tags = self._tags(meta.snapshots)
             retagged = known is not None and meta.tags != known.metadata.tags
-            if not published and not expired and not retagged:
+            if known is not None and not published and not expired and not retagged:
                 return PublishResult(known.version)
             version = latest
             try:

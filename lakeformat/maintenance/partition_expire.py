@@ -79,9 +79,9 @@ class ExpirePolicy:
             raise OptionError("partition.expiration-time is not set: set the table option or pass expiration_time")
         if not isinstance(expiration_time, dt.timedelta) or expiration_time < dt.timedelta(0):
             raise OptionError(f"partition expiration time must be a non-negative duration, not {expiration_time!r}")
-        policy = cls(expiration_time, options.get(O.PARTITION_EXPIRATION_STRATEGY),
+        policy = cls(expiration_time, options.required(O.PARTITION_EXPIRATION_STRATEGY),
                      options.get(O.PARTITION_TIMESTAMP_FORMATTER), options.get(O.PARTITION_TIMESTAMP_PATTERN),
-                     options.get(O.PARTITION_EXPIRATION_MAX_NUM))
+                     options.required(O.PARTITION_EXPIRATION_MAX_NUM))
         if policy.max_num <= 0:
             raise OptionError(f"partition.expiration-max-num must be positive, not {policy.max_num}")
         if policy.strategy == VALUES_TIME:
