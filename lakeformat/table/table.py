@@ -81,9 +81,11 @@ class Table:
 
     @property
     def typed_options(self) -> Options:
-        if self._typed_options[0] is not self.schema:   # parsed once per schema: read paths ask often
-            self._typed_options = (self.schema, Options(self.schema.options))
-        return self._typed_options[1]
+        schema, options = self._typed_options
+        if schema is not self.schema or options is None:   # parsed once per schema: read paths ask often
+            options = Options(self.schema.options)
+            self._typed_options = (self.schema, options)
+        return options
 
     @property
     def target_file_size(self) -> int:
@@ -130,7 +132,7 @@ class Table:
         if not fields:
             return join(self.path, f"bucket-{bucket}")
         o = self.typed_options
-        path = partition_path(values, fields, o.get(O.PARTITION_DEFAULT_NAME), o.get(O.PARTITION_LEGACY_NAME))
+        path = partition_path(values, fields, o.required(O.PARTITION_DEFAULT_NAME), o.required(O.PARTITION_LEGACY_NAME))
         return join(self.path, path, f"bucket-{bucket}")
 
     def bucket_dir_of(self, partition: bytes, bucket: int) -> str:

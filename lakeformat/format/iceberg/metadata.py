@@ -152,7 +152,7 @@ class TableMetadata:
         oldest, so each snapshot is rendered once, and the next version costs the new ones."""
         r: Optional[_Rendered] = self._rendered.get("snapshots")
         drop = r.continued_by(self.snapshots) if r is not None else None
-        if drop is None:
+        if r is None or drop is None:
             r = self._rendered["snapshots"] = _Rendered()
             new = self.snapshots
         else:
