@@ -126,7 +126,7 @@ def negate(p: Predicate) -> Predicate:
     raise TypeError(f"not a predicate: {p!r}")
 
 
-def _leaf(p: Predicate) -> Union[Compare, In, IsNull]:
+def as_leaf(p: Predicate) -> Union[Compare, In, IsNull]:
     """``p`` as a predicate on one column (And and Or are handled by the caller)."""
     if not isinstance(p, (Compare, In, IsNull)):
         raise TypeError(f"not a predicate: {p!r}")
@@ -138,7 +138,7 @@ def columns(p: Optional[Predicate]) -> set[str]:
         return set()
     if isinstance(p, (And, Or)):
         return set().union(*(columns(c) for c in p.children))
-    return {_leaf(p).column}
+    return {as_leaf(p).column}
 
 
 def only_on(p: Optional[Predicate], names: set[str]) -> Optional[Predicate]:
@@ -167,7 +167,7 @@ def may_match(p: Optional[Predicate], stats_of: Callable[[str], Optional[Stats]]
         return all(may_match(c, stats_of) for c in p.children)
     if isinstance(p, Or):
         return any(may_match(c, stats_of) for c in p.children)
-    p = _leaf(p)
+    p = as_leaf(p)
     s = stats_of(p.column)
     if s is None:
         return True
@@ -213,7 +213,7 @@ def to_arrow(p: Predicate) -> pc.Expression:
         for c in p.children[1:]:
             out = out | to_arrow(c)
         return out
-    p = _leaf(p)
+    p = as_leaf(p)
     f = pc.field(p.column)
     if isinstance(p, IsNull):
         return f.is_valid() if p.negated else f.is_null()
@@ -242,7 +242,7 @@ def mask(p: Predicate, table: pa.Table):
         for c in p.children[1:]:
             out = fn(out, mask(c, table))
         return out
-    p = _leaf(p)
+    p = as_leaf(p)
     col = table.column(p.column)
     if isinstance(p, IsNull):
         return pc.is_valid(col) if p.negated else pc.is_null(col)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 from collections.abc import Mapping, Sequence
 
 from pyspark.sql import DataFrame
@@ -150,11 +150,11 @@ def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
                     add(f, d)
             else:
                 merged.append(S.ReadUnit(S.SECTION if pk else S.FILE, s, tuple(files)))
-    groups = tuple(NativeFiles(sid, kv, tuple(paths), tuple(sorted(vectors.get((sid, kv), {}).values(),
+    native_groups = tuple(NativeFiles(sid, kv, tuple(paths), tuple(sorted(vectors.get((sid, kv), {}).values(),
                                                                    key=lambda m: m.file_name)),
                                tuple(row_counts.get((sid, kv), ())), tuple(file_sizes.get((sid, kv), ())))
                    for (sid, kv), paths in sorted(native.items()))
-    return ReadPlan(groups, tuple(merged))
+    return ReadPlan(native_groups, tuple(merged))
 
 
 def spark_path(table, path: str) -> str:
@@ -215,7 +215,7 @@ def _vectors(table, group: NativeFiles) -> dict:
     """File name to the positions its deletion vector deletes, for the group's files."""
     names = {p.rsplit("/", 1)[-1] for p in group.paths}
     index_files = IndexFiles(table.io, table.path)
-    out = {}
+    out: dict[str, Any] = {}
     for meta in group.deletion_files:
         out.update((n, d) for n, d in index_files.read_deletion_vectors(meta).items() if n in names)
     return out

@@ -69,8 +69,10 @@ class TableRef:
 
     def _load(self, schema_id: Optional[int]):
         opts = dict(self.catalog_options)
-        if self.identifier is not None:
+        if self.identifier is not None and self.warehouse is not None:
             t = Catalog(self.warehouse, **opts).get_table(self.identifier)
+        elif self.path is None:
+            raise OptionError("give option 'table' (with 'warehouse') or a path")
         else:
             unknown = [k for k in opts if k not in S3_OPTION_KEYS + LOCK_OPTION_KEYS]
             if unknown:
@@ -201,7 +203,7 @@ def _read_spec(opts: dict) -> ReadSpec:
         raise OptionError(f"options {chosen} contradict each other: give one of them")
     if end is not None and start is None:
         raise OptionError(f"option {END!r} needs {START!r} (an incremental read between two snapshots)")
-    if end is not None and end < start:
+    if end is not None and start is not None and end < start:
         raise OptionError(f"{END!r} ({end}) is before {START!r} ({start})")
     cols = tuple(c.strip() for c in opts[COLUMNS].split(",") if c.strip()) if opts.get(COLUMNS) else None
     mode = opts.get(STREAM_START, "latest-full")

@@ -86,8 +86,8 @@ def write_task(opts: SourceOptions, schema_id: int, commit_user: str, overwrite:
             pending.result()
         messages = tuple(w.prepare_commit())
     except BaseException:
-        if pending is not None:
-            pending.cancel() or _settle(pending)
+        if pending is not None and not pending.cancel():
+            _settle(pending)
         w.abort()
         raise
     finally:
