@@ -55,7 +55,8 @@ def list_files(folder: str, options: Optional[Mapping[str, str]] = None) -> list
     ``NotFoundError``, a sub-folder an error naming it (its files would be left out)."""
     if not folder_present(folder, options):
         raise NotFoundError(f"no landing folder {folder}")
-    files, folders = [], []
+    files: list[str] = []
+    folders: list[str] = []
     for info in landing_io(folder, options).list_dir(folder):
         if info.base_name.startswith(("_", ".")):
             continue

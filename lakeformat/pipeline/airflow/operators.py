@@ -113,7 +113,7 @@ class LakeformatCompactOperator(LakeformatTableOperator):
             self.log.info("%s", r.expired.summary(t.name))
         if r.expire_error is not None:
             self.log.warning("Expiring snapshots of %s after the compaction failed: %s", t.name, r.expire_error)
-        summary = {"table": t.name, "snapshot_id": snap.id if snap else None,
+        summary: dict[str, Any] = {"table": t.name, "snapshot_id": snap.id if snap else None,
                    "expired_snapshots": list(r.expired.expired) if r.expired else [], "expire_error": r.expire_error,
                    "files_before": sum(b.files for b in before), "files_after": sum(b.files for b in after),
                    "max_sorted_runs_before": max((b.sorted_runs for b in before), default=0),
@@ -144,7 +144,8 @@ class LakeformatExpireSnapshotsOperator(LakeformatTableOperator):
         self.retain_min, self.retain_max, self.max_deletes = retain_min, retain_max, max_deletes
         self.step = step
         self.older_than = older_than
-        self.dry_run = dry_run
+        # shadows BaseOperator.dry_run(): a templated field keeps its constructor argument's name
+        self.dry_run = dry_run  # type: ignore[method-assign, assignment]
 
     def execute(self, context) -> dict:
         t = self.get_table()
@@ -176,7 +177,8 @@ class LakeformatExpirePartitionsOperator(LakeformatTableOperator):
     def __init__(self, *, expiration_time: Duration = None, dry_run: Union[bool, str] = False, **kwargs):
         super().__init__(**kwargs)
         self.expiration_time = expiration_time
-        self.dry_run = dry_run
+        # shadows BaseOperator.dry_run(): a templated field keeps its constructor argument's name
+        self.dry_run = dry_run  # type: ignore[method-assign, assignment]
 
     def execute(self, context) -> dict:
         t = self.get_table()
@@ -210,7 +212,8 @@ class LakeformatCleanConsumersOperator(LakeformatTableOperator):
                  excluding: Optional[str] = None, dry_run: Union[bool, str] = False, **kwargs):
         super().__init__(**kwargs)
         self.older_than, self.including, self.excluding = older_than, including, excluding
-        self.dry_run = dry_run
+        # shadows BaseOperator.dry_run(): a templated field keeps its constructor argument's name
+        self.dry_run = dry_run  # type: ignore[method-assign, assignment]
 
     def execute(self, context) -> dict:
         t = self.get_table()
@@ -251,7 +254,8 @@ class LakeformatRemoveOrphanFilesOperator(LakeformatTableOperator):
     def __init__(self, *, older_than: Duration = dt.timedelta(days=1), dry_run: Union[bool, str] = True, **kwargs):
         super().__init__(**kwargs)
         self.older_than = older_than
-        self.dry_run = dry_run
+        # shadows BaseOperator.dry_run(): a templated field keeps its constructor argument's name
+        self.dry_run = dry_run  # type: ignore[method-assign, assignment]
 
     def execute(self, context) -> dict:
         t = self.get_table()

@@ -44,6 +44,7 @@ async def airflow_user(request: Request):
     from airflow.api_fastapi.core_api import security
 
     header = request.headers.get("authorization", "")
+    user: Optional[security.BaseUser]
     if header.lower().startswith("bearer "):
         user = await security.resolve_user_from_token(header[7:].strip())
     else:

@@ -61,8 +61,10 @@ def table_asset(spec: TableSpec, config: PipelineConfig) -> Asset:
 def spark_jar() -> Optional[str]:
     """lakeformat's Spark jar (``lakeformat.spark.jar_path()``) if it is built, found without
     importing ``lakeformat.spark``: that imports pyspark, which DAG parsing does not need."""
-    package = importlib.util.find_spec("lakeformat.spark").submodule_search_locations[0]
-    jar = Path(package) / "lakeformat-spark.jar"
+    spec = importlib.util.find_spec("lakeformat.spark")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    jar = Path(spec.submodule_search_locations[0]) / "lakeformat-spark.jar"
     return str(jar) if jar.is_file() else None
 
 

@@ -18,6 +18,7 @@ step only reports what it would do) and ``orphan_older_than``; their defaults co
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 from airflow.sdk import DAG, CronTriggerTimetable, Param, TaskGroup
 
@@ -51,7 +52,7 @@ def build_maintenance_dag(config: PipelineConfig) -> DAG:
                                            description="Files younger than this are never orphans (e.g. '1 d', '6 h')")},
     ) as dag:
         for spec in config.tables:
-            common = {"table": spec.identifier, "conn_id": config.connection, "config": config.path}
+            common: dict[str, Any] = {"table": spec.identifier, "conn_id": config.connection, "config": config.path}
             with TaskGroup(group_id=spec.name, tooltip=f"maintain {spec.identifier}"):
                 steps = [
                     table_exists_task(spec, config),
