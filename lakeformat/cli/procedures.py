@@ -1,9 +1,9 @@
 """``lakeformat`` maintenance verbs, named after Paimon's procedures.
 
 compact, expire-snapshots, expire-partitions, reset-consumer, clear-consumers, create-tag,
-delete-tag, rollback, remove-orphan-files, and iceberg-sync (Paimon's Iceberg compatibility). Verbs that delete take ``--dry-run`` (report, change
-nothing); long ones report progress on stderr (a live bar on a terminal, a line now and then in
-a log), so ``--json`` output on stdout stays clean.
+delete-tag, rollback, remove-orphan-files, and iceberg-sync (Paimon's Iceberg compatibility). Verbs that delete take
+``--dry-run`` (report, change nothing); long ones report progress on stderr (a live bar on a terminal, a line now and
+then in a log), so ``--json`` output on stdout stays clean.
 """
 from __future__ import annotations
 
@@ -62,7 +62,8 @@ def duration_or_time(text: str):
         return dt.datetime.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is neither a duration ('1 h', '30 min', '2 d') nor a timestamp ('2024-06-01 12:00:00')") from None
+            f"{text!r} is neither a duration ('1 h', '30 min', '2 d') nor a timestamp "
+            "('2024-06-01 12:00:00')") from None
 
 
 def non_negative(text: str) -> int:

@@ -374,7 +374,8 @@ class FileStoreCommit:
             return overwrite_deletes(live, None)
         return overwrite_deletes(live, None, self.table.partition_matcher(ow.static))
 
-    def _overwrite_index(self, latest: Optional[Snapshot], entries: Sequence[ManifestEntry]) -> list[IndexManifestEntry]:
+    def _overwrite_index(self, latest: Optional[Snapshot],
+                         entries: Sequence[ManifestEntry]) -> list[IndexManifestEntry]:
         """An overwrite drops the index files (deletion vectors, hash indexes) of the buckets
         whose files it deletes, as Paimon's overwrite does: they describe files that are gone."""
         if latest is None or not latest.index_manifest:

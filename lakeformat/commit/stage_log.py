@@ -44,7 +44,8 @@ class StageRecord:
 def record_audit(table, stage_id: str, result: dict) -> None:
     """Keep ``result`` (a JSON-safe audit outcome) as the audit of ``stage_id``."""
     table.io.mkdirs(join(table.path, staging.STAGED_DIR))
-    table.io.write_bytes(join(table.path, staging.STAGED_DIR, validate_name(stage_id, "stage") + AUDIT_SUFFIX), json.dumps(
+    path = join(table.path, staging.STAGED_DIR, validate_name(stage_id, "stage") + AUDIT_SUFFIX)
+    table.io.write_bytes(path, json.dumps(
         {"stageId": stage_id, "auditTimeMillis": int(time.time() * 1000), "audit": result}).encode())
 
 

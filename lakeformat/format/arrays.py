@@ -172,8 +172,8 @@ def from_pylist(values: Sequence, type: pa.DataType) -> pa.Array:
     mask = np.equal(objs, None).astype(np.bool_) if n else np.zeros(0, np.bool_)  # type: ignore[call-overload]
     try:
         if pa.types.is_integer(type):
-            return from_numpy(np.where(mask, 0, objs).astype(_INT[64] if pa.types.is_signed_integer(type) else _UINT[64]),
-                              type, mask)
+            wide = _INT[64] if pa.types.is_signed_integer(type) else _UINT[64]
+            return from_numpy(np.where(mask, 0, objs).astype(wide), type, mask)
         if pa.types.is_floating(type) and type.bit_width in _FLOAT:
             return from_numpy(np.where(mask, 0.0, objs).astype(np.float64), type, mask)
         if pa.types.is_boolean(type):

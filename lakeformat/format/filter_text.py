@@ -140,7 +140,8 @@ class _Parser:
     def leaf(self) -> P.Predicate:
         name = self.take("name", what="a column name")
         if name not in self.schema.names:
-            raise FilterError(f"bad filter {self.text!r}: no column {name!r} (character {self.toks[self.i - 1][2] + 1}); "
+            raise FilterError(f"bad filter {self.text!r}: no column {name!r} "
+                              f"(character {self.toks[self.i - 1][2] + 1}); "
                               f"the columns are {', '.join(self.schema.names)}")
         typ = self.schema.field(name).type
         if self.peek("is"):

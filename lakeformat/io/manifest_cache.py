@@ -2,8 +2,8 @@
 
 Decoding Avro entries is most of what planning, merging and the orphan scan cost: manifest entries
 are decoded into columns by a compiled reader (``Columns``, ``io/avro_columns.py``), the few records
-of manifest lists by fastavro one at a time. Manifests are immutable, and a merge by block copy (``ManifestFile.concat``)
-puts the same compressed blocks into the merged manifest, so one block is often named by many
+of manifest lists by fastavro one at a time. Manifests are immutable, and a merge by block copy
+(``ManifestFile.concat``) puts the same compressed blocks into the merged manifest, so one block is often named by many
 manifests of a table's history. Entries are therefore cached per block, keyed by a digest of the
 file's schema and codec and of the block's compressed bytes: content-addressed, so a cached value
 can never be stale or belong to another file (a rewritten or corrupt file has other bytes and is

@@ -1,5 +1,5 @@
-"""Dedicated compaction (``Table.compact``, ``Table.compact_report``): the buckets of a table compacted outside the writers
-and committed as one COMPACT snapshot.
+"""Dedicated compaction (``Table.compact``, ``Table.compact_report``): the buckets of a table compacted outside the
+writers and committed as one COMPACT snapshot.
 
 Planning, one bucket's rewrite and the commit are separate steps, so the same compaction runs in
 threads here and as Spark tasks (``lakeformat.spark.compaction``). The buckets of the latest

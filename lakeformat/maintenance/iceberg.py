@@ -6,9 +6,9 @@ adding one manifest for the files its Paimon snapshot added and reusing every ot
 only manifests holding a removed file are rewritten, and small manifests are merged once there
 are enough of them. A primary-key table with deletion vectors shows every file above level 0,
 as Paimon's readers read it, and each deletion-vector index file becomes an Iceberg position
-delete file (Parquet) listed in one delete manifest, rewritten when the vectors change. Then it creates ``vN.metadata.json`` (only if absent: a reader never sees
-half a version) and moves ``version-hint.text`` to it, and deletes what nothing needs any more:
-earlier versions (``metadata.iceberg.delete-after-commit.enabled``,
+delete file (Parquet) listed in one delete manifest, rewritten when the vectors change. Then it creates
+``vN.metadata.json`` (only if absent: a reader never sees half a version) and moves ``version-hint.text`` to it, and
+deletes what nothing needs any more: earlier versions (``metadata.iceberg.delete-after-commit.enabled``,
 ``metadata.iceberg.previous-versions-max``) and the manifest lists and manifests of Iceberg
 snapshots whose Paimon snapshot expired.
 
@@ -89,7 +89,8 @@ class _Known:
 
 
 _KNOWN: dict[str, _Known] = {}
-_MANIFEST_METADATA: dict[tuple, dict[str, str]] = {}   # (metadata dir, schema id, content) -> Avro header of its manifests
+# (metadata dir, schema id, content) -> Avro header of its manifests
+_MANIFEST_METADATA: dict[tuple, dict[str, str]] = {}
 _INDEX_MANIFEST = "paimon.index-manifest"   # summary key: the Paimon index manifest the deletes were made of
 _ENTRIES: OrderedDict[str, list[dict]] = OrderedDict()   # manifests this process wrote (immutable), newest last
 _ENTRIES_KEPT = 512

@@ -3,8 +3,8 @@
 Level-0 runs usually all span the whole key space, so a section can be a whole bucket. Rather
 than loading it, the key columns alone (small) are read to choose boundary keys at quantiles;
 every file is sorted by key, so the rows of a file below a boundary are a prefix of it, found by
-counting (both passes stream the key columns). Each file is then streamed in file order and each slice — the rows of every file
-between two boundaries — is merged on its own. Equal keys always fall in the same slice, so
+counting (both passes stream the key columns). Each file is then streamed in file order and each slice — the rows of
+every file between two boundaries — is merged on its own. Equal keys always fall in the same slice, so
 merging slice by slice equals merging the whole section. Memory: one slice plus one read batch
 per file.
 """

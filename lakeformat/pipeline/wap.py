@@ -139,8 +139,8 @@ def plan_units(catalog, spec: TableSpec, logical_date, start=None, end=None, *, 
     """(units, skipped): the units a DAG run ingests (its logical date's, or a backfill's
     range), each with its stage id, commit identity and the job's unit arguments, and why the
     others are not ingested: no landing folder (looked for with the catalog's storage options),
-    or another active run holds the unit (:mod:`.unit_claim`). Checked before any Spark work. Claims the units for ``owner`` and
-    clears what earlier, ended attempts left staged; creates the table when a unit is ingested."""
+    or another active run holds the unit (:mod:`.unit_claim`). Checked before any Spark work. Claims the units for
+    ``owner`` and clears what earlier, ended attempts left staged; creates the table when a unit is ingested."""
     out, skipped, table = [], [], None
     for u in ingest_units(spec, logical_date, start, end):
         missing = landing_missing(spec, u, landing_root, catalog.options)

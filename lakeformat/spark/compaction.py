@@ -30,7 +30,8 @@ from pyspark import TaskContext
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.fileio import join
-from lakeformat.maintenance.compaction import BucketJob, commit_compaction, compact_bucket_job, delete_outputs, plan_compaction
+from lakeformat.maintenance.compaction import (BucketJob, commit_compaction, compact_bucket_job, delete_outputs,
+                                               plan_compaction)
 from lakeformat.maintenance.expire import ExpireResult
 from lakeformat.spark.options import TableRef
 

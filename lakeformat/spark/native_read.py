@@ -184,7 +184,8 @@ def _native_frame(spark, table, group: NativeFiles, needed: Sequence[str]) -> Da
         if vectors is not None:
             reader = (spark.read.schema(StructType([*read, StructField(jar.DELETED_COLUMN, BooleanType(), False)]))
                       .options(**SCAN_OPTIONS).format(jar.DELETION_VECTOR_READER).option(jar.VECTORS_OPTION, vectors))
-            return DataFrame(reader._jreader.load(files), spark).where(~F.col(jar.DELETED_COLUMN)).drop(jar.DELETED_COLUMN)
+            return (DataFrame(reader._jreader.load(files), spark).where(~F.col(jar.DELETED_COLUMN))
+                    .drop(jar.DELETED_COLUMN))
         fields = [*read, StructField(deleted_rows.ROW_INDEX, LongType(), True)] if row_index else read
         reader = spark.read.schema(StructType(fields)).options(**SCAN_OPTIONS)
         return DataFrame(reader._jreader.parquet(files), spark)

@@ -18,8 +18,8 @@ from lakeformat.errors import DataError, SchemaError
 from lakeformat.format import types as T
 from lakeformat.format.schema import TableSchema
 
-ROW_KIND = "_row_kind"
-_UTC = ("UTC", "Etc/UTC", "GMT", "Etc/GMT", "Z", "+00:00", "Etc/Universal", "Universal", "Zulu")   # the change's kind (+I, -U, +U, -D) in a changelog read
+ROW_KIND = "_row_kind"   # the change's kind (+I, -U, +U, -D) in a changelog read
+_UTC = ("UTC", "Etc/UTC", "GMT", "Etc/GMT", "Z", "+00:00", "Etc/Universal", "Universal", "Zulu")
 
 _ATOMIC = {"BOOLEAN": S.BooleanType(), "TINYINT": S.ByteType(), "SMALLINT": S.ShortType(),
            "INT": S.IntegerType(), "BIGINT": S.LongType(), "FLOAT": S.FloatType(), "DOUBLE": S.DoubleType(),

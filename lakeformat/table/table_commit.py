@@ -3,9 +3,9 @@ the table's options ask for (Paimon's ``TableCommitImpl`` above ``FileStoreCommi
 
 The steps are snapshot expiration and partition expiration, both skipped on ``write-only`` tables
 (a dedicated job runs them), then, with ``metadata.iceberg.storage``, publishing the Iceberg
-metadata of the latest snapshot (last, so that it sees what the expirations did). A failed step is logged and never raised: the commit has happened
-and must be reported as such; the next commit tries again. What the steps did stays on the
-commit object for callers that report it.
+metadata of the latest snapshot (last, so that it sees what the expirations did). A failed step is logged and never
+raised: the commit has happened and must be reported as such; the next commit tries again. What the steps did stays on
+the commit object for callers that report it.
 """
 from __future__ import annotations
 

@@ -147,7 +147,8 @@ def position_deletes_file(path: str, partition_values: Sequence[Any], partition:
                           record_count: int, file_size: int, data_files: Sequence[str]) -> dict:
     """A ``data_file`` record of a Parquet position delete file (``file_path``, ``pos`` rows)
     about ``data_files``; the bounds of their paths let readers skip it for other files."""
-    bounds = ({FILE_PATH_ID: min(data_files).encode()}, {FILE_PATH_ID: max(data_files).encode()}) if data_files else ({}, {})
+    bounds = (({FILE_PATH_ID: min(data_files).encode()}, {FILE_PATH_ID: max(data_files).encode()}) if data_files
+              else ({}, {}))
     return {**data_file(path, partition_values, partition, record_count, file_size, {}, *bounds),
             "content": POSITION_DELETES}
 

@@ -88,7 +88,8 @@ def create_app(catalog: Callable[[], lf.Catalog], config: Optional[str] = None,
             cat = catalog()
             return cat, overview(cat, configured_tables(config), only)
         except Exception as e:  # reported to the user, who can fix the connection
-            raise HTTPException(status_code=503, detail=mask(f"cannot read the lakehouse: {type(e).__name__}: {e}")) from e
+            raise HTTPException(status_code=503,
+                                detail=mask(f"cannot read the lakehouse: {type(e).__name__}: {e}")) from e
 
     @app.get("/", response_class=HTMLResponse)
     def page():

@@ -76,8 +76,8 @@ class LakeformatLandingTrigger(BaseTrigger):
     """Looks for the landing folders of ``units`` (``[date, hour]`` pairs) of config table
     ``table`` every ``poke_interval`` seconds until all are there or ``deadline`` (ISO, UTC) has
     passed; the event lists what is still missing. Storage options (an object-store landing
-    root's credentials) come from the connection ``conn_id`` when the trigger starts. The deadline is absolute, so a trigger the
-    triggerer restarts waits only for what is left of it. The looks run in a thread: on an
+    root's credentials) come from the connection ``conn_id`` when the trigger starts. The deadline is absolute, so a
+    trigger the triggerer restarts waits only for what is left of it. The looks run in a thread: on an
     object store they are network calls, and the triggerer's event loop serves every trigger."""
 
     def __init__(self, *, table: str, config: str, landing: str, units: Sequence[Sequence[Any]],

@@ -22,7 +22,8 @@ def main(argv):
     if older < dt.timedelta(0):
         ap.error("--older-than must not be negative")
     r = remove_orphan_files(jt.open(), older_than=older, dry_run=a.dry_run,
-                            allow_deleting_in_flight_files=a.allow_deleting_in_flight_files, progress=progress_logger(f"looking for orphan files of {jt.identifier}"))
+                            allow_deleting_in_flight_files=a.allow_deleting_in_flight_files,
+                            progress=progress_logger(f"looking for orphan files of {jt.identifier}"))
     print(r.summary(jt.identifier, a.older_than))
     return 0
 

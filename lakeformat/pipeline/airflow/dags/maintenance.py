@@ -48,8 +48,8 @@ def build_maintenance_dag(config: PipelineConfig) -> DAG:
         tags=["lakeformat", "maintenance"],
         params={"dry_run": Param(m.dry_run, type="boolean",
                                  description="Only report what each step would delete"),
-                "orphan_older_than": Param(older, type="string",
-                                           description="Files younger than this are never orphans (e.g. '1 d', '6 h')")},
+                "orphan_older_than": Param(older, type="string", description="Files younger than this are never "
+                                                                                 "orphans (e.g. '1 d', '6 h')")},
     ) as dag:
         for spec in config.tables:
             common: dict[str, Any] = {"table": spec.identifier, "conn_id": config.connection, "config": config.path}
