@@ -23,7 +23,7 @@ DEPS_DIGEST = $(shell $(PYTHON) -c 'import hashlib, json, tomllib; p = tomllib.l
   print(hashlib.sha256(json.dumps([p["dependencies"], p["optional-dependencies"], p["requires-python"]], sort_keys=True).encode()).hexdigest()[:16])')
 ORACLE_DIGEST = $(shell sha256sum oracle-requirements.txt | cut -c1-16)
 
-.PHONY: setup test demo airflow bench bench-compare bytecode java jar postgres chromium compose-cli clean pyfiles lock check-lock
+.PHONY: setup test lint check demo airflow bench bench-compare bytecode java jar postgres chromium compose-cli clean pyfiles lock check-lock
 
 setup: java postgres chromium compose-cli $(VENV)/.installed $(ORACLE)/.installed $(JAR)
 
@@ -102,9 +102,20 @@ $(ORACLE)/.installed: $(ORACLE_LOCK) oracle-requirements.txt | $(UV)
 	  || $(UV) pip install -q --python $(ORACLE)/bin/python -r $(ORACLE_LOCK)
 	@touch $@
 
-test: setup
+test: setup lint
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q
+
+# ruff on the whole tree and mypy on the library ([tool.ruff] and [tool.mypy] in pyproject.toml),
+# side by side; fails if either does.
+lint: $(VENV)/.installed
+	@$(VENV)/bin/ruff check . & ruff=$$!; $(VENV)/bin/mypy; types=$$?; wait $$ruff && exit $$types
+
+# The fast loop before a commit: lint, the import contracts and the tests that start no Spark,
+# Airflow or server (a few minutes; `make test` runs everything). Needs the venv only.
+check: lint
+	$(VENV)/bin/lint-imports
+	$(PY) -m pytest -m "not slow" -q
 
 demo: setup
 	LAKEFORMAT_WAREHOUSE=$(WAREHOUSE) $(PY) -m lakeformat.pipeline.demo --config config/tables.yaml \
