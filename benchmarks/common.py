@@ -42,7 +42,8 @@ lf = _import_lakeformat()
 
 console = Console(width=160)
 DAYS = ["2024-01-01", "2024-01-02"]
-LF, PYPAIMON, RUST, RAW_ZSTD, RAW_SNAPPY = "lakeformat", "pypaimon", "pypaimon-rust", "raw pyarrow (zstd)", "raw pyarrow (snappy)"
+LF, PYPAIMON, RUST = "lakeformat", "pypaimon", "pypaimon-rust"
+RAW_ZSTD, RAW_SNAPPY = "raw pyarrow (zstd)", "raw pyarrow (snappy)"
 ORACLE_IMPL = {PYPAIMON: "pypaimon", RUST: "rust"}
 
 

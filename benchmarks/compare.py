@@ -160,7 +160,8 @@ def report(stats: dict, threshold: float) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--base", default="HEAD", help="base commit (default HEAD)")
-    ap.add_argument("--current", default=str(ROOT), help="the tree to measure against the base (default: this working tree)")
+    ap.add_argument("--current", default=str(ROOT),
+                    help="the tree to measure against the base (default: this working tree)")
     ap.add_argument("--blocks", type=int, default=8, help="blocks per side (pytest processes), interleaved")
     ap.add_argument("--rounds", type=int, default=5, help="timed rounds per benchmark per block")
     ap.add_argument("--confirm", type=int, default=4, help="extra pairs of blocks for a flagged benchmark")
@@ -223,7 +224,8 @@ def main() -> int:
         for n in regressions:
             s = stats[n]
             log(f"REGRESSION: {n} ({SHORT[n]}) {s['median_pair_ratio']:.3f}x the base "
-                f"({s['base_median'] * 1000:.1f} -> {s['current_median'] * 1000:.1f} ms, threshold +{args.threshold:.0%})")
+                f"({s['base_median'] * 1000:.1f} -> {s['current_median'] * 1000:.1f} ms, threshold "
+                f"+{args.threshold:.0%})")
         if not regressions:
             log(f"no benchmark slower than the base by more than {args.threshold:.0%}")
         out = {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "base": args.base,

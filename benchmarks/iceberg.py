@@ -106,7 +106,8 @@ def print_setting(name: str, s: dict) -> None:
         t.add_row(key, f"{w['on'] * 1000:.2f}", f"{w['off'] * 1000:.2f}", f"{w['ratio']:.2f}x")
     console.print(t)
     console.print(f"  on/off {s['ratio_on_off']:.2f}x (runs: {', '.join(f'{x:.2f}' for x in s['ratio_per_run'])}); "
-                  f"on last/first window {s['flat_on_last_over_first']:.2f}x, off {s['flat_off_last_over_first']:.2f}x; "
+                  f"on last/first window {s['flat_on_last_over_first']:.2f}x, off "
+                  f"{s['flat_off_last_over_first']:.2f}x; "
                   f"{s['snapshots']} snapshots retained, {s['metadata_files']} files in metadata/, "
                   f"metadata JSON {s['metadata_json_bytes']:,} bytes")
 

@@ -372,7 +372,8 @@ def bench_compaction(tmp: Path, rows: int, batches: int, repeat: int, update_fra
         wh = tmp / "compact-profile"
         shutil.copytree(base, wh)
         t = lf.Catalog(str(wh)).get_table("db.t")
-        profiled(True, "pk compaction: lakeformat t.compact(full=True)", lambda: t.compact(full=True), profiles, **PROFILE)
+        profiled(True, "pk compaction: lakeformat t.compact(full=True)", lambda: t.compact(full=True), profiles,
+                 **PROFILE)
         shutil.rmtree(wh, ignore_errors=True)
     for c in (LF, RAW):
         out[c]["median"] = median(out[c]["runs"])

@@ -714,7 +714,8 @@ def main() -> int:
     if profiles:
         prof_path = out.with_name("profile.txt")
         prof_path.write_text("\n\n".join(f"===== {k} =====\n{v}" for k, v in profiles.items()))
-        console.print(f"profiles written to {prof_path.relative_to(ROOT) if prof_path.is_relative_to(ROOT) else prof_path}")
+        console.print(f"profiles written to "
+                      f"{prof_path.relative_to(ROOT) if prof_path.is_relative_to(ROOT) else prof_path}")
     return 1 if "error" in res else 0
 
 

@@ -83,7 +83,8 @@ def main(spec: dict) -> None:
         t0 = time.perf_counter()
         r = run_dag(run["dag_id"], when, run.get("conf"))
         print(MARK + json.dumps({"dag_id": r.dag_id, "state": r.state, "tasks": r.tasks, "xcom": r.xcom,
-                                 "asset_events": r.asset_events, "labels": r.labels, "seconds": time.perf_counter() - t0},
+                                 "asset_events": r.asset_events, "labels": r.labels,
+                                 "seconds": time.perf_counter() - t0},
                                 default=str), flush=True)
 
 

@@ -85,7 +85,8 @@ def test_full_compaction_and_expiration_remove_old_delete_files(catalog):
         t.write(rows([100 + i], "x", "d2"))
     assert_same_everywhere(t)
     assert delete_files(t) == []                  # no retained snapshot names a delete file any more
-    remove_orphan_files(t, older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)       # and orphan removal deletes nothing a version needs
+    remove_orphan_files(t, older_than=dt.timedelta(0),
+                        allow_deleting_in_flight_files=True)       # and orphan removal deletes nothing a version needs
     assert_same_everywhere(t)
 
 

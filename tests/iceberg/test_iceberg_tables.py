@@ -100,9 +100,11 @@ def test_types_iceberg_readers_cannot_read_are_refused(catalog):
     with pytest.raises(SchemaError, match="'ts'"):
         t.alter(lf.AddColumn("ts", pa.timestamp("s")))   # TIMESTAMP(0): not in Paimon's Iceberg mapping
     with pytest.raises(OptionError, match=r"hive-catalog.*not supported by lakeformat"):
-        catalog.create_table("db.t4", pa.schema([("id", pa.int64())]), options={"metadata.iceberg.storage": "hive-catalog"})
+        catalog.create_table("db.t4", pa.schema([("id", pa.int64())]),
+                             options={"metadata.iceberg.storage": "hive-catalog"})
     with pytest.raises(OptionError, match="format-version"):
-        catalog.create_table("db.t5", pa.schema([("id", pa.int64())]), options={**ON, "metadata.iceberg.format-version": "3"})
+        catalog.create_table("db.t5", pa.schema([("id", pa.int64())]),
+                             options={**ON, "metadata.iceberg.format-version": "3"})
 
 
 def test_many_types_and_bounds(catalog):

@@ -189,7 +189,8 @@ def test_maintenance_under_random_faults_leaves_the_table_readable(faulty_s3, s3
              ("tag", lambda: t.create_tag("before-expiry", 3)),
              ("expire", lambda: t.expire_snapshots(retain_min=2, retain_max=2)),
              ("consumer", lambda: t.consumers.reset("reader", 7)),
-             ("orphans", lambda: t.remove_orphan_files(older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)),
+             ("orphans",
+              lambda: t.remove_orphan_files(older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)),
              ("rollback", lambda: t.rollback_to(t.latest_snapshot().id))]
     for seed, (name, step) in enumerate(steps):
         faulty_s3.add("*", ".", "status", status=503, probability=0.05, times=None, seed=seed)

@@ -305,7 +305,8 @@ def catalog_path(catalog, identifier):
 # shows up as missing rows. Each filter: (oracle predicate, the same condition in Python).
 ORACLE_FILTERS = [
     (pred("equal", "id", 13), lambda r: r["id"] == 13),
-    (pred("greaterThan", "f_date", dt.date(2026, 1, 1)), lambda r: r["f_date"] is not None and r["f_date"] > dt.date(2026, 1, 1)),
+    (pred("greaterThan", "f_date", dt.date(2026, 1, 1)),
+     lambda r: r["f_date"] is not None and r["f_date"] > dt.date(2026, 1, 1)),
     (pred("lessThan", "f_ts3", dt.datetime(2024, 3, 1, 2, 0)),
      lambda r: r["f_ts3"] is not None and r["f_ts3"] < dt.datetime(2024, 3, 1, 2, 0)),
     (pred("greaterThan", "f_ts6", dt.datetime(1970, 1, 1, 0, 0, 0, 20000)),
@@ -421,7 +422,8 @@ def key_type_rows(n: int = 120) -> pa.Table:
         if i % 9 == 4:
             return None
         return {"k_bool": i % 2 == 0, "k_tiny": i - 60, "k_small": i * 100 - 5000, "k_int": i * 1000003 - 50000000,
-                "k_float": i * 0.5 - 10, "k_double": i * 0.37 - 10, "k_date": dt.date(2020, 1, 1) + dt.timedelta(days=i * 13),
+                "k_float": i * 0.5 - 10, "k_double": i * 0.37 - 10,
+                "k_date": dt.date(2020, 1, 1) + dt.timedelta(days=i * 13),
                 "k_dec": D(i * 131 - 5000).scaleb(-2), "k_dec_wide": D(i * 7919 - 300000).scaleb(-4),
                 "k_ts3": dt.datetime(2024, 1, 1) + dt.timedelta(milliseconds=i * 98765),
                 "k_ts6": dt.datetime(2024, 1, 1) + dt.timedelta(microseconds=i * 1234567),
@@ -505,7 +507,8 @@ def test_pypaimon_commits_on_top_of_lakeformat_tables(catalog, oracle):
     """The other direction of commits: pypaimon appends to and overwrites tables lakeformat
     created and wrote (it must accept our schema, snapshot, manifest list and manifests)."""
     wh = catalog.warehouse
-    t = catalog.create_table("db.events", SCHEMA, partition_keys=["dt"], options={"bucket": "4", "bucket-key": "user_id"})
+    t = catalog.create_table("db.events", SCHEMA, partition_keys=["dt"],
+                             options={"bucket": "4", "bucket-key": "user_id"})
     t.write(concat(rows(range(0, 40), "a"), rows(range(40, 80), "b")))
     t.write(rows(range(80, 100), "c"))
     typed = catalog.create_table("db.typed", ALL_TYPES)

@@ -385,7 +385,8 @@ def test_dates_and_instants_before_the_gregorian_switch_read_as_they_are_in_any_
         native = lfs.read_table(spark, "db.old", warehouse=catalog.warehouse).toArrow().sort_by("id")
     assert native["d"].to_pylist() == [dt.date(1500, 3, 1), dt.date(2024, 6, 1)]
     assert native["ts"].to_pylist() == [dt.datetime(1200, 1, 1, 12), dt.datetime(2024, 6, 1)]
-    assert [v.replace(tzinfo=None) for v in native["tz"].to_pylist()] == [dt.datetime(1000, 6, 1), dt.datetime(2024, 6, 1)]
+    assert [v.replace(tzinfo=None) for v in native["tz"].to_pylist()] == [dt.datetime(1000, 6, 1),
+                                                                          dt.datetime(2024, 6, 1)]
 
 
 def test_a_corrupt_planned_file_fails_the_read_in_a_session_that_ignores_corrupt_files(spark, catalog):

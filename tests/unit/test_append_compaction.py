@@ -309,7 +309,8 @@ def test_oracles_read_compacted_tables(catalog, tmp_path):
                                  options={"bucket": "2", "bucket-key": "user_id", "compaction.min.file-num": "3"})
     for i in range(6):
         for t in (unaware, fixed):
-            t.write(pa.concat_tables([events(700, "2024-01-01", start=i * 700), events(3, "2024-01-02", start=10**6 + i * 3)]))
+            t.write(pa.concat_tables([events(700, "2024-01-01", start=i * 700),
+                                      events(3, "2024-01-02", start=10**6 + i * 3)]))
     unaware.compact()
     fixed.compact(full=True)
     assert len(_files(unaware, "2024-01-01")) < 6 and len(_files(fixed)) == 4

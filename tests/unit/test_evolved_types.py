@@ -20,7 +20,8 @@ A = T.atomic
 
 
 @pytest.mark.parametrize("values, old, new, expected", [
-    (["True", "1", "nO", " 0 ", "Yes", "f", None], A("STRING"), A("BOOLEAN"), [True, True, False, False, True, False, None]),
+    (["True", "1", "nO", " 0 ", "Yes", "f", None], A("STRING"), A("BOOLEAN"),
+     [True, True, False, False, True, False, None]),
     ([1.9, -1.9, float("nan"), 1e20, -1e20], A("DOUBLE"), A("INT"), [1, -1, 0, 2**31 - 1, -2**31]),
     ([300.7, 1e20], A("DOUBLE"), A("TINYINT"), [44, -1]),                  # (byte) (int) d
     ([2**40 + 5, -129], A("BIGINT"), A("TINYINT"), [5, 127]),              # two's complement

@@ -74,7 +74,8 @@ def test_primary_key_table_merges_compacts_and_reads_its_format(catalog, fmt):
     t.write(pa.table({"k": list(range(10)), "v": ["a"] * 10, "n": list(range(10))}, schema=schema))
     t.write(pa.table({"k": [1, 2, 11], "v": ["b", "b", "b"], "n": [100, 200, 1100]}, schema=schema))
     t.delete(pa.table({"k": [3]}, schema=pa.schema([pa.field("k", pa.int32(), False)])))
-    expected = {k: ("b" if k in (1, 2, 11) else "a", (k * 100 if k in (1, 2, 11) else k)) for k in range(12) if k not in (3, 10)}
+    expected = {k: ("b" if k in (1, 2, 11) else "a",
+                    (k * 100 if k in (1, 2, 11) else k)) for k in range(12) if k not in (3, 10)}
     got = {r["k"]: (r["v"], r["n"]) for r in t.read().to_pylist()}
     assert got == expected
     t.compact(full=True)
@@ -142,7 +143,8 @@ def test_java_orc_append_table_with_nested_layout(tmp_path):
     t = _fixture(tmp_path, "orc", "append_complex_data")
     rows = t.read().to_pylist()
     assert len(rows) == 8
-    assert sorted(r["f6"] for r in rows if r["f6"] is not None) == [b"add", b"bad", b"cat", b"dad", b"eat", b"fat", b"get"]
+    assert sorted(r["f6"] for r in rows if r["f6"] is not None) == [
+        b"add", b"bad", b"cat", b"dad", b"eat", b"fat", b"get"]
     by = {r["f6"]: r for r in rows}
     assert by[b"add"]["f3"] == dt.date(1970, 1, 1) + dt.timedelta(days=1234)
     assert by[b"add"]["f5"] == decimal.Decimal("123456789987654321.45678")
@@ -184,7 +186,8 @@ def test_avro_refuses_what_it_cannot_write_before_any_file(catalog, column):
 
 def test_orc_keeps_times_and_nested_columns(catalog):
     schema = pa.schema([("id", pa.int32()), ("t", pa.time32("ms")), ("tags", pa.list_(pa.string())),
-                        ("m", pa.map_(pa.string(), pa.int32())), ("r", pa.struct([("x", pa.int32()), ("y", pa.string())]))])
+                        ("m", pa.map_(pa.string(), pa.int32())),
+                        ("r", pa.struct([("x", pa.int32()), ("y", pa.string())]))])
     t = catalog.create_table("db.t", schema, options={"file.format": "orc"})
     rows = pa.table({"id": [1, 2], "t": [dt.time(1, 2, 3), None], "tags": [["a"], None], "m": [[("k", 1)], None],
                      "r": [{"x": 1, "y": "z"}, None]}, schema=schema)

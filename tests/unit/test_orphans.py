@@ -159,7 +159,8 @@ def test_threshold_is_modification_time(table):
     for f in left:
         age(Path(table.path) / f, days=0.5)
     assert table.remove_orphan_files().orphans == ()                       # 12 h < 1 day
-    assert len(table.remove_orphan_files(older_than=dt.timedelta(hours=6), allow_deleting_in_flight_files=True).orphans) == len(left)
+    assert len(table.remove_orphan_files(older_than=dt.timedelta(hours=6),
+                                         allow_deleting_in_flight_files=True).orphans) == len(left)
     with pytest.raises(lf.LakeformatError, match="older_than"):
         table.remove_orphan_files(older_than=-DAY)
 
@@ -289,7 +290,8 @@ def test_an_age_limit_under_a_day_is_refused_without_the_override(table, capsys,
     assert all_files(table) == before
     assert len(table.remove_orphan_files(older_than=dt.timedelta(0), dry_run=True).orphans) == len(leftover)
     from tests.conftest import run_cli
-    code, _, err = run_cli(capsys, "--warehouse", catalog.warehouse, "remove-orphan-files", "db.t", "--older-than", "1 h")
+    code, _, err = run_cli(capsys, "--warehouse", catalog.warehouse, "remove-orphan-files", "db.t", "--older-than",
+                           "1 h")
     assert code != 0 and "--allow-deleting-in-flight-files" in err
     assert all_files(table) == before
     result = table.remove_orphan_files(older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)

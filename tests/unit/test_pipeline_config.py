@@ -173,7 +173,8 @@ def test_landing_wait_settings(tmp_path, landing, timeout, poke):
     ("pipeline.dags.start_date", dt.datetime(2024, 6, 1, 12), "must be a day like 2024-01-01, not a time"),
     ("pipeline.dags.paused_at_creaton", True, r"did you mean 'paused_at_creation'"),
     # waiting for late landing data
-    ("pipeline.landing.wait_timout", "1 h", r"pipeline.landing.wait_timout: unknown key \(did you mean 'wait_timeout'\?\)"),
+    ("pipeline.landing.wait_timout", "1 h",
+     r"pipeline.landing.wait_timout: unknown key \(did you mean 'wait_timeout'\?\)"),
     ("pipeline.landing.wait_timeout", "a while", "pipeline.landing.wait_timeout: 'a while' is not a duration"),
     ("pipeline.landing.poke_interval", "0 s", "pipeline.landing.poke_interval: must be more than 0"),
     ("pipeline.landing", "6 h", "pipeline.landing: must be a mapping"),
