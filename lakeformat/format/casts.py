@@ -181,8 +181,9 @@ def _from_string(s: pa.Array, new: T.AtomicType, target: pa.DataType) -> pa.Arra
         q = decimal.Decimal(1).scaleb(-sc)
         vals = [None if v is None else decimal.Decimal(v).quantize(q, rounding=decimal.ROUND_HALF_UP)
                 for v in s.to_pylist()]
-        # NaN and infinities, as digits that do not fit, become null (Paimon: no such decimal)
-        vals = [None if v is None or not v.is_finite() or _digits_before_point(v) > p - sc else v for v in vals]
+        if any(v is not None and not v.is_finite() for v in vals):   # 'NaN' (infinities fail to quantize)
+            raise decimal.InvalidOperation("not a finite number")
+        vals = [None if v is None or _digits_before_point(v) > p - sc else v for v in vals]
         return pa.array(vals, target)
     if n == "DATE":
         return s.cast(pa.date32())

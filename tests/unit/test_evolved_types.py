@@ -65,6 +65,9 @@ def test_timestamp_casts():
 def test_unparseable_text_names_the_column_and_no_cast_is_refused():
     with pytest.raises(DataError, match=r"column 'flag'.*'maybe' is not a BOOLEAN"):
         cast_column(pa.array(["maybe"]), A("STRING"), A("BOOLEAN"), "flag")
+    for text in ("NaN", "Infinity"):   # no such decimal: refused like other text that is not one
+        with pytest.raises(DataError, match=r"column 'price'.*DECIMAL\(5, 2\)"):
+            cast_column(pa.array(["1.5", text]), A("STRING"), A("DECIMAL", 5, 2), "price")
     assert castable(A("STRING"), A("BOOLEAN")) and castable(A("TIMESTAMP", 9), A("INT"))
     assert not castable(A("BIGINT"), A("DATE")) and not castable(A("BOOLEAN"), A("TIMESTAMP", 3))
 
