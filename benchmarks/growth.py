@@ -287,9 +287,8 @@ def bench(tmp: Path, args) -> dict:
     res["commits"] = commits(tmp, 500 if quick else args.growth_commits)
     c = res["commits"]
     console.print(f"  commits: median {c['first_median_ms']:.1f} ms (first 250) -> {c['last_median_ms']:.1f} ms "
-                  f"(last 250) = {c['last_over_first']:.2f}x; p99 {c['first_p99_ms']:.1f} -> {c['last_p99_ms']:.1f} "
-                  f"ms; "
-                  f"calls {c['calls']}")
+                  f"(last 250) = {c['last_over_first']:.2f}x; "
+                  f"p99 {c['first_p99_ms']:.1f} -> {c['last_p99_ms']:.1f} ms; calls {c['calls']}")
     console.print(f"  backlog: {c['backlog']}")
     res["streaming"] = streaming(tmp, [1_000_000, 2_000_000] if quick else [2_000_000, 4_000_000, 8_000_000])
     res["merge"] = merging(tmp, [1_000, 5_000] if quick else [1_000, 10_000, 50_000])

@@ -310,10 +310,9 @@ def bench(tmp: Path, args, profiles: dict) -> dict:
             shutil.rmtree(rawf, ignore_errors=True)
             shutil.rmtree(whf, ignore_errors=True)
             console.print(f"  run {r + 1}: write native {writes[LF_NATIVE_WRITE]['runs'][-1]:.1f}s, data source "
-                          f"{writes[LF_WRITE]['runs'][-1]:.1f}s, parquet {writes[PQ_WRITE]['runs'][-1]:.1f}s; read "
-                          f"native "
-                          f"{reads[LF_NATIVE_READ]['runs'][-1]:.1f}s, data source {reads[LF_READ]['runs'][-1]:.1f}s, "
-                          f"parquet {reads[PQ_READ]['runs'][-1]:.1f}s")
+                          f"{writes[LF_WRITE]['runs'][-1]:.1f}s, parquet {writes[PQ_WRITE]['runs'][-1]:.1f}s; "
+                          f"read native {reads[LF_NATIVE_READ]['runs'][-1]:.1f}s, "
+                          f"data source {reads[LF_READ]['runs'][-1]:.1f}s, parquet {reads[PQ_READ]['runs'][-1]:.1f}s")
         whb = tmp / "wh-bucketed"
         _table(whb, "db.t", partition_keys=["dt"], options={"bucket": "4", "bucket-key": "user_id"})
         writes[LF_BUCKETED] = {"runs": [_timed(lambda: lfs.write(df, "db.t", warehouse=str(whb)))],
