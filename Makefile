@@ -108,14 +108,18 @@ test: setup lint
 
 # ruff on the whole tree and mypy on the library ([tool.ruff] and [tool.mypy] in pyproject.toml),
 # side by side; fails if either does.
-lint: $(VENV)/.installed
-	@$(VENV)/bin/ruff check . & ruff=$$!; $(VENV)/bin/mypy; types=$$?; wait $$ruff && exit $$types
+LINT = $(VENV)/bin/ruff check . & ruff=$$!; $(VENV)/bin/mypy; types=$$?; wait $$ruff && exit $$types
+# the import contracts ([tool.importlinter]), quiet unless one is broken
+IMPORTS = out=$$($(VENV)/bin/lint-imports 2>&1) || { echo "$$out"; exit 1; }
 
-# The fast loop before a commit: lint, the import contracts and the tests that start no Spark,
-# Airflow or server (a few minutes; `make test` runs everything). Needs the venv only.
-check: lint
-	$(VENV)/bin/lint-imports
-	$(PY) -m pytest -m "not slow" -q
+lint: $(VENV)/.installed
+	@$(LINT)
+
+# The fast loop before a commit: lint and the import contracts on one core while the tests that
+# start no Spark, Airflow or server run on the other (`make test` runs everything). Needs the venv only.
+check: $(VENV)/.installed
+	@( ( $(LINT) ) && $(IMPORTS) ) & static=$$!; \
+	$(PY) -m pytest -m "not slow" -q; tests=$$?; wait $$static && exit $$tests
 
 demo: setup
 	LAKEFORMAT_WAREHOUSE=$(WAREHOUSE) $(PY) -m lakeformat.pipeline.demo --config config/tables.yaml \
