@@ -23,7 +23,7 @@ DEPS_DIGEST = $(shell $(PYTHON) -c 'import hashlib, json, tomllib; p = tomllib.l
   print(hashlib.sha256(json.dumps([p["dependencies"], p["optional-dependencies"], p["requires-python"]], sort_keys=True).encode()).hexdigest()[:16])')
 ORACLE_DIGEST = $(shell sha256sum oracle-requirements.txt | cut -c1-16)
 
-.PHONY: setup test docs demo airflow bench bench-compare bytecode java jar postgres chromium compose-cli clean pyfiles lock check-lock
+.PHONY: setup test lint check docs demo airflow bench bench-compare bytecode java jar postgres chromium compose-cli clean pyfiles lock check-lock
 
 setup: java postgres chromium compose-cli $(VENV)/.installed $(ORACLE)/.installed $(JAR)
 
@@ -102,7 +102,7 @@ $(ORACLE)/.installed: $(ORACLE_LOCK) oracle-requirements.txt | $(UV)
 	  || $(UV) pip install -q --python $(ORACLE)/bin/python -r $(ORACLE_LOCK)
 	@touch $@
 
-test: setup
+test: setup lint
 	$(VENV)/bin/lint-imports
 	@$(MAKE) -s docs
 	$(PY) -m pytest -q
@@ -111,6 +111,21 @@ test: setup
 # a missing page, a benchmark results file that is gone) an error. Preview: .venv/bin/mkdocs serve
 docs: $(VENV)/.installed
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+# ruff on the whole tree and mypy on the library ([tool.ruff] and [tool.mypy] in pyproject.toml),
+# side by side; fails if either does.
+LINT = $(VENV)/bin/ruff check . & ruff=$$!; $(VENV)/bin/mypy; types=$$?; wait $$ruff && exit $$types
+# the import contracts ([tool.importlinter]), quiet unless one is broken
+IMPORTS = out=$$($(VENV)/bin/lint-imports 2>&1) || { echo "$$out"; exit 1; }
+
+lint: $(VENV)/.installed
+	@$(LINT)
+
+# The fast loop before a commit: lint and the import contracts on one core while the tests that
+# start no Spark, Airflow or server run on the other (`make test` runs everything). Needs the venv only.
+check: $(VENV)/.installed
+	@( ( $(LINT) ) && $(IMPORTS) ) & static=$$!; \
+	$(PY) -m pytest -m "not slow" -q; tests=$$?; wait $$static && exit $$tests
 
 demo: setup
 	LAKEFORMAT_WAREHOUSE=$(WAREHOUSE) $(PY) -m lakeformat.pipeline.local.demo --config config/tables.yaml \

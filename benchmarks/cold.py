@@ -157,7 +157,8 @@ def import_times(runs: int, tmp: Path) -> dict:
     for _ in range(runs):
         for name, stmt, env in jobs:
             code = f"import time; t = time.perf_counter(); {stmt}; print(time.perf_counter() - t)"
-            p = subprocess.run([sys.executable, "-c", code], cwd="/", capture_output=True, text=True, check=True, env=env)
+            p = subprocess.run([sys.executable, "-c", code], cwd="/", capture_output=True, text=True, check=True,
+                               env=env)
             out[name].append(float(p.stdout.strip()))
     res = {name: {"median": median(v), "runs": v} for name, v in out.items()}
     res["environment"] = {"PYTHONDONTWRITEBYTECODE": os.environ.get("PYTHONDONTWRITEBYTECODE"),
@@ -169,7 +170,8 @@ def import_times(runs: int, tmp: Path) -> dict:
         if ln.startswith("import time:") and "|" in ln:
             parts = ln[len("import time:"):].split("|")
             try:
-                by_pkg[parts[2].strip().split(".")[0]] = by_pkg.get(parts[2].strip().split(".")[0], 0) + int(parts[0]) / 1e6
+                pkg = parts[2].strip().split(".")[0]
+                by_pkg[pkg] = by_pkg.get(pkg, 0) + int(parts[0]) / 1e6
             except ValueError:
                 pass
     res["lakeformat_importtime_by_package"] = dict(sorted(by_pkg.items(), key=lambda kv: -kv[1])[:15])
@@ -229,12 +231,15 @@ def print_results(d: Optional[dict]) -> None:
     t = RichTable(title=f"cold. First call in a fresh process (cold) vs the same call again (warm): medians of "
                         f"{d['runs']} processes; goal: cold − warm ≤ {d['goal_ms']} ms", title_justify="left")
     for col in ("operation", "cold ms", "warm ms", "cold − warm ms", "goal", "modules first imported by the cold call"):
-        t.add_column(col, justify="left" if col in ("operation", "modules first imported by the cold call") else "right")
-    for op, r in d["operations"].items():
-        t.add_row(r["label"], f"{r['cold'] * 1000:.0f}", f"{r['warm'] * 1000:.0f}", f"{r['cold_minus_warm'] * 1000:.0f}",
+        t.add_column(col,
+                     justify="left" if col in ("operation", "modules first imported by the cold call") else "right")
+    for r in d["operations"].values():
+        t.add_row(r["label"], f"{r['cold'] * 1000:.0f}", f"{r['warm'] * 1000:.0f}",
+                  f"{r['cold_minus_warm'] * 1000:.0f}",
                   "met" if r["within_goal"] else "MISSED", ", ".join(r["new_top_modules_in_cold_call"])[:70])
     console.print(t)
-    console.print(f"  `lakeformat read` of the small table as a whole process: {d['cli_fresh_process']['median'] * 1000:.0f} ms "
+    console.print(f"  `lakeformat read` of the small table as a whole process: "
+                  f"{d['cli_fresh_process']['median'] * 1000:.0f} ms "
                   f"(python -c pass: {d['python_startup']['median'] * 1000:.0f} ms)")
     t = RichTable(title="Import time in a fresh interpreter (medians)", title_justify="left")
     t.add_column("import")
@@ -253,6 +258,6 @@ def print_results(d: Optional[dict]) -> None:
 def goals(d: Optional[dict], add) -> None:
     if not d:
         return
-    for op, r in d["operations"].items():
+    for _op, r in d["operations"].items():
         add(f"cold: {r['label']}, cold − warm", r["cold_minus_warm"], r["within_goal"], f"≤ {d['goal_ms']} ms",
             display=f"{r['cold_minus_warm'] * 1000:.0f} ms")

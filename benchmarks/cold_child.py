@@ -87,7 +87,8 @@ def main() -> None:
     warm_s = time.perf_counter() - start
     print("@@" + json.dumps({"op": op, "import_seconds": IMPORT_SECONDS, "cold": cold_s, "warm": warm_s,
                              "new_modules": new, "new_top_modules": sorted({m.split(".")[0] for m in new}),
-                             "imported_by_lakeformat": sorted({m.split(".")[0] for m in set(sys.modules) - BEFORE_IMPORT}),
+                             "imported_by_lakeformat": sorted({m.split(".")[0]
+                                                               for m in set(sys.modules) - BEFORE_IMPORT}),
                              "profile": profile}))
 
 

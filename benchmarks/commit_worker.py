@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import pyarrow as pa  # noqa: E402
+import pyarrow as pa
 
-import lakeformat as lf  # noqa: E402
+import lakeformat as lf
 
 SCHEMA = pa.schema([("id", pa.int64()), ("worker", pa.int32()), ("p", pa.string())])
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -42,7 +42,8 @@ lf = _import_lakeformat()
 
 console = Console(width=160)
 DAYS = ["2024-01-01", "2024-01-02"]
-LF, PYPAIMON, RUST, RAW_ZSTD, RAW_SNAPPY = "lakeformat", "pypaimon", "pypaimon-rust", "raw pyarrow (zstd)", "raw pyarrow (snappy)"
+LF, PYPAIMON, RUST = "lakeformat", "pypaimon", "pypaimon-rust"
+RAW_ZSTD, RAW_SNAPPY = "raw pyarrow (zstd)", "raw pyarrow (snappy)"
 ORACLE_IMPL = {PYPAIMON: "pypaimon", RUST: "rust"}
 
 
@@ -64,7 +65,7 @@ class Oracle:
     def __init__(self, log_path: Path):
         if not ORACLE_PY.exists():
             raise OracleError(f"oracle venv missing at {ORACLE_PY}: run `make setup`")
-        self.log = open(log_path, "w")
+        self.log = open(log_path, "w")  # noqa: SIM115 -- the worker's stderr for its whole life
         self.proc = subprocess.Popen([str(ORACLE_PY), str(ORACLE_SCRIPT)], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.log, text=True, bufsize=1,
                                      cwd=str(ROOT))

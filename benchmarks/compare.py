@@ -77,7 +77,7 @@ def make_data(d: Path, rows: int, pk_rows: int, small_rows: int, messages: int) 
         | (keys["user_id"].to_numpy() << 20) | keys["item_id"].to_numpy()
     pq.write_table(user_behavior(small_rows, days, seed=3), d / "small.parquet")
     meta = {"append_rows": rows, "pk_rows_per_batch": pk_rows, "pk_batches": 3,
-            "pk_distinct_keys": int(len(np.unique(codes))), "small_rows": small_rows,
+            "pk_distinct_keys": len(np.unique(codes)), "small_rows": small_rows,
             "commit_messages": messages}
     (d / "meta.json").write_text(json.dumps(meta))
     return meta
@@ -160,7 +160,8 @@ def report(stats: dict, threshold: float) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--base", default="HEAD", help="base commit (default HEAD)")
-    ap.add_argument("--current", default=str(ROOT), help="the tree to measure against the base (default: this working tree)")
+    ap.add_argument("--current", default=str(ROOT),
+                    help="the tree to measure against the base (default: this working tree)")
     ap.add_argument("--blocks", type=int, default=8, help="blocks per side (pytest processes), interleaved")
     ap.add_argument("--rounds", type=int, default=5, help="timed rounds per benchmark per block")
     ap.add_argument("--confirm", type=int, default=4, help="extra pairs of blocks for a flagged benchmark")
@@ -214,7 +215,7 @@ def main() -> int:
             log(f"flagged {', '.join(SHORT[n] for n in suspects)}: {args.confirm} more pairs of blocks to confirm")
             run_pairs(base, cur, args.confirm, args.rounds, suspects, tmp, args.blocks)
             stats.update({n: pair_stats(base, cur, n) for n in suspects})
-        for n, s in stats.items():
+        for s in stats.values():
             s["flagged"] = flagged(s, args.threshold)
         report(stats, args.threshold)
         regressions = [n for n, s in stats.items() if s["flagged"]]
@@ -223,10 +224,11 @@ def main() -> int:
         for n in regressions:
             s = stats[n]
             log(f"REGRESSION: {n} ({SHORT[n]}) {s['median_pair_ratio']:.3f}x the base "
-                f"({s['base_median'] * 1000:.1f} -> {s['current_median'] * 1000:.1f} ms, threshold +{args.threshold:.0%})")
+                f"({s['base_median'] * 1000:.1f} -> {s['current_median'] * 1000:.1f} ms, threshold "
+                f"+{args.threshold:.0%})")
         if not regressions:
             log(f"no benchmark slower than the base by more than {args.threshold:.0%}")
-        out = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "base": args.base,
+        out = {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "base": args.base,
                "base_commit": base_commit, "current": cur.label, "config": vars(args), "data": meta,
                "lakeformat_files": {"base": base.lakeformat_file(), "current": cur.lakeformat_file()},
                "loadavg_start": list(load_start), "loadavg_end": list(load_end), "cpu_count": os.cpu_count(),

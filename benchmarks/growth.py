@@ -40,7 +40,7 @@ import pyarrow as pa
 
 from common import RESULTS, ROOT, console, lf
 
-from tests.iocount import counting  # noqa: E402  (ROOT is on sys.path)
+from tests.iocount import counting  # ROOT is on sys.path
 
 CHILD = ROOT / "tests" / "unit" / "stream_memory_child.py"
 SCHEMA = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string()), ("x", pa.float64())])
@@ -197,8 +197,10 @@ def merging(tmp: Path, sizes: list[int]) -> list[dict]:
         row["us_per_entry"] = row["appends_us_per_entry"]
         out.append(row)
         console.print(f"  manifest merge of {n + 30:,} entries: appends {row['appends_seconds'] * 1e3:.0f} ms "
-                      f"({row['appends_us_per_entry']:.2f} µs/entry), with deletes {row['with_deletes_seconds'] * 1e3:.0f} ms "
-                      f"({row['with_deletes_us_per_entry']:.1f} µs/entry, CPU {row['with_deletes_cpu_us_per_entry']:.1f}; "
+                      f"({row['appends_us_per_entry']:.2f} µs/entry), with deletes "
+                      f"{row['with_deletes_seconds'] * 1e3:.0f} ms "
+                      f"({row['with_deletes_us_per_entry']:.1f} µs/entry, CPU "
+                      f"{row['with_deletes_cpu_us_per_entry']:.1f}; "
                       f"{row['with_deletes_warm_us_per_entry']:.1f} with the blocks cached)")
     return out
 
@@ -285,12 +287,13 @@ def bench(tmp: Path, args) -> dict:
     res["commits"] = commits(tmp, 500 if quick else args.growth_commits)
     c = res["commits"]
     console.print(f"  commits: median {c['first_median_ms']:.1f} ms (first 250) -> {c['last_median_ms']:.1f} ms "
-                  f"(last 250) = {c['last_over_first']:.2f}x; p99 {c['first_p99_ms']:.1f} -> {c['last_p99_ms']:.1f} ms; "
-                  f"calls {c['calls']}")
+                  f"(last 250) = {c['last_over_first']:.2f}x; "
+                  f"p99 {c['first_p99_ms']:.1f} -> {c['last_p99_ms']:.1f} ms; calls {c['calls']}")
     console.print(f"  backlog: {c['backlog']}")
     res["streaming"] = streaming(tmp, [1_000_000, 2_000_000] if quick else [2_000_000, 4_000_000, 8_000_000])
     res["merge"] = merging(tmp, [1_000, 5_000] if quick else [1_000, 10_000, 50_000])
-    res["planning"], res["orphans"] = planning_and_orphans(tmp, [1_000, 2_000] if quick else [1_000, 5_000, 10_000, 50_000])
+    res["planning"], res["orphans"] = planning_and_orphans(tmp,
+                                                           [1_000, 2_000] if quick else [1_000, 5_000, 10_000, 50_000])
     plot(res, RESULTS / "growth.png")
     return res
 
@@ -322,7 +325,8 @@ def goals(g, add) -> None:
             m["with_deletes_warm_us_per_entry"], None, "shown only: goals are judged cold",
             display=f"{m['with_deletes_warm_us_per_entry']:.1f} µs")
     p = g["planning"][-1]
-    add(f"growth: planning ms per 1k files at {p['files']:,} (cold)", p["ms_per_1k_files"], p["ms_per_1k_files"] <= 15, "≤ 15",
+    add(f"growth: planning ms per 1k files at {p['files']:,} (cold)", p["ms_per_1k_files"], p["ms_per_1k_files"] <= 15,
+        "≤ 15",
         display=f"{p['ms_per_1k_files']:.1f} ms")
     add(f"growth: planning CPU ms per 1k files at {p['files']:,} (cold)", p["all_cpu_ms"] / (p["files"] / 1000), None,
         "shown only: the goal is wall time", display=f"{p['all_cpu_ms'] / (p['files'] / 1000):.1f} ms")
@@ -356,7 +360,8 @@ def plot(res: dict, path: Path) -> None:
     a.legend()
     s = res["streaming"]["append"]
     a = ax[0][1]
-    for key, label in (("to_batches_mib", "lakeformat to_batches"), ("pyarrow_iter_batches_mib", "pyarrow iter_batches"),
+    for key, label in (("to_batches_mib", "lakeformat to_batches"),
+                       ("pyarrow_iter_batches_mib", "pyarrow iter_batches"),
                        ("read_mib", "lakeformat read()")):
         a.plot([x["rows"] / 1e6 for x in s], [x[key] for x in s], "o-", label=label)
     a.set(title="streaming read, append table", xlabel="million rows", ylabel="net peak RSS (MiB)")

@@ -86,7 +86,7 @@ def summarize(runs: list[dict], commits: int) -> dict:
         off = median([x for r in runs for x in r["times"]["off"][i:i + WINDOW]])
         windows[key] = {"on": on, "off": off, "ratio": ratio(on, off)}
     per_run = [ratio(median(r["times"]["on"]), median(r["times"]["off"])) for r in runs]
-    first, last = list(windows.values())[0], list(windows.values())[-1]
+    first, last = next(iter(windows.values())), list(windows.values())[-1]
     return {"ratio_on_off": median(per_run), "ratio_per_run": per_run,
             "median_on": median([x for r in runs for x in r["times"]["on"]]),
             "median_off": median([x for r in runs for x in r["times"]["off"]]),
@@ -106,7 +106,8 @@ def print_setting(name: str, s: dict) -> None:
         t.add_row(key, f"{w['on'] * 1000:.2f}", f"{w['off'] * 1000:.2f}", f"{w['ratio']:.2f}x")
     console.print(t)
     console.print(f"  on/off {s['ratio_on_off']:.2f}x (runs: {', '.join(f'{x:.2f}' for x in s['ratio_per_run'])}); "
-                  f"on last/first window {s['flat_on_last_over_first']:.2f}x, off {s['flat_off_last_over_first']:.2f}x; "
+                  f"on last/first window {s['flat_on_last_over_first']:.2f}x, off "
+                  f"{s['flat_off_last_over_first']:.2f}x; "
                   f"{s['snapshots']} snapshots retained, {s['metadata_files']} files in metadata/, "
                   f"metadata JSON {s['metadata_json_bytes']:,} bytes")
 

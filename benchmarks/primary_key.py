@@ -24,7 +24,8 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Optional
+from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -35,7 +36,7 @@ from rich.table import Table as RichTable
 from common import (DAYS, LF, ORACLE_IMPL, PYPAIMON, RUST, Oracle, OracleError, console, describe_files, fmt_s,
                     fmt_x, lf, lf_read, median, profiled, ratio, raw_write)
 from lakeformat.pipeline.demo_data import SCHEMA, user_behavior
-from oracle_bench import table_digest  # noqa: E402  (pyarrow only: shared with the oracle venv)
+from oracle_bench import table_digest  # pyarrow only: shared with the oracle venv
 
 KEYS = ["dt", "user_id", "item_id"]
 PK_SCHEMA = pa.schema([f.with_nullable(False) if f.name in KEYS else f for f in SCHEMA])
@@ -103,7 +104,7 @@ def pk_batches(rows: int, batches: int, days: list[str] = DAYS, seed: int = 0,
     seen = {"day": np.empty(0, np.int64), "user_id": np.empty(0, np.int64), "item_id": np.empty(0, np.int64)}
     out = []
     for b in range(batches):
-        n_upd = 0 if b == 0 else int(round(rows * update_fraction))
+        n_upd = 0 if b == 0 else round(rows * update_fraction)
         n_new = rows - n_upd
         fresh = user_behavior(int(n_new * 1.02) + 1000, days, seed=seed * 100 + b)
         day = _day_index(fresh, days)
@@ -371,7 +372,8 @@ def bench_compaction(tmp: Path, rows: int, batches: int, repeat: int, update_fra
         wh = tmp / "compact-profile"
         shutil.copytree(base, wh)
         t = lf.Catalog(str(wh)).get_table("db.t")
-        profiled(True, "pk compaction: lakeformat t.compact(full=True)", lambda: t.compact(full=True), profiles, **PROFILE)
+        profiled(True, "pk compaction: lakeformat t.compact(full=True)", lambda: t.compact(full=True), profiles,
+                 **PROFILE)
         shutil.rmtree(wh, ignore_errors=True)
     for c in (LF, RAW):
         out[c]["median"] = median(out[c]["runs"])
@@ -394,9 +396,10 @@ def _status_mb(field: str = "VmHWM") -> Optional[float]:
     set; unlike ``ru_maxrss`` it starts afresh at exec (Linux carries the parent's high-water mark
     over into a child's ``ru_maxrss``)."""
     try:
-        for line in open("/proc/self/status"):
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
     except OSError:
         pass
     return None
@@ -462,7 +465,7 @@ def memory_child(wh: Path, rows: int, batch_rows: int, buffer: str) -> dict:
             "rss_before_write_mb": base_hwm if base_hwm is not None else base_ru,
             "ru_maxrss_before_write_mb": base_ru, "parent_peak_rss_mb": _parent_peak_mb,
             "snapshot": snap.id if snap else None, "commit_kind": snap.commit_kind if snap else None,
-            "distinct_keys": int(len(codes)), "rows_read": read_rows, "layout": lay,
+            "distinct_keys": len(codes), "rows_read": read_rows, "layout": lay,
             "ok": read_rows == len(codes)}
 
 

@@ -37,17 +37,17 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from rich.table import Table as RichTable
 
-from common import (DAYS, LF, ORACLE_IMPL, PYPAIMON, RAW_SNAPPY, RAW_ZSTD, RESULTS, ROOT, RUST, Oracle,  # noqa: F401
+from common import (DAYS, LF, ORACLE_IMPL, PYPAIMON, RAW_SNAPPY, RAW_ZSTD, RESULTS, ROOT, RUST, Oracle,
                     OracleError, console, describe_files, fmt_ms, fmt_s, fmt_x, lf, lf_read, median, profiled, ratio,
                     raw_write)
 from lakeformat.pipeline.demo_data import SCHEMA, user_behavior
-from commit_worker import SCHEMA as THROUGHPUT_SCHEMA  # noqa: E402  (benchmarks/ is sys.path[0])
-import deletion_vectors as dvb  # noqa: E402
-import primary_key as pk  # noqa: E402
-import spark as spark_bench  # noqa: E402  (benchmarks/spark.py; pyspark is imported only when it runs)
-import growth  # noqa: E402  (benchmarks/growth.py: how costs grow with history and size)
-import cold as cold_bench  # noqa: E402  (benchmarks/cold.py: cold-process costs, import times)
-import checksums  # noqa: E402  (benchmarks/checksums.py: the cost of Parquet page checksums)
+from commit_worker import SCHEMA as THROUGHPUT_SCHEMA  # benchmarks/ is sys.path[0]
+import deletion_vectors as dvb
+import primary_key as pk
+import spark as spark_bench  # benchmarks/spark.py; pyspark is imported only when it runs
+import growth  # benchmarks/growth.py: how costs grow with history and size
+import cold as cold_bench  # benchmarks/cold.py: cold-process costs, import times
+import checksums  # benchmarks/checksums.py: the cost of Parquet page checksums
 
 COMMIT_WORKER = Path(__file__).resolve().parent / "commit_worker.py"
 
@@ -239,7 +239,7 @@ def bench_planning(tmp: Path, oracle: Optional[Oracle], partitions: int, files_p
         for name in ("all", "one"):
             cold, count = lf_plan_once(wh, flt[name])
             runs = []
-            for i in range(repeat):
+            for _i in range(repeat):
                 secs, count = lf_plan_once(wh, flt[name])
                 runs.append(secs)
             if profile:   # extra untimed pass
@@ -535,7 +535,7 @@ def environment(oracle_info: dict) -> dict:
         lf_version = version("lakeformat")
     except Exception:
         lf_version = None
-    return {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    return {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "python": platform.python_version(), "platform": platform.platform(),
             "cpu_count": os.cpu_count(), "cpu_model": _cpu_model(), "pyarrow": pa.__version__,
             "lakeformat": lf_version, "oracle_pyarrow": oracle_info.get("pyarrow"),
@@ -545,9 +545,10 @@ def environment(oracle_info: dict) -> dict:
 
 def _cpu_model() -> Optional[str]:
     try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
     except OSError:
         pass
     return None
@@ -713,7 +714,8 @@ def main() -> int:
     if profiles:
         prof_path = out.with_name("profile.txt")
         prof_path.write_text("\n\n".join(f"===== {k} =====\n{v}" for k, v in profiles.items()))
-        console.print(f"profiles written to {prof_path.relative_to(ROOT) if prof_path.is_relative_to(ROOT) else prof_path}")
+        console.print(f"profiles written to "
+                      f"{prof_path.relative_to(ROOT) if prof_path.is_relative_to(ROOT) else prof_path}")
     return 1 if "error" in res else 0
 
 

@@ -34,7 +34,8 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
+from collections.abc import Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -72,7 +73,8 @@ def add_args(ap: argparse.ArgumentParser) -> None:
     g.add_argument("--spark-only-read", choices=["pk", "dv", "compaction"],
                    help="only the read of the compacted (pk) or deletion-vector (dv) primary-key table, "
                         "from a table the library writes (benchmark 4 or 4b alone), or only the compaction (5)")
-    g.add_argument("--spark-compact-rows", type=int, default=10_000_000, help="rows of the table compacted (at most --spark-rows)")
+    g.add_argument("--spark-compact-rows", type=int, default=10_000_000,
+                   help="rows of the table compacted (at most --spark-rows)")
 
 
 def quick(args) -> None:
@@ -184,7 +186,8 @@ def _floors(spark, df, files: list[str], runs: int) -> dict:
     spark.dataSource.register(FloorSource)
     out = {"to_python": [], "from_python": []}
     for _ in range(runs):
-        out["to_python"].append(_timed(lambda: df.mapInArrow(drop, schema).write.format("noop").mode("overwrite").save()))
+        out["to_python"].append(_timed(
+            lambda: df.mapInArrow(drop, schema).write.format("noop").mode("overwrite").save()))
         out["from_python"].append(_timed(lambda: spark.read.format("lakeformat_bench_floor").load()
                                          .write.format("noop").mode("overwrite").save()))
     return {k: median(v) for k, v in out.items()} | {"runs": out}
@@ -216,7 +219,8 @@ def _warm_writes(spark, sample, d: Path) -> None:
     lfs.write(sample, "db.t", warehouse=str(d / "flat"))
     _table(d / "source", "db.t", partition_keys=["dt"])
     lfs.write(sample, "db.t", warehouse=str(d / "native"))
-    sample.write.format("lakeformat").option("warehouse", str(d / "source")).option("table", "db.t").mode("append").save()
+    (sample.write.format("lakeformat").option("warehouse", str(d / "source")).option("table", "db.t")
+     .mode("append").save())
     sample.write.mode("overwrite").parquet(str(d / "pq"))
     _zstd(sample.write).partitionBy("dt").parquet(str(d / "pq-dt"))
     _table_files(sample, d / "pq-files")
@@ -251,7 +255,8 @@ def bench(tmp: Path, args, profiles: dict) -> dict:
         # warm-up: both paths start their Python/JVM machinery once before any timer
         tiny = df.limit(1000)
         warm = _table(tmp / "wh-warm", "db.t", partition_keys=["dt"])
-        out["tiny_write_seconds"] = [_timed(lambda: tiny.write.format("lakeformat").option("warehouse", str(tmp / "wh-warm"))
+        out["tiny_write_seconds"] = [_timed(lambda: tiny.write.format("lakeformat")
+                                            .option("warehouse", str(tmp / "wh-warm"))
                                             .option("table", "db.t").mode("append").save()) for _ in range(2)]
         _lf_reader(spark, tmp / "wh-warm", "db.t").write.format("noop").mode("overwrite").save()
         tiny.write.mode("overwrite").parquet(str(tmp / "pq-warm"))
@@ -284,7 +289,8 @@ def bench(tmp: Path, args, profiles: dict) -> dict:
             readers = {LF_NATIVE_READ: lambda: lfs.read_table(spark, "db.t", warehouse=str(wh)),
                        LF_READ: lambda: _lf_reader(spark, wh, "db.t"), PQ_READ: lambda: spark.read.parquet(str(raw))}
             for name in _rotated(list(readers), r):
-                reads[name]["runs"].append(_timed(lambda: readers[name]().write.format("noop").mode("overwrite").save()))
+                reads[name]["runs"].append(
+                    _timed(lambda: readers[name]().write.format("noop").mode("overwrite").save()))
             if r == runs - 1:
                 writes[LF_NATIVE_WRITE].update(describe_files(whn))
                 assert lfs.read_table(spark, "db.t", warehouse=str(whn)).count() == n
@@ -304,12 +310,13 @@ def bench(tmp: Path, args, profiles: dict) -> dict:
             shutil.rmtree(rawf, ignore_errors=True)
             shutil.rmtree(whf, ignore_errors=True)
             console.print(f"  run {r + 1}: write native {writes[LF_NATIVE_WRITE]['runs'][-1]:.1f}s, data source "
-                          f"{writes[LF_WRITE]['runs'][-1]:.1f}s, parquet {writes[PQ_WRITE]['runs'][-1]:.1f}s; read native "
-                          f"{reads[LF_NATIVE_READ]['runs'][-1]:.1f}s, data source {reads[LF_READ]['runs'][-1]:.1f}s, "
-                          f"parquet {reads[PQ_READ]['runs'][-1]:.1f}s")
+                          f"{writes[LF_WRITE]['runs'][-1]:.1f}s, parquet {writes[PQ_WRITE]['runs'][-1]:.1f}s; "
+                          f"read native {reads[LF_NATIVE_READ]['runs'][-1]:.1f}s, "
+                          f"data source {reads[LF_READ]['runs'][-1]:.1f}s, parquet {reads[PQ_READ]['runs'][-1]:.1f}s")
         whb = tmp / "wh-bucketed"
         _table(whb, "db.t", partition_keys=["dt"], options={"bucket": "4", "bucket-key": "user_id"})
-        writes[LF_BUCKETED] = {"runs": [_timed(lambda: lfs.write(df, "db.t", warehouse=str(whb)))], **describe_files(whb)}
+        writes[LF_BUCKETED] = {"runs": [_timed(lambda: lfs.write(df, "db.t", warehouse=str(whb)))],
+                               **describe_files(whb)}
         for d in (writes, reads):
             for v in d.values():
                 v["median"] = median(v["runs"])
@@ -381,7 +388,8 @@ def print_results(p: dict) -> None:
     console.print(t)
     b, f = p["breakdown"], p.get("floors") or {}
     console.print(f"  where the time goes: sending every row to Python workers as Arrow (mapInArrow into noop, "
-                  f"no work) takes {fmt_s(f.get('to_python'), 2)}s, {fmt_x(ratio(f.get('to_python'), w[PQ_WRITE]['median']))} "
+                  f"no work) takes {fmt_s(f.get('to_python'), 2)}s, "
+                  f"{fmt_x(ratio(f.get('to_python'), w[PQ_WRITE]['median']))} "
                   f"of Spark's whole Parquet write; the Python work of one task ({b['rows']:,} rows: conform, route, "
                   f"Parquet zstd, statistics) takes {b['seconds']:.2f}s in-process; a 1,000-row write (planning and "
                   f"commit in Python workers) {min(p['tiny_write_seconds']):.2f}s. Reading: a minimal Python data "

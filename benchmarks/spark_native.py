@@ -159,7 +159,8 @@ def print_results(p: dict) -> None:
             v = pk["readers"].get(name)
             if v is None:
                 continue
-            t.add_row(name, fmt_s(v["median"]), " ".join(f"{x:.2f}" for x in v["runs"]), fmt_x(ratio(v["median"], base)))
+            t.add_row(name, fmt_s(v["median"]), " ".join(f"{x:.2f}" for x in v["runs"]),
+                      fmt_x(ratio(v["median"], base)))
         console.print(t)
     c = p.get("compaction")
     if c:
@@ -200,4 +201,5 @@ def goals(p: dict, add) -> None:
             add("spark compaction of 20 buckets, 2 executor cores: speed-up vs the library on one thread", x,
                 None if x is None else x >= 1.6, "≥ 1.60×")
         x = ratio(c["contenders"][C_LIB]["median"], spark)
-        add("spark compaction of 20 buckets: speed-up vs the library's default 2 threads (same 2 cores)", x, None, "(none)")
+        add("spark compaction of 20 buckets: speed-up vs the library's default 2 threads (same 2 cores)", x, None,
+            "(none)")

@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 MASK = "***"
 MIN_REGISTERED_LENGTH = 4   # shorter registered values would mask ordinary words

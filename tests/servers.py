@@ -22,5 +22,5 @@ def wait_until_serving(url: str, proc: subprocess.Popen, what: str, timeout: flo
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
                 out = proc.stdout.read().decode()[-3000:] if proc.stdout else ""
-                raise RuntimeError(f"{what} did not serve {url} (exit {proc.poll()}) {out}")
+                raise RuntimeError(f"{what} did not serve {url} (exit {proc.poll()}) {out}") from None
             time.sleep(0.1)

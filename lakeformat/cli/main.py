@@ -6,7 +6,8 @@ import argparse
 import datetime as dt
 import json
 import sys
-from typing import Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.markup import escape
@@ -41,7 +42,7 @@ def cmd_tables(cat: Catalog, args) -> None:
 def cmd_show(cat: Catalog, args) -> None:
     t = cat.get_table(args.table)
     s, snap = t.schema, t.latest_snapshot()
-    info = {
+    info: dict[str, Any] = {
         "table": t.name, "path": t.path, "schema_id": s.id,
         "columns": [{"id": f.id, "name": f.name, "type": type_to_json(f.type)} for f in s.fields],
         "partition_keys": list(s.partition_keys), "primary_keys": list(s.primary_keys),
@@ -92,6 +93,8 @@ def _global_flags(p: argparse.ArgumentParser, top: bool) -> None:
     """``--warehouse``, ``--option`` and ``--json`` are accepted before and after the subcommand.
     On the subparsers their defaults are SUPPRESS, so they never reset what was given before the
     subcommand; ``--option`` after it collects into ``sub_option`` and ``main`` merges both."""
+    options: Any   # a list, or argparse.SUPPRESS on the subparsers
+    flag: Any
     if top:
         warehouse, options, flag = None, [], False   # None: lakeformat.table.settings.resolve decides
     else:

@@ -13,7 +13,8 @@ import datetime as dt
 import json
 import math
 from decimal import Decimal
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Table as RichTable

@@ -13,7 +13,8 @@ import json
 import sys
 import time
 from contextlib import contextmanager
-from typing import Iterator, Optional, Sequence
+from typing import Optional
+from collections.abc import Iterator, Sequence
 
 from rich.console import Console
 from rich.progress import (

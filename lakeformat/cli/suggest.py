@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 import difflib
 import re
-from typing import Iterable, Optional
+from typing import Optional
+from collections.abc import Iterable
 
 _INVALID_CHOICE = re.compile(r"argument command: invalid choice: '([^']*)'")
 

@@ -31,7 +31,8 @@ HELP = {
     "snapshots": "snapshots (Paimon's $snapshots)", "schemas": "schema versions ($schemas)",
     "options": "table options ($options)", "files": "live data files of a snapshot ($files)",
     "manifests": "manifests of a snapshot ($manifests)", "partitions": "partitions: rows, files, size ($partitions)",
-    "buckets": "buckets: rows, files, sorted runs ($buckets)", "consumers": "consumers and their next snapshot ($consumers)",
+    "buckets": "buckets: rows, files, sorted runs ($buckets)",
+    "consumers": "consumers and their next snapshot ($consumers)",
     "tags": "tags ($tags)",
 }
 

@@ -36,7 +36,8 @@ import random
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence
+from typing import Optional
+from collections.abc import Iterable, Sequence
 
 from lakeformat.commit.conflict import find_conflicts, needs_check
 from lakeformat.commit.manifest_merge import merge_manifests
@@ -215,7 +216,7 @@ class FileStoreCommit:
             try:
                 return self._commit_with_retry(compact, COMPACT, identifier, None, messages,
                                                changelog_entries(messages, True), index)
-            except Exception as e:   # noqa: BLE001 - the data is in: report it, not the compaction
+            except Exception as e:   # the data is in: report it, not the compaction
                 self.skipped_compaction = e
                 log.warning("committed snapshot %d of %s (%s); the compaction after it was not committed and is "
                             "left for a later one: %s", made.id, self.ctx.name, made.commit_kind, e)

@@ -8,7 +8,8 @@ level (two compactions of the same bucket raced).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Optional, Sequence
+from typing import Optional
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from lakeformat.format.manifest import ADD, DELETE, ManifestEntry
 

@@ -17,7 +17,8 @@ import sqlite3
 import time
 import uuid
 from contextlib import contextmanager
-from typing import Iterator, Mapping, Optional
+from typing import Optional
+from collections.abc import Iterator, Mapping
 from urllib.parse import urlparse
 
 from lakeformat.errors import LockTimeoutError, OptionError
@@ -207,13 +208,13 @@ def lock_from_options(warehouse: str, options: Mapping[str, str]) -> Optional[Ca
         return None
     uri = o.get(LOCK_URI)
     kind = o.get(LOCK_TYPE) or ("postgres" if _is_postgres_uri(uri) else "sqlite")
-    timing = dict(acquire_timeout=o.get(O.LOCK_ACQUIRE_TIMEOUT).total_seconds(),
-                  check_max_sleep=o.get(O.LOCK_CHECK_MAX_SLEEP).total_seconds(),
-                  ttl=o.get(LOCK_TTL).total_seconds())
+    timing = dict(acquire_timeout=o.required(O.LOCK_ACQUIRE_TIMEOUT).total_seconds(),
+                  check_max_sleep=o.required(O.LOCK_CHECK_MAX_SLEEP).total_seconds(),
+                  ttl=o.required(LOCK_TTL).total_seconds())
     if timing["check_max_sleep"] <= 0 or timing["ttl"] <= 0:
         raise OptionError("options 'lock.check-max-sleep' and 'lock.ttl' must be longer than 0")
     if kind == "postgres":
-        if not _is_postgres_uri(uri):
+        if uri is None or not _is_postgres_uri(uri):
             raise OptionError(f"lock.type=postgres needs lock.uri=postgresql://user@host:port/database, "
                               f"got {mask(repr(uri))}")
         return PostgresLock(uri, **timing)

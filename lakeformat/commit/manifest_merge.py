@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Sequence
+from collections.abc import Sequence
 
 from lakeformat.format.manifest import ADD, ManifestEntry, ManifestFileMeta
 from lakeformat.io.manifests import ManifestFile

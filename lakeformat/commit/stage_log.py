@@ -50,7 +50,7 @@ def record_audit(ctx: TableContext, stage_id: str, result: dict) -> None:
 
 
 def _utc(millis) -> Optional[dt.datetime]:
-    return None if millis is None else dt.datetime.fromtimestamp(millis / 1000, dt.timezone.utc)
+    return None if millis is None else dt.datetime.fromtimestamp(millis / 1000, dt.UTC)
 
 
 def _json(ctx: TableContext, name: str) -> Optional[dict]:
@@ -96,7 +96,7 @@ def stage_history(ctx: TableContext) -> list[StageRecord]:
             len(s.file_names()) if s else None,
             marker.get("snapshotId") if marker else None, _utc(marker.get("publishTimeMillis")) if marker else None,
             audit.get("audit") if audit else None, _utc(audit.get("auditTimeMillis")) if audit else None))
-    last = dt.datetime.min.replace(tzinfo=dt.timezone.utc)
+    last = dt.datetime.min.replace(tzinfo=dt.UTC)
     return sorted(out, key=lambda r: (max(t or last for t in (r.create_time, r.publish_time, r.audit_time)),
                                       r.stage_id), reverse=True)
 

@@ -34,7 +34,8 @@ import json
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
 import pyarrow as pa
 
@@ -216,7 +217,7 @@ def _from_json(path: str, data: bytes) -> StagedCommit:
             raise ValueError("not a stage file of version %d" % FORMAT_VERSION)
         return StagedCommit(d["stageId"], d["commitUser"], int(d["commitIdentifier"]),
                             tuple(message_from_json(m) for m in d["messages"]),
-                            dt.datetime.fromtimestamp(d["createTimeMillis"] / 1000, dt.timezone.utc),
+                            dt.datetime.fromtimestamp(d["createTimeMillis"] / 1000, dt.UTC),
                             int(d["schemaId"]))
     except UnsupportedMetadataError as e:
         raise with_path(e, path) from None
@@ -240,7 +241,7 @@ def stage(ctx: TableContext, messages: Sequence[CommitMessage], stage_id: str, *
             raise LakeformatError(f"stage {stage_id!r}: expected CommitMessages, got {type(m).__name__}")
     _check_files(ctx, stage_id, messages, "staged")
     staged = StagedCommit(stage_id, commit_user, identifier, messages,
-                          dt.datetime.fromtimestamp(int(time.time() * 1000) / 1000, dt.timezone.utc), ctx.schema.id)
+                          dt.datetime.fromtimestamp(int(time.time() * 1000) / 1000, dt.UTC), ctx.schema.id)
     ctx.io.mkdirs(_dir(ctx))
     if not ctx.io.try_create(path, _to_json(staged)):
         raise AlreadyExistsError(f"stage {stage_id!r} of {ctx.name} exists already: publish or discard it first")
@@ -462,7 +463,7 @@ def discard(ctx: TableContext, stage_id: str) -> int:
             raise LakeformatError(f"stage {stage_id!r} of {ctx.name} was already published as snapshot "
                                   f"{marker.snapshot_id}: its rows are in the table, nothing was discarded")
     staged = load_staged(ctx, stage_id)
-    done, snap = _committed_as(ctx, staged)
+    _done, snap = _committed_as(ctx, staged)
     committed = _committed_files(ctx, staged, snap)
     if committed:
         raise LakeformatError(f"stage {stage_id!r} of {ctx.name} was already published"

@@ -19,7 +19,8 @@ and commit paths keep pandas out of the process.
 from __future__ import annotations
 
 from itertools import repeat
-from typing import Optional, Sequence
+from typing import Optional
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -167,11 +168,12 @@ def from_pylist(values: Sequence, type: pa.DataType) -> pa.Array:
     (``timedelta``) and dates. Other types go through ``pa.array``."""
     n = len(values)
     objs = _object_array(values)
-    mask = np.equal(objs, None).astype(np.bool_) if n else np.zeros(0, np.bool_)
+    # numpy's stubs take no None operand, though an object array compares with it element-wise
+    mask = np.equal(objs, None).astype(np.bool_) if n else np.zeros(0, np.bool_)  # type: ignore[call-overload]
     try:
         if pa.types.is_integer(type):
-            return from_numpy(np.where(mask, 0, objs).astype(_INT[64] if pa.types.is_signed_integer(type) else _UINT[64]),
-                              type, mask)
+            wide = _INT[64] if pa.types.is_signed_integer(type) else _UINT[64]
+            return from_numpy(np.where(mask, 0, objs).astype(wide), type, mask)
         if pa.types.is_floating(type) and type.bit_width in _FLOAT:
             return from_numpy(np.where(mask, 0.0, objs).astype(np.float64), type, mask)
         if pa.types.is_boolean(type):
@@ -183,10 +185,10 @@ def from_pylist(values: Sequence, type: pa.DataType) -> pa.Array:
                 return out
         if (pa.types.is_timestamp(type) and type.tz is None) or pa.types.is_duration(type):
             kind = "datetime64" if pa.types.is_timestamp(type) else "timedelta64"
-            vals = np.where(mask, None, objs).astype(f"{kind}[{type.unit}]")
+            vals = np.where(mask, None, objs).astype(f"{kind}[{type.unit}]")  # type: ignore[call-overload]
             return from_numpy(vals.view(np.int64), pa.int64(), mask).view(type)
         if pa.types.is_date32(type):
-            vals = np.where(mask, None, objs).astype("datetime64[D]")
+            vals = np.where(mask, None, objs).astype("datetime64[D]")  # type: ignore[call-overload]
             return from_numpy(vals.view(np.int64).astype(np.int32), pa.int32(), mask).view(type)
     except (TypeError, ValueError, OverflowError):
         pass   # a value numpy won't take as this type: pyarrow says what is wrong with it

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import operator
 import struct
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import date, datetime, time, timedelta, UTC
 from decimal import ROUND_HALF_UP, Context, Decimal, DecimalException
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import pyarrow as pa
 
@@ -101,7 +102,7 @@ def timestamp_to_nanos(value: Any, ltz: bool) -> int:
             if not ltz:
                 raise DataError(f"TIMESTAMP takes a naive datetime, got {value!r}; "
                                 "use TIMESTAMP_LTZ for instants")
-            value = value.astimezone(timezone.utc).replace(tzinfo=None)
+            value = value.astimezone(UTC).replace(tzinfo=None)
         d = value - _EPOCH
         micros = (d.days * 86400 + d.seconds) * 10**6 + d.microseconds
         return micros * 1000 + getattr(value, "nanosecond", 0)  # pandas.Timestamp keeps nanos
@@ -116,7 +117,7 @@ def nanos_to_timestamp(nanos: int, precision: int, ltz: bool) -> datetime | int:
     if precision > 6 and nanos % 1000:
         return nanos
     dt = _EPOCH + timedelta(microseconds=nanos // 1000)
-    return dt.replace(tzinfo=timezone.utc) if ltz else dt
+    return dt.replace(tzinfo=UTC) if ltz else dt
 
 
 def _unwrap(value: Any) -> Any:
@@ -256,7 +257,7 @@ def _decode(data: bytes, types: Sequence[DataType], arity: int) -> list[Any]:
     hs = header_size(arity)
     if len(data) < hs + 8 * arity:
         raise DataError(f"BinaryRow of {len(data)} bytes is too short for {arity} fields")
-    out = []
+    out: list[Any] = []
     for i, t in enumerate(types):
         if data[(i + 8) // 8] >> ((i + 8) % 8) & 1:
             out.append(None)

@@ -15,9 +15,11 @@ rows to other buckets than Java would, so the rows are built exactly as
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Optional
+from collections.abc import Callable, Sequence
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from lakeformat.errors import DataError, OptionError, SchemaError
@@ -51,7 +53,7 @@ def _mix(h: np.ndarray, k: np.ndarray) -> np.ndarray:
     return h * _U32(5) + _U32(0xE6546B64)
 
 
-def _fmix(h: np.ndarray, length) -> np.ndarray:
+def _fmix(h: npt.NDArray[np.uint32], length) -> npt.NDArray[np.uint32]:
     h = h ^ np.asarray(length).astype(np.uint32)
     h ^= h >> _U32(16)
     h *= _U32(0x85EBCA6B)
@@ -258,8 +260,9 @@ def hash_rows(columns: Sequence, types: Sequence[DataType]) -> np.ndarray:
     for w in range(header_size(arity) // 4):
         word = np.zeros(1, dtype=np.uint32)
         for i in range(max(0, 32 * w - 8), min(arity, 32 * w + 24)):
-            if fields[i].valid is not None:
-                word = word | ((~fields[i].valid).astype(np.uint32) << _U32((i + 8) % 32))
+            valid = fields[i].valid
+            if valid is not None:
+                word = word | ((~valid).astype(np.uint32) << _U32((i + 8) % 32))
         h = _mix(h, word)
     for f in fields:
         h = _mix(h, f.slot.astype(np.uint32))
@@ -271,7 +274,9 @@ def hash_rows(columns: Sequence, types: Sequence[DataType]) -> np.ndarray:
         row_start = np.cumsum(reserve) - reserve
         var64 = np.zeros(total // 8, dtype="<u8")
         for i, start in var_start.items():
-            fields[i].write(var64, (row_start + start) // 8)
+            write = fields[i].write
+            assert write is not None, "a field with a variable part has its writer"
+            write(var64, (row_start + start) // 8)
         var32 = var64.view("<u4")
         words = reserve // 4
         if (words == words[0]).all():

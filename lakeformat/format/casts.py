@@ -112,7 +112,7 @@ def _wrap(a: pa.Array, root: str) -> pa.Array:
     return a.cast(T.to_arrow(T.atomic(root)), safe=False)
 
 
-def _to_int(arr: pa.Array, old: T.DataType, n: str) -> pa.Array:
+def _to_int(arr: pa.Array, old: T.AtomicType, n: str) -> pa.Array:
     o = old.root
     if o in _INTS or o == "BOOLEAN":
         return _wrap(arr.cast(pa.int64()), n) if o != "BOOLEAN" else arr.cast(T.to_arrow(T.atomic(n)))
@@ -181,8 +181,9 @@ def _from_string(s: pa.Array, new: T.AtomicType, target: pa.DataType) -> pa.Arra
         q = decimal.Decimal(1).scaleb(-sc)
         vals = [None if v is None else decimal.Decimal(v).quantize(q, rounding=decimal.ROUND_HALF_UP)
                 for v in s.to_pylist()]
-        vals = [None if v is None or len(v.as_tuple().digits) - max(0, -v.as_tuple().exponent) > p - sc else v
-                for v in vals]
+        if any(v is not None and not v.is_finite() for v in vals):   # 'NaN' (infinities fail to quantize)
+            raise decimal.InvalidOperation("not a finite number")
+        vals = [None if v is None or _digits_before_point(v) > p - sc else v for v in vals]
         return pa.array(vals, target)
     if n == "DATE":
         return s.cast(pa.date32())
@@ -197,7 +198,12 @@ def _from_string(s: pa.Array, new: T.AtomicType, target: pa.DataType) -> pa.Arra
     raise ValueError(f"no cast from STRING to {n}")
 
 
-def _to_string(arr: pa.Array, old: T.DataType, new: T.AtomicType) -> pa.Array:
+def _digits_before_point(v: decimal.Decimal) -> int:
+    t = v.as_tuple()
+    return len(t.digits) - max(0, -int(t.exponent))
+
+
+def _to_string(arr: pa.Array, old: T.AtomicType, new: T.AtomicType) -> pa.Array:
     o = old.root
     if o in _TIMESTAMPS:
         text = _format_timestamp(arr, old.params[0])

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 from pyroaring import BitMap, BitMap64
@@ -41,9 +41,9 @@ def serialize_bin(positions: np.ndarray, bitmap64: bool = False) -> bytes:
         return struct.pack("<i", MAGIC_64) + bm.serialize()
     if positions.size and int(positions.max()) > 0x7FFFFFFF:
         raise DeletionVectorError("a 32-bit deletion vector holds positions below 2^31; use deletion-vectors.bitmap64")
-    bm = BitMap(positions.astype(np.uint32))
-    bm.run_optimize()
-    return struct.pack(">i", MAGIC_32) + bm.serialize()
+    bm32 = BitMap(positions.astype(np.uint32))
+    bm32.run_optimize()
+    return struct.pack(">i", MAGIC_32) + bm32.serialize()
 
 
 def deserialize_bin(data: bytes) -> np.ndarray:

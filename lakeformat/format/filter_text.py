@@ -48,7 +48,8 @@ class _Lit:
 
 
 def _tokens(text: str) -> list[tuple[str, Any, int]]:
-    out, pos = [], 0
+    out: list[tuple[str, Any, int]] = []
+    pos = 0
     while pos < len(text):
         if text[pos:].strip() == "":
             break
@@ -57,6 +58,7 @@ def _tokens(text: str) -> list[tuple[str, Any, int]]:
             at = pos + len(text[pos:]) - len(text[pos:].lstrip())
             raise FilterError(f"bad filter {text!r}: cannot read {text[at:at + 20]!r} (character {at + 1})")
         kind = m.lastgroup
+        assert kind is not None, "every alternative of _TOKEN is a named group"
         raw = m.group(kind)
         start = m.start(kind)
         if kind == "str":
@@ -138,7 +140,8 @@ class _Parser:
     def leaf(self) -> P.Predicate:
         name = self.take("name", what="a column name")
         if name not in self.schema.names:
-            raise FilterError(f"bad filter {self.text!r}: no column {name!r} (character {self.toks[self.i - 1][2] + 1}); "
+            raise FilterError(f"bad filter {self.text!r}: no column {name!r} "
+                              f"(character {self.toks[self.i - 1][2] + 1}); "
                               f"the columns are {', '.join(self.schema.names)}")
         typ = self.schema.field(name).type
         if self.peek("is"):
@@ -187,7 +190,7 @@ def coerce(value: Any, text: str, typ: pa.DataType) -> Any:
     if isinstance(value, bool):
         raise TypeError(text)
     if pa.types.is_integer(typ):
-        if isinstance(value, float) or isinstance(value, str):
+        if isinstance(value, (float, str)):
             d = Decimal(text)
             if d != d.to_integral_value():
                 raise ValueError(text)
@@ -202,7 +205,7 @@ def coerce(value: Any, text: str, typ: pa.DataType) -> Any:
     if pa.types.is_timestamp(typ):
         t = dt.datetime.fromisoformat(str(value))
         if typ.tz is not None and t.tzinfo is None:
-            t = t.replace(tzinfo=dt.timezone.utc)
+            t = t.replace(tzinfo=dt.UTC)
         elif typ.tz is None and t.tzinfo is not None:
             raise ValueError(text)
         return t

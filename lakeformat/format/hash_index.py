@@ -35,7 +35,7 @@ class PartitionIndex:
     buckets: np.ndarray = field(default_factory=lambda: np.empty(0, np.int32))   # aligned with hashes
 
     @classmethod
-    def of(cls, per_bucket: dict[int, np.ndarray]) -> "PartitionIndex":
+    def of(cls, per_bucket: dict[int, np.ndarray]) -> PartitionIndex:
         if not per_bucket:
             return cls()
         hashes = np.concatenate([h for h in per_bucket.values()]).astype(np.int32)
@@ -47,7 +47,7 @@ class PartitionIndex:
         ids, n = np.unique(self.buckets, return_counts=True)
         return dict(zip(ids.tolist(), n.tolist()))
 
-    def assign(self, row_hashes: np.ndarray, target: int, max_buckets: int) -> tuple[np.ndarray, "PartitionIndex"]:
+    def assign(self, row_hashes: np.ndarray, target: int, max_buckets: int) -> tuple[np.ndarray, PartitionIndex]:
         """The bucket of every row (known keys where they are, new keys filled into buckets in
         order of first appearance), and the index with the new keys."""
         row_hashes = np.asarray(row_hashes, dtype=np.int32)
@@ -69,7 +69,7 @@ class PartitionIndex:
                                              np.concatenate([self.buckets, new_buckets]))
 
     @classmethod
-    def of_arrays(cls, hashes: np.ndarray, buckets: np.ndarray) -> "PartitionIndex":
+    def of_arrays(cls, hashes: np.ndarray, buckets: np.ndarray) -> PartitionIndex:
         order = np.argsort(hashes, kind="stable")
         return cls(hashes[order], buckets[order])
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence
+from typing import Optional, cast
+from collections.abc import Iterable, Sequence
 
 import fastavro
 
@@ -70,7 +71,7 @@ class IndexManifestEntry:
                 "_ROW_COUNT": f.row_count, "_DELETIONS_VECTORS_RANGES": ranges}
 
     @classmethod
-    def from_avro(cls, d: dict) -> "IndexManifestEntry":
+    def from_avro(cls, d: dict) -> IndexManifestEntry:
         check_index_record(d, INDEX_TYPES)
         raw = d.get("_DELETIONS_VECTORS_RANGES", d.get("_DELETION_VECTORS_RANGES"))
         ranges = None if raw is None else tuple(
@@ -82,13 +83,13 @@ class IndexManifestEntry:
 _RANGE = {"type": "record", "name": _NS + "__DELETIONS_VECTORS_RANGES", "fields": [
     {"name": "f0", "type": "string"}, {"name": "f1", "type": "int"}, {"name": "f2", "type": "int"},
     {"name": "_CARDINALITY", "type": ["null", "long"], "default": None}]}
-INDEX_MANIFEST_SCHEMA = fastavro.parse_schema({"type": "record", "name": _NS, "fields": [
+INDEX_MANIFEST_SCHEMA: dict = cast(dict, fastavro.parse_schema({"type": "record", "name": _NS, "fields": [
     {"name": "_VERSION", "type": "int"}, {"name": "_KIND", "type": "int"}, {"name": "_PARTITION", "type": "bytes"},
     {"name": "_BUCKET", "type": "int"}, {"name": "_INDEX_TYPE", "type": "string"},
     {"name": "_FILE_NAME", "type": "string"}, {"name": "_FILE_SIZE", "type": "long"},
     {"name": "_ROW_COUNT", "type": "long"},
     {"name": "_DELETIONS_VECTORS_RANGES", "type": ["null", {"type": "array", "items": ["null", _RANGE]}],
-     "default": None}]})
+     "default": None}]}))
 
 
 def encode(entries: Sequence[IndexManifestEntry], codec: str) -> bytes:
@@ -101,7 +102,7 @@ def encode(entries: Sequence[IndexManifestEntry], codec: str) -> bytes:
 
 def decode(data: bytes) -> list[IndexManifestEntry]:
     """The entries of an Avro index manifest."""
-    return from_records(fastavro.reader(io.BytesIO(data)))
+    return from_records(cast(Iterable[dict], fastavro.reader(io.BytesIO(data))))   # a record schema: dicts
 
 
 def from_records(records: Iterable[dict]) -> list[IndexManifestEntry]:

@@ -11,7 +11,8 @@ import datetime as dt
 import io
 from dataclasses import dataclass
 from itertools import repeat
-from typing import Iterable, Optional
+from typing import Literal, Optional, cast, overload
+from collections.abc import Iterable, Iterator
 
 import fastavro
 import pyarrow as pa
@@ -58,12 +59,12 @@ class SimpleStats:
                 "_NULL_COUNTS": None if self.null_counts is None else list(self.null_counts)}
 
     @classmethod
-    def from_avro(cls, d: dict) -> "SimpleStats":
+    def from_avro(cls, d: dict) -> SimpleStats:
         nc = d.get("_NULL_COUNTS")
         return cls(d["_MIN_VALUES"], d["_MAX_VALUES"], None if nc is None else shared(tuple(nc)))
 
     @classmethod
-    def shared_from_avro(cls, d: dict) -> "SimpleStats":
+    def shared_from_avro(cls, d: dict) -> SimpleStats:
         """``from_avro``, one object for equal statistics (those of keys repeat across files)."""
         nc = d.get("_NULL_COUNTS")
         key = (d["_MIN_VALUES"], d["_MAX_VALUES"], None if nc is None else tuple(nc))
@@ -115,7 +116,7 @@ class DataFileMeta:
             "_MIN_SEQUENCE_NUMBER": self.min_sequence_number,
             "_MAX_SEQUENCE_NUMBER": self.max_sequence_number,
             "_SCHEMA_ID": self.schema_id, "_LEVEL": self.level, "_EXTRA_FILES": list(self.extra_files),
-            "_CREATION_TIME": None if ct is None else dt.datetime.fromtimestamp(ct / 1000, dt.timezone.utc),
+            "_CREATION_TIME": None if ct is None else dt.datetime.fromtimestamp(ct / 1000, dt.UTC),
             "_DELETE_ROW_COUNT": self.delete_row_count, "_EMBEDDED_FILE_INDEX": self.embedded_index,
             "_FILE_SOURCE": self.file_source,
             "_VALUE_STATS_COLS": None if self.value_stats_cols is None else list(self.value_stats_cols),
@@ -124,10 +125,10 @@ class DataFileMeta:
         }
 
     @classmethod
-    def from_avro(cls, d: dict) -> "DataFileMeta":
+    def from_avro(cls, d: dict) -> DataFileMeta:
         ct = d.get("_CREATION_TIME")
         if isinstance(ct, dt.datetime):
-            ct = int((ct if ct.tzinfo else ct.replace(tzinfo=dt.timezone.utc)).timestamp() * 1000)
+            ct = int((ct if ct.tzinfo else ct.replace(tzinfo=dt.UTC)).timestamp() * 1000)
         vsc, wc = d.get("_VALUE_STATS_COLS"), d.get("_WRITE_COLS")
         return cls(d["_FILE_NAME"], d["_FILE_SIZE"], d["_ROW_COUNT"], shared(d["_MIN_KEY"]), shared(d["_MAX_KEY"]),
                    SimpleStats.shared_from_avro(d["_KEY_STATS"]), SimpleStats.from_avro(d["_VALUE_STATS"]),
@@ -161,7 +162,7 @@ class ManifestEntry:
                 "_BUCKET": self.bucket, "_TOTAL_BUCKETS": self.total_buckets, "_FILE": self.file.to_avro()}
 
     @classmethod
-    def from_avro(cls, d: dict) -> "ManifestEntry":
+    def from_avro(cls, d: dict) -> ManifestEntry:
         check_entry_record(d)
         return cls(d["_KIND"], shared(d["_PARTITION"]), d["_BUCKET"], d["_TOTAL_BUCKETS"],
                    DataFileMeta.from_avro(d["_FILE"]))
@@ -180,6 +181,10 @@ def _builder(cls):
 _FILE_BUILDER, _ENTRY_BUILDER = _builder(DataFileMeta), _builder(ManifestEntry)
 
 
+@overload
+def _field(parent, name: str, optional: Literal[False] = False) -> pa.Array: ...
+@overload
+def _field(parent, name: str, optional: bool) -> Optional[pa.Array]: ...
 def _field(parent, name: str, optional: bool = False) -> Optional[pa.Array]:
     """Field ``name`` of a decoded struct or table; None if an optional field is absent (written
     by an older Paimon). KeyError if a required one is."""
@@ -299,7 +304,7 @@ class ManifestFileMeta:
                 "_MIN_ROW_ID": None, "_MAX_ROW_ID": None}
 
     @classmethod
-    def from_avro(cls, d: dict) -> "ManifestFileMeta":
+    def from_avro(cls, d: dict) -> ManifestFileMeta:
         check_list_record(d)
         return cls(d["_FILE_NAME"], d["_FILE_SIZE"], d["_NUM_ADDED_FILES"], d["_NUM_DELETED_FILES"],
                    SimpleStats.from_avro(d["_PARTITION_STATS"]), d["_SCHEMA_ID"], d.get("_MIN_BUCKET"),
@@ -332,18 +337,18 @@ _FILE_SCHEMA = {"type": "record", "name": _NS + "__FILE", "fields": [
     _opt({"type": "array", "items": "string"}, "_VALUE_STATS_COLS"), _opt("string", "_EXTERNAL_PATH"),
     _opt("long", "_FIRST_ROW_ID"), _opt({"type": "array", "items": "string"}, "_WRITE_COLS"),
 ]}
-MANIFEST_ENTRY_SCHEMA = fastavro.parse_schema({"type": "record", "name": _NS, "fields": [
+MANIFEST_ENTRY_SCHEMA: dict = cast(dict, fastavro.parse_schema({"type": "record", "name": _NS, "fields": [
     {"name": "_VERSION", "type": "int"}, {"name": "_KIND", "type": "int"},
     {"name": "_PARTITION", "type": "bytes"}, {"name": "_BUCKET", "type": "int"},
-    {"name": "_TOTAL_BUCKETS", "type": "int"}, {"name": "_FILE", "type": _FILE_SCHEMA}]})
-MANIFEST_FILE_META_SCHEMA = fastavro.parse_schema({"type": "record", "name": _NS, "fields": [
+    {"name": "_TOTAL_BUCKETS", "type": "int"}, {"name": "_FILE", "type": _FILE_SCHEMA}]}))
+MANIFEST_FILE_META_SCHEMA: dict = cast(dict, fastavro.parse_schema({"type": "record", "name": _NS, "fields": [
     {"name": "_VERSION", "type": "int"}, {"name": "_FILE_NAME", "type": "string"},
     {"name": "_FILE_SIZE", "type": "long"}, {"name": "_NUM_ADDED_FILES", "type": "long"},
     {"name": "_NUM_DELETED_FILES", "type": "long"},
     {"name": "_PARTITION_STATS", "type": _stats_schema(_NS + "__PARTITION_STATS")},
     {"name": "_SCHEMA_ID", "type": "long"}, _opt("int", "_MIN_BUCKET"), _opt("int", "_MAX_BUCKET"),
     _opt("int", "_MIN_LEVEL"), _opt("int", "_MAX_LEVEL"), _opt("long", "_MIN_ROW_ID"),
-    _opt("long", "_MAX_ROW_ID")]})
+    _opt("long", "_MAX_ROW_ID")]}))
 
 
 def _avro_codec(compression: str) -> str:
@@ -379,6 +384,11 @@ def _write_sorted_avro(schema, records: list[dict], partitions: list[bytes], cod
     return buf.getvalue()
 
 
+def _records(block: Iterable) -> Iterator[dict]:
+    """The records of a block: dicts, as a manifest's schema is a record (fastavro's types allow any Avro value)."""
+    return cast(Iterator[dict], iter(block))
+
+
 def _filtered_records(data: bytes, keep: PartitionFilter) -> list[dict]:
     """Records of the partitions ``keep`` matches. In a sorted manifest a block's partitions lie
     between its first partition and the next block's first, so a block outside the filter is
@@ -387,7 +397,7 @@ def _filtered_records(data: bytes, keep: PartitionFilter) -> list[dict]:
     out: list[dict] = []
     if reader.metadata.get(SORTED_BY) != "partition":
         for block in reader:
-            out += [r for r in block if keep.matches(r["_PARTITION"])]
+            out += [r for r in _records(block) if keep.matches(r["_PARTITION"])]
         return out
 
     def take(first: dict, rest, upper: Optional[bytes]) -> None:
@@ -396,7 +406,7 @@ def _filtered_records(data: bytes, keep: PartitionFilter) -> list[dict]:
 
     pending = None
     for block in reader:
-        records = iter(block)
+        records = _records(block)
         first = next(records, None)
         if first is None:
             continue

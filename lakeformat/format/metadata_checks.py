@@ -28,7 +28,8 @@ field-name comparisons, nothing per entry unless a rare value is present.
 """
 from __future__ import annotations
 
-from typing import Callable, Collection, Iterable, Mapping, Optional, Sequence
+from typing import Optional
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc

@@ -8,7 +8,7 @@ the directory or confuse a listing.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 import pyarrow as pa

@@ -13,7 +13,8 @@ import difflib
 import re
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Mapping, Optional, Sequence, TypeVar
+from typing import Any, Generic, Optional, TypeVar
+from collections.abc import Callable, Mapping, Sequence
 
 from lakeformat.errors import OptionError, UnknownOptionWarning, UnsupportedOptionError
 from lakeformat.format.paimon_options import (
@@ -79,7 +80,7 @@ def parse_memory(v: str) -> int:
     """Bytes from Paimon's MemorySize: '64 mb', '128MB', '1 gb', '512 kb', '100 b', '4096'."""
     m = _NUMBER_UNIT.fullmatch(v.strip())
     unit = m.group(2).strip().lower() if m else None
-    if unit is None or (unit and unit not in _MEMORY_UNITS):
+    if m is None or unit is None or (unit and unit not in _MEMORY_UNITS):
         raise ValueError("not a memory size like '64 mb' (units: b, kb, mb, gb, tb)")
     n = int(m.group(1)) * _MEMORY_UNITS.get(unit, 1)
     if n > LONG_MAX:
@@ -91,7 +92,7 @@ def parse_duration(v: str) -> dt.timedelta:
     """Paimon's TimeUtils: '1 h', '30 min', '10 s', '100 ms', '1 d', '2 days', '5min'; bare number = ms."""
     m = _NUMBER_UNIT.fullmatch(v.strip().lower())
     unit = m.group(2).strip() if m else None
-    if unit is None or (unit and unit not in _DURATION_UNITS):
+    if m is None or unit is None or (unit and unit not in _DURATION_UNITS):
         raise ValueError("not a duration like '100 ms', '10 s', '30 min', '1 h' or '2 d'")
     try:
         return dt.timedelta(microseconds=int(m.group(1)) * _DURATION_UNITS.get(unit, 10**6) // 1000)
@@ -392,6 +393,13 @@ class Options:
                 return _parse(key, self.raw[key], option.parse)
         return option.default
 
+    def required(self, option: Option[T]) -> T:
+        """``get`` of an option that has a default, so never None."""
+        v = self.get(option)
+        if v is None:
+            raise OptionError(f"option {option.key!r} has no value")
+        return v
+
     def field_option(self, field: str, suffix: str) -> Any:
         """Typed ``fields.<field>.<suffix>``, or None when unset."""
         if suffix not in FIELD_SUFFIXES:
@@ -406,13 +414,13 @@ class Options:
 
     def stop_trigger(self) -> int:
         """Effective ``num-sorted-run.stop-trigger``: set value or trigger + 3, never below the trigger."""
-        trigger, stop = self.get(COMPACTION_TRIGGER), self.get(STOP_TRIGGER)
+        trigger, stop = self.required(COMPACTION_TRIGGER), self.get(STOP_TRIGGER)
         return max(trigger, stop if stop is not None else trigger + 3)
 
     def num_levels(self) -> int:
         """Effective ``num-levels``: set value or compaction trigger + 1."""
         n = self.get(NUM_LEVELS)
-        return n if n is not None else self.get(COMPACTION_TRIGGER) + 1
+        return n if n is not None else self.required(COMPACTION_TRIGGER) + 1
 
     def __repr__(self) -> str:
         return f"Options({self.raw!r})"
@@ -510,7 +518,7 @@ def validate(raw: Mapping[str, Any], *, allow_unknown: bool = False,
     if columns is not None:
         check_column_references(out, columns)
     opts = Options(out)
-    lo, hi = opts.get(SNAPSHOT_NUM_RETAINED_MIN), opts.get(SNAPSHOT_NUM_RETAINED_MAX)
+    lo, hi = opts.required(SNAPSHOT_NUM_RETAINED_MIN), opts.required(SNAPSHOT_NUM_RETAINED_MAX)
     if lo > hi:
         raise OptionError(f"option {SNAPSHOT_NUM_RETAINED_MIN.key!r} ({lo}) is larger than "
                           f"{SNAPSHOT_NUM_RETAINED_MAX.key!r} ({hi})")

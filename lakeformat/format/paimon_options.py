@@ -16,7 +16,7 @@ a feature of a newer Paimon than a user's note, and is refused.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 READ, WRITE = "read", "write"
 RW = frozenset((READ, WRITE))
@@ -120,8 +120,8 @@ _HARMLESS_DOC = {
         "partition.mark-done-action", "partition.mark-done-action.custom.class", "commit.callbacks",
         "tag.callbacks", "partition", "primary-key", "owner", "comment", "object-location"),
     "settings of a feature refused through its own switch (tag.automatic-creation, record-level.expire-time)": (
-        "record-level.time-field", "tag.automatic-completion", "tag.batch.customized-name", "tag.creation-delay", "tag.creation-period",
-        "tag.num-retained-max", "tag.period-formatter"),
+        "record-level.time-field", "tag.automatic-completion", "tag.batch.customized-name", "tag.creation-delay",
+        "tag.creation-period", "tag.num-retained-max", "tag.period-formatter"),
 }
 HARMLESS: dict[str, str] = {k: why for why, keys in _HARMLESS_DOC.items() for k in keys}
 # Whole namespaces of engine or file-system settings (Flink's sink./lookup., format writers' own keys).

@@ -13,14 +13,15 @@ from __future__ import annotations
 import datetime as dt
 import math
 from decimal import Decimal
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
 import numpy as np
 
 from lakeformat.errors import DataError
 from lakeformat.format import predicate as P
 from lakeformat.format.binary_row import deserialize_row, timestamp_to_nanos
-from lakeformat.format.types import DataField, DataType
+from lakeformat.format.types import AtomicType, DataField, DataType
 
 _EPOCH_DATE = dt.date(1970, 1, 1)
 MAX_SEGMENT_BYTES = 255   # a directory name
@@ -55,6 +56,7 @@ def partition_text(value: Any, type_: DataType, legacy: bool = True) -> Optional
     if value is None:
         return None
     root = getattr(type_, "root", None)
+    params = type_.params if isinstance(type_, AtomicType) else ()
     if isinstance(value, bool):
         return "true" if value else "false"
     if root in ("FLOAT", "DOUBLE"):
@@ -65,10 +67,10 @@ def partition_text(value: Any, type_: DataType, legacy: bool = True) -> Optional
         return str((value - _EPOCH_DATE).days) if legacy else value.isoformat()
     if root == "TIME":
         millis = (value.hour * 3600 + value.minute * 60 + value.second) * 1000 + value.microsecond // 1000
-        return str(millis) if legacy else _time_text(millis * 10**6, type_.params[0])
+        return str(millis) if legacy else _time_text(millis * 10**6, params[0])
     if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
         nanos = timestamp_to_nanos(value, root == "TIMESTAMP_LTZ")
-        return _java_local_date_time(nanos) if legacy else _cast_timestamp(nanos, type_.params[0])
+        return _java_local_date_time(nanos) if legacy else _cast_timestamp(nanos, params[0])
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return str(value)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -24,13 +25,13 @@ _OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.l
 
 
 class Predicate:
-    def __and__(self, other: "Predicate") -> "Predicate":
+    def __and__(self, other: Predicate) -> Predicate:
         return And((self, other))
 
-    def __or__(self, other: "Predicate") -> "Predicate":
+    def __or__(self, other: Predicate) -> Predicate:
         return Or((self, other))
 
-    def __invert__(self) -> "Predicate":
+    def __invert__(self) -> Predicate:
         return negate(self)
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Callable, Optional
+from typing import Optional
+from collections.abc import Callable
 
 from lakeformat.format.human import human_duration
 

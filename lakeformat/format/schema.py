@@ -9,7 +9,8 @@ import json
 import re
 import time
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Optional
+from collections.abc import Iterable, Mapping, Sequence
 
 import pyarrow as pa
 
@@ -85,7 +86,7 @@ class TableSchema:
         }, indent=2)
 
     @classmethod
-    def from_json(cls, text: str) -> "TableSchema":
+    def from_json(cls, text: str) -> TableSchema:
         d = json.loads(text)
         if not isinstance(d, dict):
             raise ValueError(f"not a JSON object but a JSON {type(d).__name__}")

@@ -65,7 +65,7 @@ class Snapshot:
         return json.dumps(out, indent=2)
 
     @classmethod
-    def from_json(cls, text: str) -> "Snapshot":
+    def from_json(cls, text: str) -> Snapshot:
         """The snapshot in ``text``; ValueError naming the first field that is missing or of the
         wrong type (a snapshot, tag or changelog file that is not one is corrupt, whatever it holds)."""
         d = json.loads(text)

@@ -52,14 +52,14 @@ class AtomicType:
 
 @dataclass(frozen=True)
 class ArrayType:
-    element: "DataType"
+    element: DataType
     nullable: bool = True
 
 
 @dataclass(frozen=True)
 class MapType:
-    key: "DataType"
-    value: "DataType"
+    key: DataType
+    value: DataType
     nullable: bool = True
 
 
@@ -67,7 +67,7 @@ class MapType:
 class DataField:
     id: int
     name: str
-    type: "DataType"
+    type: DataType
     description: Optional[str] = None
 
 

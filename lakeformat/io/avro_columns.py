@@ -26,7 +26,7 @@ import io
 import json
 import os
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Iterable, Iterator, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -231,7 +232,8 @@ class RollingFileWriter:
         self.arrow_schema = self._file_schema()
         self.files: list[DataFileMeta] = []
         self.seq = seq_start
-        self._writer = self._stream = None
+        self._writer: Optional[FormatWriter] = None
+        self._stream: Any = None   # the output stream of the file being written
         self._prefix = f"{prefix}{uuid.uuid4()}-"
         self._count = 0
         self._bytes_per_row = 0.0
@@ -262,6 +264,8 @@ class RollingFileWriter:
         while offset < data.num_rows:
             if self._writer is None:
                 self._open()
+            writer = self._writer
+            assert writer is not None, "_open opens a file or raises"
             written = self._stream.tell()
             chunk = data.num_rows - offset
             if self._bytes_per_row:
@@ -271,7 +275,7 @@ class RollingFileWriter:
             part = data.slice(offset, chunk)
             rows = part.cast(self.arrow_schema)
             try:
-                self._writer.write(rows)
+                writer.write(rows)
             except OSError as e:
                 raise self._failed(e) from None
             self._observe(part)
@@ -308,8 +312,10 @@ class RollingFileWriter:
         self._start_file()
 
     def _close_file(self) -> None:
+        writer = self._writer
+        assert writer is not None, "a file is open"
         try:
-            self._writer.close()
+            writer.close()
             size = self._stream.tell()
             self._stream.close()
         except OSError as e:
@@ -329,7 +335,7 @@ class RollingFileWriter:
             try:
                 if closing is not None:
                     closing.close()
-            except Exception:   # noqa: BLE001 - it is being thrown away; its error is not the one to report
+            except Exception:   # it is being thrown away; its error is not the one to report
                 pass
         if self._stream is not None:
             self.ctx.io.delete(join(self.dir, self._name))

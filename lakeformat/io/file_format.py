@@ -12,7 +12,8 @@ older lakeformat versions, other writers) are read unverified.
 """
 from __future__ import annotations
 
-from typing import BinaryIO, Iterator, Optional, Sequence
+from typing import Any, BinaryIO, Optional, cast
+from collections.abc import Iterator, Sequence
 
 import fastavro
 import pyarrow as pa
@@ -103,7 +104,7 @@ def _branch(t):
     return t
 
 
-def _logical(t) -> tuple[str, Optional[str], dict]:
+def _logical(t) -> tuple[Any, Optional[str], dict]:
     t = _branch(t)
     if isinstance(t, dict):
         if isinstance(t.get("type"), (dict, list)) and "logicalType" not in t:
@@ -133,11 +134,12 @@ def _avro_column(values: list, avro_type, name: str) -> pa.Array:
 
 def _avro_table(src: BinaryIO, columns: Sequence[str]) -> pa.Table:
     reader = fastavro.reader(src)
-    types = {f["name"]: f["type"] for f in reader.writer_schema["fields"]}
+    # a data file's schema is a record, so its values are dicts
+    types = {f["name"]: f["type"] for f in cast(dict, reader.writer_schema)["fields"]}
     missing = [c for c in columns if c not in types]
     if missing:
         raise KeyError(f"columns {missing} are not in the Avro file")
-    records = list(reader)
+    records = cast(list[dict], list(reader))
     arrays = [_avro_column([r[c] for r in records], types[c], c) for c in columns]
     return pa.Table.from_arrays(arrays, names=list(columns))
 

@@ -22,7 +22,8 @@ import random
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Mapping, Sequence
 from urllib.parse import urlparse
 
 import pyarrow.fs as pafs
@@ -81,7 +82,7 @@ class FileIO:
         return f"FileIO({self.scheme!r}, {mask_options(self.options)!r})"   # never the S3 secret
 
     @classmethod
-    def for_uri(cls, uri: str, options: Optional[Mapping[str, str]] = None) -> "FileIO":
+    def for_uri(cls, uri: str, options: Optional[Mapping[str, str]] = None) -> FileIO:
         options = dict(options or {})
         scheme = urlparse(uri).scheme
         if scheme in ("", "file"):
@@ -205,10 +206,10 @@ class FileIO:
             return
         try:
             try:
-                f = open(p, "wb")
+                f = open(p, "wb")  # noqa: SIM115 -- closed by the `with f` below
             except FileNotFoundError:
                 os.makedirs(os.path.dirname(p), exist_ok=True)
-                f = open(p, "wb")
+                f = open(p, "wb")  # noqa: SIM115
             with f:
                 f.write(data)
         except OSError as e:
@@ -329,7 +330,7 @@ class FileIO:
                 if self._s3_put_if_absent(p, data):
                     return True
                 refused = True
-            except Exception as e:   # noqa: BLE001 - no answer: the PUT may have been applied
+            except Exception as e:   # no answer: the PUT may have been applied
                 refused, error = False, e
             current = self.read_back(path)   # unanswered reads: OutcomeUnknownError, nothing decided
             if current is not None:
@@ -395,7 +396,7 @@ def _unlink(p: str) -> None:
 
 def _s3_filesystem(o: Mapping[str, str]) -> pafs.S3FileSystem:
     endpoint = o.get("s3.endpoint")
-    kwargs = dict(region=o.get("s3.region", "us-east-1"),
+    kwargs: dict[str, Any] = dict(region=o.get("s3.region", "us-east-1"),
                   access_key=o.get("s3.access-key"), secret_key=o.get("s3.secret-key"),
                   session_token=o.get("s3.session-token"))
     if endpoint:

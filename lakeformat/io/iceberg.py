@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from typing import Mapping, Optional, Sequence
+from typing import Optional
+from collections.abc import Mapping, Sequence
 from urllib.parse import urlparse
 
 import numpy as np

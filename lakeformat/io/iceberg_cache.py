@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Optional
+from typing import Any, Optional
+from collections.abc import Callable, Hashable
 
 KEPT = 512   # manifests (and tag files) remembered; manifest list records four times as many
 

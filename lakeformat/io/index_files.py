@@ -9,7 +9,8 @@ Avro by default, ORC when the table says ``orc``. They are read by the form thei
 from __future__ import annotations
 
 import uuid
-from typing import Mapping, Optional, Sequence
+from typing import Optional
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 

@@ -2,8 +2,8 @@
 
 Decoding Avro entries is most of what planning, merging and the orphan scan cost: manifest entries
 are decoded into columns by a compiled reader (``Columns``, ``io/avro_columns.py``), the few records
-of manifest lists by fastavro one at a time. Manifests are immutable, and a merge by block copy (``ManifestFile.concat``)
-puts the same compressed blocks into the merged manifest, so one block is often named by many
+of manifest lists by fastavro one at a time. Manifests are immutable, and a merge by block copy
+(``ManifestFile.concat``) puts the same compressed blocks into the merged manifest, so one block is often named by many
 manifests of a table's history. Entries are therefore cached per block, keyed by a digest of the
 file's schema and codec and of the block's compressed bytes: content-addressed, so a cached value
 can never be stale or belong to another file (a rewritten or corrupt file has other bytes and is
@@ -26,7 +26,8 @@ import zlib
 from array import array
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Optional, cast
+from collections.abc import Callable, Sequence
 
 import cramjam
 import fastavro
@@ -58,7 +59,7 @@ class BlockCache:
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
-    def get(self, key: tuple) -> Optional["Block"]:
+    def get(self, key: tuple) -> Optional[Block]:
         with self._lock:
             value = self._blocks.get(key)
             if value is None:
@@ -68,7 +69,7 @@ class BlockCache:
             self.hits += 1
             return value
 
-    def put(self, key: tuple, value: "Block") -> None:
+    def put(self, key: tuple, value: Block) -> None:
         if len(value) > self.max_entries:
             return
         with self._lock:
@@ -164,7 +165,7 @@ def _schema(head: bytes, text: bytes) -> dict:
     if parsed is None:
         if len(_SCHEMAS) > 256:
             _SCHEMAS.clear()
-        parsed = _SCHEMAS[head] = fastavro.parse_schema(_plain(json.loads(text)))
+        parsed = _SCHEMAS[head] = cast(dict, fastavro.parse_schema(_plain(json.loads(text))))
     return parsed
 
 
@@ -214,12 +215,13 @@ def coalesce(metadata: dict, kind: str, blocks: list[tuple[int, bytes]]) -> list
             raw = compress(codec, b"".join(plains))
             out.append((sum(n for n, _ in run), raw))
             parts = [CACHE.get((head, _digest(r))) for _, r in run]
-            if all(p is not None for p in parts):
+            cached = [p for p in parts if p is not None]
+            if len(cached) == len(parts):
                 shift, ends = 0, array("Q")
-                for p, plain in zip(parts, plains):
+                for p, plain in zip(cached, plains):
                     ends.extend(e + shift for e in p.ends)
                     shift += len(plain)
-                remember(metadata, kind, raw, tuple(v for p in parts for v in p.values), ends)
+                remember(metadata, kind, raw, tuple(v for p in cached for v in p.values), ends)
         run.clear()
 
     for count, raw in blocks:
@@ -249,7 +251,9 @@ COLUMN_CHUNK = 1024   # records decoded in one call: bounds the memory of the by
 
 def _chunks(items: list, limit: int) -> list[list]:
     """``items`` (key, count, raw) in runs of at most ``limit`` records (a larger block alone)."""
-    out, run, size = [], [], 0
+    out: list[list] = []
+    run: list = []
+    size = 0
     for item in items:
         if run and size + item[1] > limit:
             out.append(run)

@@ -68,7 +68,7 @@ def write_orc(avro_schema: dict, records: list[dict], codec: str) -> bytes:
 
 def _utc(v):
     """ORC timestamps come back naive: they are UTC here, as the Avro form's."""
-    return v.replace(tzinfo=dt.timezone.utc) if isinstance(v, dt.datetime) and v.tzinfo is None else v
+    return v.replace(tzinfo=dt.UTC) if isinstance(v, dt.datetime) and v.tzinfo is None else v
 
 
 def read_orc(data: bytes) -> list[dict]:

@@ -7,8 +7,9 @@ import io
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from array import array
-from itertools import accumulate, groupby
-from typing import Callable, Iterable, Iterator, Optional, Sequence
+from itertools import accumulate, groupby, pairwise
+from typing import Optional, Union, cast
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import fastavro
 
@@ -61,7 +62,7 @@ def _read_records(fio: FileIO, path: str) -> list[dict]:
     data = _read_bytes(fio, path)
     orc = is_orc(data)
     try:
-        return read_orc(data) if orc else list(fastavro.reader(io.BytesIO(data)))
+        return read_orc(data) if orc else cast(list[dict], list(fastavro.reader(io.BytesIO(data))))   # records: dicts
     except Exception as e:  # fastavro and the ORC reader raise many kinds on garbage input
         raise CorruptFileError(path, f"cannot read {'ORC' if orc else 'Avro'}: {e}") from None
 
@@ -116,7 +117,7 @@ class ManifestFile:
         return join(self.dir, name)
 
     def read_all(self, names: Sequence[str], threads: int = 8, batch: int = 64,
-                 file_names: bool = False) -> Iterator[tuple[str, object]]:
+                 file_names: bool = False) -> Iterator[tuple[str, Union[list, Exception]]]:
         """(name, its entries or the error reading it) of each of ``names``, in order (with
         ``file_names``, instead of each entry the names of the files it names). The files
         are fetched in ``threads`` parallel threads (storage latency) and decoded in this one,
@@ -257,14 +258,15 @@ class ManifestFile:
         mine = avro_blocks.parse(_header(self.codec, bytes(16), sortable(self.partition_types))).metadata
         paths = [self.path(m.file_name) for m in metas]
         datas = [_read_bytes(self.io, path) for path in paths]
-        parts = None if self.orc or any(is_orc(d) for d in datas) else []
+        fetched: list = []
+        parts: Optional[list] = None if self.orc or any(is_orc(d) for d in datas) else fetched
         for path, got in zip(paths, manifest_cache.blocks_of(datas, "key", KEYS) if parts is not None else ()):
             if isinstance(got, Exception):
                 raise _avro_error(path, got)
             if any(got[0].metadata.get(k) != mine.get(k) for k in ("avro.schema", "avro.codec", SORTED_BY)):
                 parts = None
                 break
-            parts.append(got)
+            fetched.append(got)
         if parts is None:
             entries = [e for m in metas for e in self.read(m.file_name)]
             return self.write([e for e, k in zip(entries, keep([e.key for e in entries])) if k])
@@ -292,7 +294,8 @@ class ManifestFile:
                     values = tuple(v for v, k in zip(block.values, f) if k)
                     manifest_cache.remember(mine, "key", raw, values, array("Q", accumulate(map(len, pieces))))
                     out.append((n, raw, values))
-        groups, size = [[]], 0
+        groups: list[list] = [[]]
+        size = 0
         for b in out:
             if size >= self.target_size:
                 groups.append([])
@@ -312,8 +315,8 @@ class ManifestFile:
         """Whether the partitions of entries (their ``ManifestEntry.key``) never go down
         (compared run by run)."""
         runs = [p for p, _ in groupby(k[1] for k in keys)]
-        keys = {p: sort_key(deserialize_row(p, self.partition_types)) for p in set(runs)}
-        return all(keys[a] <= keys[b] for a, b in zip(runs, runs[1:]))
+        order = {p: sort_key(deserialize_row(p, self.partition_types)) for p in set(runs)}
+        return all(order[a] <= order[b] for a, b in pairwise(runs))
 
     def _merged_stats(self, stats: Sequence[SimpleStats]) -> SimpleStats:
         types = self.partition_types

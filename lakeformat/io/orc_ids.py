@@ -10,6 +10,7 @@ go on as field metadata: ``paimon.id`` and nothing else, as in Java's files.
 from __future__ import annotations
 
 from typing import Optional
+from collections.abc import Sequence
 
 import pyarrow as pa
 
@@ -72,6 +73,7 @@ def with_ids(f: pa.Field, field_id: int, t: Optional[T.DataType] = None, depth: 
         v = _tag(with_ids(at.item_field, field_id, value, depth + 1), map_value_id(field_id, depth + 1))
         at = pa.map_(k, v, keys_sorted=at.keys_sorted)
     elif pa.types.is_struct(at):
+        subtypes: list[Optional[T.DataType]]
         if isinstance(t, T.RowType) and len(t.fields) == at.num_fields:
             ids, subtypes = [x.id for x in t.fields], [x.type for x in t.fields]
         else:
@@ -86,7 +88,7 @@ def metadata_schema(schema: pa.Schema) -> pa.Schema:
     return pa.schema([with_ids(f, i) for f, i in zip(schema, ids)])
 
 
-def data_schema(schema: pa.Schema, fields: list) -> pa.Schema:
+def data_schema(schema: pa.Schema, fields: Sequence) -> pa.Schema:
     """The Arrow schema of a data file with Paimon's ids. Each column's id is its
     ``PARQUET:field_id`` (the table's field id; a key column of a primary-key file
     ``KEY_FIELD_ID_START`` + it; the system columns theirs); ``fields`` (the table schema's

@@ -42,7 +42,8 @@ class SchemaManager:
                 self._cache[schema_id] = TableSchema.from_json(text.decode())
             except UnsupportedError as e:   # valid in Paimon, not corrupt: say what is missing
                 raise type(e)(f"{path}: {e}") from None
-            except (ValueError, KeyError, TypeError, AttributeError, OverflowError, UnicodeDecodeError, SchemaError) as e:
+            except (ValueError, KeyError, TypeError, AttributeError, OverflowError, UnicodeDecodeError,
+                    SchemaError) as e:
                 raise CorruptFileError(path, f"cannot parse schema: {e}") from None
         return self._cache[schema_id]
 

@@ -5,7 +5,8 @@ directory, which is the truth.
 """
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Optional
+from collections.abc import Iterator
 
 from lakeformat.errors import CorruptFileError, NotFoundError
 from lakeformat.format.metadata_checks import UnsupportedMetadataError, with_path

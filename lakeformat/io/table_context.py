@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import copy
 from functools import lru_cache
-from typing import Callable, ContextManager, Optional, Protocol, Sequence
+from typing import ContextManager, Optional, Protocol
+from collections.abc import Callable, Sequence
 
 import pyarrow as pa
 
@@ -55,7 +56,7 @@ class TableContext:
         self.schema: TableSchema = latest
         self._typed_options: tuple[Optional[TableSchema], Optional[Options]] = (None, None)
 
-    def with_schema(self, schema: TableSchema) -> "TableContext":
+    def with_schema(self, schema: TableSchema) -> TableContext:
         """This context seen with another of the table's schemas (the one a snapshot was written with)."""
         view = copy.copy(self)
         view.schema, view._typed_options = schema, (None, None)

@@ -18,7 +18,8 @@ from __future__ import annotations
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional, Protocol, Sequence
+from typing import Optional, Protocol
+from collections.abc import Callable, Iterable, Sequence
 
 from lakeformat.errors import OptionError
 from lakeformat.format import options as O

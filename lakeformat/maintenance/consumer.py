@@ -9,6 +9,7 @@ readers retry briefly before failing with the file's name.
 """
 from __future__ import annotations
 
+import builtins
 import datetime as dt
 import json
 import logging
@@ -118,14 +119,14 @@ class ConsumerManager:
         return min(values) if values else None
 
     def expire(self, older_than: Optional[dt.timedelta] = None, now: Optional[dt.datetime] = None,
-               dry_run: bool = False) -> list[str]:
+               dry_run: bool = False) -> builtins.list[str]:
         """Delete consumers whose file was last written more than ``older_than`` ago (default:
         the table's ``consumer.expiration-time``; unset: none expire). Returns their ids."""
         if older_than is None:
             older_than = self.ctx.typed_options.get(O.CONSUMER_EXPIRATION_TIME)
             if older_than is None:
                 return []
-        now = now or dt.datetime.now(dt.timezone.utc)
+        now = now or dt.datetime.now(dt.UTC)
         if now.tzinfo is None:
             now = now.astimezone()
         cutoff = now - older_than
@@ -142,7 +143,8 @@ class ConsumerManager:
             log.info("expired consumers %s of %s (idle longer than %s)", sorted(expired), self.ctx.name, older_than)
         return sorted(expired)
 
-    def clear(self, including: str = ".*", excluding: Optional[str] = None, dry_run: bool = False) -> list[str]:
+    def clear(self, including: str = ".*", excluding: Optional[str] = None,
+              dry_run: bool = False) -> builtins.list[str]:
         """Delete the consumers whose whole id matches ``including`` and not ``excluding``
         (regular expressions, as Paimon's clear_consumers procedure). Returns their ids."""
         try:

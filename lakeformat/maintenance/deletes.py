@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Iterable, Optional
+from typing import Optional
+from collections.abc import Callable, Iterable
 
 DELETE_THREADS = 16
 WINDOW = 4 * DELETE_THREADS   # paths submitted and not yet deleted, at most

@@ -43,7 +43,8 @@ import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional, Sequence, Union
+from typing import Optional, Union
+from collections.abc import Callable, Iterable, Sequence
 
 from lakeformat.errors import CorruptFileError, LakeformatError, NotFoundError
 from lakeformat.format import options as O
@@ -587,7 +588,7 @@ def expire_after_commit(ctx: TableContext, latest: Optional[int] = None) -> Opti
         if ctx.typed_options.get(O.WRITE_ONLY):
             return None
         return expire_snapshots(ctx, from_hints=True, latest=latest)
-    except Exception as e:   # noqa: BLE001 - the commit succeeded; expiration retries next commit
+    except Exception as e:   # the commit succeeded; expiration retries next commit
         log.warning("expiring old snapshots of %s after a commit failed (the commit itself succeeded; "
                     "the next commit tries again): %s", ctx.name, e, exc_info=log.isEnabledFor(logging.DEBUG))
         return None

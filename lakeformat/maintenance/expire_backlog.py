@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from typing import Optional, Sequence, Union
+from typing import Optional, Union
+from collections.abc import Sequence
 
 from lakeformat.errors import LakeformatError
 from lakeformat.format import options as O
@@ -33,7 +34,7 @@ def expire_backlog(ctx: TableContext, *, step: Optional[int] = None, max_deletes
     cfg = resolve_settings(ctx, retain_min, retain_max, older_than, step, now)
     cap = max_deletes if max_deletes is not None else O.LONG_MAX
     kw = dict(retain_min=cfg.retain_min, retain_max=cfg.retain_max,
-              older_than=dt.datetime.fromtimestamp(cfg.older_than_millis / 1000, dt.timezone.utc))
+              older_than=dt.datetime.fromtimestamp(cfg.older_than_millis / 1000, dt.UTC))
     lim = reason_limits(ctx, cfg, retain_min, retain_max, older_than)
     if dry_run:
         r = expire_snapshots(ctx, **kw, max_deletes=cap, dry_run=True)

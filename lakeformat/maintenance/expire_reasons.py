@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Callable, Optional, Union
+from typing import Optional, Union
+from collections.abc import Callable
 
 from lakeformat.format.human import human_duration
 

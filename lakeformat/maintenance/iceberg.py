@@ -295,7 +295,7 @@ class IcebergPublisher:
             return None
         try:
             return TableMetadata.from_json(self.files.read_version(version)).table_uuid
-        except Exception:   # noqa: BLE001 - unreadable metadata gets a new identity
+        except Exception:   # unreadable metadata gets a new identity
             return None
 
     def _read_list(self, path: str) -> list[dict]:
@@ -553,7 +553,7 @@ def publish_after_change(ctx: TableContext, deltas: Optional[dict[int, list[Mani
     try:
         expired_to = expired.end if expired is not None and expired.begin is not None else None
         return IcebergPublisher(ctx).sync(deltas=deltas, expired_to=expired_to)
-    except Exception as e:   # noqa: BLE001 - the commit succeeded; the next publish repairs
+    except Exception as e:   # the commit succeeded; the next publish repairs
         log.warning("publishing Iceberg metadata of %s failed (the commit itself succeeded; the next commit "
                     "or `lakeformat iceberg-sync` repairs it): %s", ctx.name, e,
                     exc_info=log.isEnabledFor(logging.DEBUG))

@@ -44,7 +44,8 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from itertools import chain
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Optional
+from collections.abc import Callable, Iterable, Sequence
 
 import pyarrow.fs as pafs
 

@@ -28,7 +28,8 @@ import time
 import uuid
 import weakref
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence, Union
+from typing import Optional, Union
+from collections.abc import Callable, Sequence
 
 from lakeformat.commit.commit import FileStoreCommit, Overwrite
 from lakeformat.errors import LakeformatError, OptionError
@@ -70,7 +71,7 @@ class ExpirePolicy:
 
     @classmethod
     def of(cls, keys: Sequence[str], options: O.Options,
-           expiration_time: Union[None, str, dt.timedelta] = None) -> "ExpirePolicy":
+           expiration_time: Union[None, str, dt.timedelta] = None) -> ExpirePolicy:
         """The table's policy, with ``expiration_time`` overriding the option. Raises
         OptionError for settings that could never expire anything."""
         expiration_time = O.duration(expiration_time, "expiration_time")
@@ -79,9 +80,9 @@ class ExpirePolicy:
             raise OptionError("partition.expiration-time is not set: set the table option or pass expiration_time")
         if not isinstance(expiration_time, dt.timedelta) or expiration_time < dt.timedelta(0):
             raise OptionError(f"partition expiration time must be a non-negative duration, not {expiration_time!r}")
-        policy = cls(expiration_time, options.get(O.PARTITION_EXPIRATION_STRATEGY),
+        policy = cls(expiration_time, options.required(O.PARTITION_EXPIRATION_STRATEGY),
                      options.get(O.PARTITION_TIMESTAMP_FORMATTER), options.get(O.PARTITION_TIMESTAMP_PATTERN),
-                     options.get(O.PARTITION_EXPIRATION_MAX_NUM))
+                     options.required(O.PARTITION_EXPIRATION_MAX_NUM))
         if policy.max_num <= 0:
             raise OptionError(f"partition.expiration-max-num must be positive, not {policy.max_num}")
         if policy.strategy == VALUES_TIME:
@@ -205,7 +206,7 @@ def drop_partitions(ctx: TableContext, partitions: Sequence[bytes], commit_user:
 
 # ---------------------------------------------------------------- writer-side check
 
-_last_check: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_last_check: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def maybe_expire_partitions(ctx: TableContext, now: Optional[dt.datetime] = None) -> Optional[list[dict]]:

@@ -16,7 +16,8 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
 from lakeformat.errors import OptionError
 

@@ -8,7 +8,7 @@ then leaves unreferenced files, never a manifest pointing at a missing file).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from collections.abc import Iterable
 
 from lakeformat.format.manifest import ADD, ManifestEntry, merge_entries
 from lakeformat.format.snapshot import Snapshot
@@ -28,12 +28,12 @@ class FileRefs:
     index_manifests: frozenset = frozenset()  # names under manifest/
     index_files: frozenset = frozenset()      # names under index/: deletion vectors, hash indexes
 
-    def __or__(self, other: "FileRefs") -> "FileRefs":
+    def __or__(self, other: FileRefs) -> FileRefs:
         return FileRefs(self.manifest_lists | other.manifest_lists, self.manifests | other.manifests,
                         self.data_files | other.data_files, self.index_manifests | other.index_manifests,
                         self.index_files | other.index_files)
 
-    def __sub__(self, other: "FileRefs") -> "FileRefs":
+    def __sub__(self, other: FileRefs) -> FileRefs:
         return FileRefs(self.manifest_lists - other.manifest_lists, self.manifests - other.manifests,
                         self.data_files - other.data_files, self.index_manifests - other.index_manifests,
                         self.index_files - other.index_files)

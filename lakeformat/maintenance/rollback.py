@@ -18,7 +18,8 @@ import logging
 import os
 import posixpath
 from dataclasses import dataclass
-from typing import Callable, Mapping, Optional, Sequence, Union
+from typing import Optional, Union
+from collections.abc import Callable, Mapping, Sequence
 from urllib.parse import urlparse
 
 from lakeformat.format.metadata_checks import UnsupportedMetadataError, with_path

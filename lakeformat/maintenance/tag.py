@@ -9,6 +9,7 @@ JSON, which older Paimon readers also understand.
 """
 from __future__ import annotations
 
+import builtins
 import datetime as dt
 import json
 import logging
@@ -65,7 +66,7 @@ class Tag:
         return json.dumps(d, indent=2)
 
     @classmethod
-    def from_json(cls, name: str, text: str) -> "Tag":
+    def from_json(cls, name: str, text: str) -> Tag:
         snapshot = Snapshot.from_json(text)   # first: it rejects what is not a JSON object
         d = json.loads(text)
         created, retained = d.get(CREATE_TIME), d.get(TIME_RETAINED)
@@ -191,7 +192,7 @@ class TagManager:
         log.info("deleted tag %r of %s (%d files only it held)", name, self.ctx.name, len(orphaned))
         return len(orphaned)
 
-    def files_only_held_by(self, tag: Tag, others: list[Tag]) -> FileRefs:
+    def files_only_held_by(self, tag: Tag, others: builtins.list[Tag]) -> FileRefs:
         """Files of an expired tagged snapshot that nothing else refers to. History is linear,
         so a file of ``tag`` still in use is used by its nearest tagged neighbour below, or by
         the nearest of (earliest snapshot, tagged neighbour above)."""
@@ -211,7 +212,7 @@ class TagManager:
             protected = protected | changelog_refs(self.ctx, tag.snapshot)
         return snapshot_refs(self.ctx, tag.snapshot) - protected
 
-    def expire(self, now: Optional[dt.datetime] = None, dry_run: bool = False) -> list[str]:
+    def expire(self, now: Optional[dt.datetime] = None, dry_run: bool = False) -> builtins.list[str]:
         """Delete the tags whose ``time_retained`` has passed (tags without one never expire).
         ``now`` is local time, as the tags' create times are."""
         now = now or dt.datetime.now()

@@ -79,7 +79,7 @@ class FieldAgg:
     distinct: bool = False
 
     @classmethod
-    def from_options(cls, opts: o.Options, field: str) -> "FieldAgg":
+    def from_options(cls, opts: o.Options, field: str) -> FieldAgg:
         key = f"fields.{field}.aggregate-function"
         name = opts.field_option(field, "aggregate-function")
         if name is None:

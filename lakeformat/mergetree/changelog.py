@@ -8,7 +8,7 @@ then +U (new). Computed with one Arrow join, no per-row Python.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa

@@ -9,7 +9,8 @@ compaction as Paimon adapted it, so a bucket written here is compacted the way P
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence, Union
+from typing import Optional, Union
+from collections.abc import Sequence
 
 from lakeformat.format.manifest import DataFileMeta
 from lakeformat.format.options import (
@@ -54,13 +55,13 @@ def pick_universal(num_levels: int, runs: Sequence[LevelSortedRun], options: Opt
     (1) and (2) only look once the run count reaches the trigger. The picked runs are always a
     prefix of ``runs``: merging non-adjacent runs would reorder versions of a key.
     """
-    trigger = options.get(COMPACTION_TRIGGER)
+    trigger = options.required(COMPACTION_TRIGGER)
     max_level, n = num_levels - 1, len(runs)
     if n >= trigger and n > 1:
         older = sum(r.run.total_size for r in runs[:-1])
-        if older * 100 > options.get(MAX_SIZE_AMPLIFICATION) * runs[-1].run.total_size:
+        if older * 100 > options.required(MAX_SIZE_AMPLIFICATION) * runs[-1].run.total_size:
             return _unit(max_level, runs)
-    ratio = options.get(SIZE_RATIO)
+    ratio = options.required(SIZE_RATIO)
     if n >= trigger:
         unit = _pick_size_ratio(max_level, runs, 1, ratio)
         if unit is not None:
@@ -81,7 +82,7 @@ def pick_force_level0(num_levels: int, runs: Sequence[LevelSortedRun], options: 
     count = next((i for i, r in enumerate(runs) if r.level > 0), len(runs))
     if count == 0:
         return None
-    return _pick_size_ratio(num_levels - 1, runs, count, options.get(SIZE_RATIO), force=True)
+    return _pick_size_ratio(num_levels - 1, runs, count, options.required(SIZE_RATIO), force=True)
 
 
 def _pick_size_ratio(max_level: int, runs: Sequence[LevelSortedRun], count: int, ratio: int,

@@ -4,7 +4,8 @@ find older versions of the keys they write, dropped for files a compaction rewro
 as one new index file per hand-over that replaces the old one in the index manifest."""
 from __future__ import annotations
 
-from typing import Iterable, Optional, Sequence
+from typing import Optional
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 

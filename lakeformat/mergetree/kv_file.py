@@ -9,6 +9,7 @@ first and last rows give the file's key range.
 from __future__ import annotations
 
 import time
+from typing import Optional
 
 import numpy as np
 import pyarrow as pa
@@ -70,8 +71,11 @@ class KeyValueFileWriter(RollingFileWriter):
         nkeys = len(self._key_types)
         self._key_stats = StatsCollector([self.schema.field(k) for k in self.schema.trimmed_primary_keys])
         self._stats = StatsCollector(self.schema.fields)
-        self._first_key = self._last_key = None
-        self._min_seq, self._max_seq, self._deletes = None, None, 0
+        self._first_key: Optional[list] = None
+        self._last_key: Optional[list] = None
+        self._min_seq: Optional[int] = None
+        self._max_seq: Optional[int] = None
+        self._deletes = 0
         self._nkeys = nkeys
 
     def _observe(self, part: pa.Table) -> None:
@@ -90,6 +94,8 @@ class KeyValueFileWriter(RollingFileWriter):
         self._deletes += int(np.count_nonzero((kinds == UPDATE_BEFORE) | (kinds == DELETE)))
 
     def _file_meta(self, name: str, size: int, rows: int) -> DataFileMeta:
+        assert self._first_key is not None and self._last_key is not None and self._min_seq is not None \
+            and self._max_seq is not None, "a file is closed after its first rows"
         return DataFileMeta(
             file_name=name, file_size=size, row_count=rows,
             min_key=serialize_row(self._first_key, self._key_types),

@@ -11,8 +11,10 @@ tuples (``FileStoreTable.key_decoder()``). Everything here is pure: no IO, value
 from __future__ import annotations
 
 import heapq
+import itertools
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Any
+from collections.abc import Callable, Iterable, Sequence
 
 from lakeformat.format.manifest import DataFileMeta
 
@@ -46,7 +48,7 @@ def _sorted_run(files: Iterable[DataFileMeta], key_of: KeyOf, level: int) -> Sor
     upstream (a compaction that wrote overlapping output), so they raise instead of being read
     as if they were disjoint."""
     ordered = sorted(files, key=lambda f: key_of(f.min_key))
-    for prev, cur in zip(ordered, ordered[1:]):
+    for prev, cur in itertools.pairwise(ordered):
         if not key_of(cur.min_key) > key_of(prev.max_key):
             raise ValueError(f"level {level} is not a sorted run: {prev.file_name} and "
                              f"{cur.file_name} have overlapping key ranges")
@@ -107,7 +109,7 @@ class Levels:
     def all_files(self) -> list[DataFileMeta]:
         return [f for r in self.runs() for f in r.run.files]
 
-    def update(self, before: Sequence[DataFileMeta], after: Sequence[DataFileMeta]) -> "Levels":
+    def update(self, before: Sequence[DataFileMeta], after: Sequence[DataFileMeta]) -> Levels:
         """Levels after a compaction replaced ``before`` with ``after``. Files are matched by
         (level, name), a file's identity in a bucket, so an upgrade (same name, new level)
         removes the old placement and adds the new one; adding a file already present (a
@@ -128,7 +130,7 @@ def interval_partition(files: Iterable[DataFileMeta], key_of: KeyOf) -> list[lis
     keyed = sorted(((key_of(f.min_key), key_of(f.max_key), f) for f in files), key=lambda t: t[:2])
     sections: list[list[SortedRun]] = []
     section: list[tuple] = []
-    bound = None
+    bound: Any = None   # the largest key of the section so far (None while it is empty)
     for lo, hi, f in keyed:
         if section and lo > bound:
             sections.append(_pack(section))

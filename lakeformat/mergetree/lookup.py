@@ -11,7 +11,8 @@ range overlaps the keys looked up; each file's keys are read once per compaction
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Optional
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa

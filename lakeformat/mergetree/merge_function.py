@@ -244,13 +244,13 @@ class MergeFunction:
 
     @classmethod
     def from_options(cls, options, fields: Sequence[str], key_fields: Sequence[str],
-                     schema: Optional[pa.Schema] = None) -> "MergeFunction":
+                     schema: Optional[pa.Schema] = None) -> MergeFunction:
         """The table's merge function; ``schema`` (optional) checks aggregate types right away."""
         opts = options if isinstance(options, o.Options) else o.Options(options)
         fields, key_fields = list(fields), list(key_fields)
         if not key_fields or any(k not in fields for k in key_fields):
             raise OptionError(f"primary key {key_fields} must be non-empty columns of {fields}")
-        engine = opts.get(o.MERGE_ENGINE)
+        engine = opts.required(o.MERGE_ENGINE)
         seq = opts.get(o.SEQUENCE_FIELD) or []
         for f in seq:
             if f not in fields:
@@ -411,7 +411,7 @@ class MergeFunction:
             alive = g.last_where(live) >= 0
             deleted = (last_del >= 0) & ~alive
             keep = alive | deleted
-        grouped = set()
+        grouped: set[str] = set()
         for seq, protected in self.sequence_groups:
             grouped.update(seq + protected)
             present = [c for c in seq + protected if c in value_cols]
@@ -419,7 +419,7 @@ class MergeFunction:
                 continue
             parts = [_codes(data[s]) for s in seq]
             allnull = np.logical_and.reduce([_nulls(data[s]) for s in seq])
-            rank, card = _tuple_rank(parts)
+            rank, _card = _tuple_rank(parts)
             cand = ~g.sorted(allnull)
             score = np.where(cand, g.sorted(rank) * max(g.n, 1) + np.arange(g.n), -1)
             best = np.maximum.reduceat(score, g.starts) if g.n else score
@@ -439,7 +439,8 @@ class MergeFunction:
 
 
 def _sequence_groups(opts: o.Options, fields: list[str], key_fields: list[str]):
-    groups, seen = [], {}
+    groups: list = []
+    seen: dict = {}
     for key in sorted(opts.raw):
         m = o.FIELD_OPTION.fullmatch(key)
         if not m or m.group(2) != "sequence-group":

@@ -8,7 +8,8 @@ no merge, only its deletes dropped. Merging is the merge engine's vectorised Arr
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Iterator, Mapping, Optional, Sequence
+from typing import Optional
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa

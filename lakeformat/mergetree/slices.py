@@ -3,8 +3,8 @@
 Level-0 runs usually all span the whole key space, so a section can be a whole bucket. Rather
 than loading it, the key columns alone (small) are read to choose boundary keys at quantiles;
 every file is sorted by key, so the rows of a file below a boundary are a prefix of it, found by
-counting (both passes stream the key columns). Each file is then streamed in file order and each slice — the rows of every file
-between two boundaries — is merged on its own. Equal keys always fall in the same slice, so
+counting (both passes stream the key columns). Each file is then streamed in file order and each slice — the rows of
+every file between two boundaries — is merged on its own. Equal keys always fall in the same slice, so
 merging slice by slice equals merging the whole section. Memory: one slice plus one read batch
 per file.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from types import MappingProxyType
-from typing import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -122,14 +122,15 @@ class _RowStream:
     def __init__(self, batches: Iterator[pa.Table]):
         self.batches, self.pending, self.position = batches, None, 0
 
-    def take_until(self, end: int) -> pa.Table | None:
+    def take_until(self, end: int) -> pa.Table:
         out = []
         while self.position < end:
-            if self.pending is None or not self.pending.num_rows:
-                self.pending = next(self.batches)
-            take = min(end - self.position, self.pending.num_rows)
-            out.append(self.pending.slice(0, take))
-            self.pending = self.pending.slice(take)
+            pending = self.pending
+            if pending is None or not pending.num_rows:
+                pending = next(self.batches)
+            take = min(end - self.position, pending.num_rows)
+            out.append(pending.slice(0, take))
+            self.pending = pending.slice(take)
             self.position += take
         return pa.concat_tables(out) if out else _EMPTY
 

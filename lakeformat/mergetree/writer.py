@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Optional, Sequence
+from typing import Optional
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -217,9 +218,11 @@ class MergeTreeWriter:
         """Rewrite, in place, files whose deletion vectors hide at least ``DV_REWRITE_RATIO`` of
         their rows: reads then stop decoding rows nobody sees (lakeformat's policy; the level
         and key range stay, so the tree is what Paimon expects)."""
+        dv = self.dv
+        assert dv is not None, "called for tables with deletion vectors"
         by_level: dict[int, list[DataFileMeta]] = {}
         for f in self.levels.all_files():
-            gone = self.dv.deleted(f.file_name)
+            gone = dv.deleted(f.file_name)
             if f.level > 0 and gone is not None and len(gone) >= DV_REWRITE_RATIO * f.row_count:
                 by_level.setdefault(f.level, []).append(f)
         for level, files in sorted(by_level.items()):

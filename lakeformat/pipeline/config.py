@@ -27,7 +27,8 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Mapping
 
 import pyarrow as pa
 
@@ -225,7 +226,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_\-]*$")
 _TABLE_KEYS = {"identifier", "columns", "partition_keys", "primary_keys", "options", "landing", "schedule", "quality"}
 
 
-def _table(r: "_Reader", name: str, spec: Any) -> TableSpec:
+def _table(r: _Reader, name: str, spec: Any) -> TableSpec:
     at = f"tables.{name}"
     if not _NAME.match(name):
         raise r.error(at, "use letters, digits, '_' and '-' in table names")
@@ -262,7 +263,7 @@ def _table(r: "_Reader", name: str, spec: Any) -> TableSpec:
     return TableSpec(**{**t.__dict__, "schedule": schedule, "quality": quality})
 
 
-def _landing_path(r: "_Reader", path: Any, at: str) -> str:
+def _landing_path(r: _Reader, path: Any, at: str) -> str:
     if not isinstance(path, str) or "{ds}" not in path:
         raise r.error(at, f"must contain {{ds}} (the day), e.g. 'events/dt={{ds}}', got {path!r}")
     extra = set(re.findall(r"{([^}]*)}", path)) - {"ds", "hour"}

@@ -18,7 +18,8 @@ run agree on what is loaded:
 from __future__ import annotations
 
 import logging
-from typing import Mapping, Optional
+from typing import Optional
+from collections.abc import Mapping
 
 import lakeformat.spark as lfs
 from lakeformat.table import staging

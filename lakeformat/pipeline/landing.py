@@ -21,7 +21,8 @@ import argparse
 import datetime as dt
 import json
 import sys
-from typing import Mapping, Optional
+from typing import Optional
+from collections.abc import Mapping
 
 import numpy as np
 import pyarrow as pa

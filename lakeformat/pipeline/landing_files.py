@@ -15,7 +15,8 @@ line fails, naming the file. Like Spark, names starting with ``_`` or ``.`` are 
 from __future__ import annotations
 
 import io
-from typing import Mapping, Optional
+from typing import Optional
+from collections.abc import Mapping
 from urllib.parse import urlparse
 
 import pyarrow as pa
@@ -54,7 +55,8 @@ def list_files(folder: str, options: Optional[Mapping[str, str]] = None) -> list
     ``NotFoundError``, a sub-folder an error naming it (its files would be left out)."""
     if not folder_present(folder, options):
         raise NotFoundError(f"no landing folder {folder}")
-    files, folders = [], []
+    files: list[str] = []
+    folders: list[str] = []
     for info in landing_io(folder, options).list_dir(folder):
         if info.base_name.startswith(("_", ".")):
             continue

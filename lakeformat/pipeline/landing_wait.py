@@ -14,7 +14,8 @@ makes. No Airflow here.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Mapping, Sequence
 
 from lakeformat.format.human import human_duration
 from lakeformat.pipeline.config import LandingWait, TableSpec

@@ -8,8 +8,8 @@ Great Expectations' snake-case name to its keyword arguments::
 ``parse_expectations`` checks their shape and ``check_expectations`` their names, arguments and
 columns against :mod:`.gx_catalogue`, both without importing Great Expectations (cheap, so the
 config loader runs them when the DAG files are parsed); ``build`` makes the real objects, which
-also checks argument values (``lakeformat validate-config`` does); ``audit`` runs them on an Arrow table in an ephemeral context
-and returns an ``AuditReport`` whose ``summary()`` says which expectations failed, with counts
+also checks argument values (``lakeformat validate-config`` does); ``audit`` runs them on an Arrow table in an ephemeral
+context and returns an ``AuditReport`` whose ``summary()`` says which expectations failed, with counts
 and sample values. Great Expectations is imported lazily (it takes seconds and logs a lot).
 """
 from __future__ import annotations
@@ -20,7 +20,8 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 

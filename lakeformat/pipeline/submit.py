@@ -24,7 +24,8 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
+from typing import Optional
+from collections.abc import Mapping, Sequence
 
 from lakeformat.errors import LakeformatError
 from lakeformat.secrets import mask

@@ -15,7 +15,8 @@ Airflow here.
 from __future__ import annotations
 
 import json
-from typing import Callable, Optional
+from typing import Optional
+from collections.abc import Callable
 
 from lakeformat.table import staging
 from lakeformat.format.names import validate_name

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Callable, Mapping, Optional, Sequence
+from typing import Optional
+from collections.abc import Callable, Mapping, Sequence
 
 from lakeformat.commit import stage_log
 from lakeformat.table import staging
@@ -45,7 +46,7 @@ class UnitSkipped(LakeformatError):
 class AuditFailed(LakeformatError):
     """The staged rows broke a quality rule; the stage was discarded. ``outcome`` has the details."""
 
-    def __init__(self, message: str, outcome: "AuditOutcome"):
+    def __init__(self, message: str, outcome: AuditOutcome):
         super().__init__(message)
         self.outcome = outcome
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import deque
-from typing import Callable, Iterator, Sequence, TypeVar
+from typing import TypeVar
+from collections.abc import Callable, Iterator, Sequence
 
 T = TypeVar("T")
 
@@ -64,8 +65,9 @@ class _State:
                 self.used -= size
                 self.cond.notify_all()
                 return item
-            if self.errors[i] is not None:
-                raise self.errors[i]
+            error = self.errors[i]
+            if error is not None:
+                raise error
             return _DONE
 
     def close(self) -> None:
@@ -93,7 +95,7 @@ def read_ahead(streams: Sequence[Callable[[], Iterator[T]]], size_of: Callable[[
                     state.put(i, item, size_of(item))
             except _Closed:
                 return
-            except BaseException as e:   # noqa: BLE001 - handed to the consumer, raised in order
+            except BaseException as e:   # handed to the consumer, raised in order
                 error = e
             state.finish(i, error)
 

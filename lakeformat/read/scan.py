@@ -13,7 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Optional, Sequence
+from typing import Optional
+from collections.abc import Sequence
 
 from lakeformat.format import options as O
 from lakeformat.format import predicate as P
@@ -141,6 +142,7 @@ class FileScan:
         """Entries of the manifests that may hold matching partitions, in manifest order."""
         metas = [m for m in metas if manifest_may_match(m, self.part_pred, self.part_fields)]
         mfile = self._mfile()
+        chunks: list[list[ManifestEntry]]
         if self.partitions is None:
             chunks = []
             for _, entries in mfile.read_all([m.file_name for m in metas], self.threads):

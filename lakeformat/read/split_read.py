@@ -10,7 +10,8 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
-from typing import Iterator, Optional, Sequence
+from typing import Optional
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import tempfile
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from py4j.java_gateway import JavaClass
@@ -41,12 +41,12 @@ def static(spark, name: str):
     return _held_member(spark._jvm._gateway_client, cls, member)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _held_class(client, name: str) -> JavaClass:
     return JavaClass(name, client)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _held_member(client, cls: str, member: str):
     return getattr(_held_class(client, cls), member)
 

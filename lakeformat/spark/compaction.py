@@ -22,7 +22,8 @@ import logging
 import pickle
 import uuid
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Optional
+from collections.abc import Sequence
 
 from pyspark import TaskContext
 

@@ -10,7 +10,8 @@ as they are partitioned: every task writes its own files.
 """
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from typing import Optional
+from collections.abc import Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -84,7 +85,8 @@ def with_buckets(df, table):
     schema = table.schema
     keys = schema.bucket_keys
     types = [schema.field(k).type for k in keys]
-    udf = F.arrow_udf(bucket_function(keys, types, schema.num_buckets), IntegerType())
+    # pyspark's stubs want functionType spelled out; the default (a scalar UDF) is what this is
+    udf = F.arrow_udf(bucket_function(keys, types, schema.num_buckets), IntegerType())  # type: ignore[call-overload]
     tagged = df.withColumn(BUCKET_COLUMN, udf(*[F.col(f"`{k}`") for k in keys]))
     by = [F.col(f"`{k}`") for k in schema.partition_keys] + [F.col(BUCKET_COLUMN)]
     return tagged.repartition(*by).drop(BUCKET_COLUMN)

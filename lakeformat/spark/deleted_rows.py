@@ -30,7 +30,8 @@ without deleted rows go into one plain scan.
 from __future__ import annotations
 
 import base64
-from typing import Callable, Mapping, Optional, Sequence
+from typing import Optional
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from pyspark.sql import Column, DataFrame
@@ -75,6 +76,7 @@ def pack(files: Sequence[tuple[str, int, int]], max_files: Optional[int] = None,
     max_files = MAX_FILES_PER_SCAN if max_files is None else max_files
     max_words = MAX_WORDS_PER_SCAN if max_words is None else max_words
     scans: list[list[str]] = []
+    sizes: set[int]
     words, sizes = 0, set()
     for name, n, size in files:
         if not scans or len(scans[-1]) >= max_files or words + n > max_words or size in sizes:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
 from pyspark.sql import datasource as D
 from pyspark.sql import functions as F
@@ -43,7 +44,7 @@ def _column(schema: TableSchema, attribute: Sequence[str]) -> Optional[T.DataFie
 def _value_fits(t: T.DataType, v: Any) -> Optional[bool]:
     """None if ``v`` cannot be compared with column type ``t`` here; else whether the
     comparison is exact."""
-    if not isinstance(t, T.AtomicType) or isinstance(v, bool) and t.root != "BOOLEAN":
+    if not isinstance(t, T.AtomicType) or (isinstance(v, bool) and t.root != "BOOLEAN"):
         return None
     r = t.root
     if r == "BOOLEAN":
@@ -81,15 +82,16 @@ def translate(f: D.Filter, schema: TableSchema) -> Optional[Translation]:
         return Translation(P.col(name).is_null(), True)
     if isinstance(f, D.In):
         values = [v for v in f.value if v is not None]   # `x IN (1, NULL)` is true only for 1
-        fits = [_value_fits(t, v) for v in values]
-        if not values or any(x is None for x in fits):
+        each_fits = [_value_fits(t, v) for v in values]
+        if not values or any(x is None for x in each_fits):
             return None
-        return Translation(P.col(name).isin(values), all(fits))
+        return Translation(P.col(name).isin(values), all(each_fits))
     ops = {D.EqualTo: "==", D.EqualNullSafe: "==", D.GreaterThan: ">", D.GreaterThanOrEqual: ">=",
            D.LessThan: "<", D.LessThanOrEqual: "<="}
-    op = ops.get(type(f))
-    if op is None:
+    if not isinstance(f, (D.EqualTo, D.EqualNullSafe, D.GreaterThan, D.GreaterThanOrEqual, D.LessThan,
+                          D.LessThanOrEqual)):
         return None   # string prefix/suffix/contains: Spark evaluates them
+    op = ops[type(f)]
     fits = _value_fits(t, f.value)
     if fits is None:
         return None
@@ -141,6 +143,7 @@ def to_spark_column(p: P.Predicate, schema: TableSchema):
         for c in cols[1:]:
             out = (out & c) if isinstance(p, P.And) else (out | c)
         return out
+    p = P.as_leaf(p)
     field = schema.field(p.column)
     c = F.col(f"`{p.column}`")
     if isinstance(p, P.IsNull):

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Mapping, Sequence
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -149,11 +150,11 @@ def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
                     add(f, d)
             else:
                 merged.append(S.ReadUnit(S.SECTION if pk else S.FILE, s, tuple(files)))
-    groups = tuple(NativeFiles(sid, kv, tuple(paths), tuple(sorted(vectors.get((sid, kv), {}).values(),
+    native_groups = tuple(NativeFiles(sid, kv, tuple(paths), tuple(sorted(vectors.get((sid, kv), {}).values(),
                                                                    key=lambda m: m.file_name)),
                                tuple(row_counts.get((sid, kv), ())), tuple(file_sizes.get((sid, kv), ())))
                    for (sid, kv), paths in sorted(native.items()))
-    return ReadPlan(groups, tuple(merged))
+    return ReadPlan(native_groups, tuple(merged))
 
 
 def spark_path(table, path: str) -> str:
@@ -183,7 +184,8 @@ def _native_frame(spark, table, group: NativeFiles, needed: Sequence[str]) -> Da
         if vectors is not None:
             reader = (spark.read.schema(StructType([*read, StructField(jar.DELETED_COLUMN, BooleanType(), False)]))
                       .options(**SCAN_OPTIONS).format(jar.DELETION_VECTOR_READER).option(jar.VECTORS_OPTION, vectors))
-            return DataFrame(reader._jreader.load(files), spark).where(~F.col(jar.DELETED_COLUMN)).drop(jar.DELETED_COLUMN)
+            return (DataFrame(reader._jreader.load(files), spark).where(~F.col(jar.DELETED_COLUMN))
+                    .drop(jar.DELETED_COLUMN))
         fields = [*read, StructField(deleted_rows.ROW_INDEX, LongType(), True)] if row_index else read
         reader = spark.read.schema(StructType(fields)).options(**SCAN_OPTIONS)
         return DataFrame(reader._jreader.parquet(files), spark)
@@ -214,7 +216,7 @@ def _vectors(table, group: NativeFiles) -> dict:
     """File name to the positions its deletion vector deletes, for the group's files."""
     names = {p.rsplit("/", 1)[-1] for p in group.paths}
     index_files = IndexFiles(table.io, table.path)
-    out = {}
+    out: dict[str, Any] = {}
     for meta in group.deletion_files:
         out.update((n, d) for n, d in index_files.read_deletion_vectors(meta).items() if n in names)
     return out

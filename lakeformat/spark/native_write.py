@@ -23,7 +23,8 @@ import logging
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from typing import Mapping, Optional, Sequence
+from typing import Optional
+from collections.abc import Mapping, Sequence
 
 import pyarrow.parquet as pq
 from pyspark.sql import functions as F
@@ -115,11 +116,12 @@ def _partition_copy(c, t: T.DataType):
     the session's time zone, where the two instants of a wall-clock time the clocks go back over
     read alike. The driver takes each file's partition from its first row, so rows that shared a
     directory would have been committed under the first row's partition."""
-    if t.root in ("CHAR", "VARCHAR"):
+    root = t.root if isinstance(t, T.AtomicType) else None   # partition columns are atomic
+    if root in ("CHAR", "VARCHAR"):
         return F.concat(F.lit("v"), c)
-    if t.root in ("BINARY", "VARBINARY"):
+    if root in ("BINARY", "VARBINARY"):
         return F.concat(F.lit("v"), F.hex(c))
-    if t.root == "TIMESTAMP_LTZ":
+    if root == "TIMESTAMP_LTZ":
         return F.unix_micros(c)
     return c
 
@@ -189,6 +191,9 @@ def _stat(v, t: T.AtomicType):
     return v
 
 
+_TRUNCATED = ("CHAR", "VARCHAR", "BINARY", "VARBINARY")   # types whose statistics are cut to STATS_TRUNCATE
+
+
 def footer_meta(table, path: str, name: str) -> tuple[list, DataFileMeta]:
     """(the file's partition values, its DataFileMeta) from its footer and first row."""
     schema = table.schema
@@ -198,18 +203,20 @@ def footer_meta(table, path: str, name: str) -> tuple[list, DataFileMeta]:
         parts = (pf.read_row_group(0, columns=schema.partition_keys).slice(0, 1).to_pylist()[0]
                  if schema.partition_keys and md.num_row_groups else {})
     index = {md.schema.column(j).path: j for j in range(md.num_columns)}
-    mins, maxs, nulls = [], [], []
+    mins: list = []
+    maxs: list = []
+    nulls: list[Optional[int]] = []
     for f in schema.fields:
         j = index[f.name]
         lo = hi = None
-        count = 0
+        count: Optional[int] = 0
         known = True
         for g in range(md.num_row_groups):
             st = md.row_group(g).column(j).statistics
             if st is None or not st.has_null_count:
                 known, count = False, None
                 break
-            count += st.null_count
+            count = (count or 0) + st.null_count
             if st.has_min_max:
                 a, b = _stat(st.min, f.type), _stat(st.max, f.type)
                 if a is None or b is None:
@@ -221,7 +228,7 @@ def footer_meta(table, path: str, name: str) -> tuple[list, DataFileMeta]:
                 known = False
         if not known:
             lo = hi = None
-        elif lo is not None and f.type.root in ("CHAR", "VARCHAR", "BINARY", "VARBINARY"):
+        elif lo is not None and hi is not None and getattr(f.type, "root", None) in _TRUNCATED:
             lo = lo[:STATS_TRUNCATE]
             hi = hi if len(hi) <= STATS_TRUNCATE else _truncate_max(hi)
         mins.append(lo)

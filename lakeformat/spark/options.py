@@ -13,7 +13,8 @@ import datetime as dt
 import difflib
 import os
 from dataclasses import dataclass
-from typing import Mapping, Optional
+from typing import Optional
+from collections.abc import Mapping
 
 from lakeformat.commit.lock import lock_from_options
 from lakeformat.errors import OptionError
@@ -57,7 +58,7 @@ class TableRef:
     def name(self) -> str:
         return self.identifier or self.path or "?"
 
-    def with_options(self, options: Mapping[str, str]) -> "TableRef":
+    def with_options(self, options: Mapping[str, str]) -> TableRef:
         """The same table with more dynamic table options."""
         return dataclasses.replace(self, table_options=tuple(sorted({**dict(self.table_options), **options}.items())))
 
@@ -69,8 +70,10 @@ class TableRef:
 
     def _load(self, schema_id: Optional[int]):
         opts = dict(self.catalog_options)
-        if self.identifier is not None:
+        if self.identifier is not None and self.warehouse is not None:
             t = Catalog(self.warehouse, **opts).get_table(self.identifier)
+        elif self.path is None:
+            raise OptionError("give option 'table' (with 'warehouse') or a path")
         else:
             opts = check_catalog_options(opts)
             t = Table(FileIO.for_uri(self.path, opts), self.path.rstrip("/"), os.path.basename(self.path.rstrip("/")),
@@ -199,7 +202,7 @@ def _read_spec(opts: dict) -> ReadSpec:
         raise OptionError(f"options {chosen} contradict each other: give one of them")
     if end is not None and start is None:
         raise OptionError(f"option {END!r} needs {START!r} (an incremental read between two snapshots)")
-    if end is not None and end < start:
+    if end is not None and start is not None and end < start:
         raise OptionError(f"{END!r} ({end}) is before {START!r} ({start})")
     cols = tuple(c.strip() for c in opts[COLUMNS].split(",") if c.strip()) if opts.get(COLUMNS) else None
     mode = opts.get(STREAM_START, "latest-full")

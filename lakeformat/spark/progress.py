@@ -33,7 +33,7 @@ class StageProgress:
         self._seen: dict[int, int] = {}
         self._thread = threading.Thread(target=self._run, name="lakeformat-stage-progress", daemon=True)
 
-    def __enter__(self) -> "StageProgress":
+    def __enter__(self) -> StageProgress:
         self._thread.start()
         return self
 

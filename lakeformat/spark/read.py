@@ -2,7 +2,8 @@
 partition in Spark's Arrow layout. Shared by batch and streaming reads."""
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Optional
+from collections.abc import Iterator
 
 import pyarrow as pa
 from pyspark.sql.types import StructType

@@ -15,7 +15,8 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Iterator, Optional, Sequence
+from typing import Optional
+from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 from pyspark import TaskContext
@@ -85,8 +86,8 @@ def write_task(opts: SourceOptions, schema_id: int, commit_user: str, overwrite:
             pending.result()
         messages = tuple(w.prepare_commit())
     except BaseException:
-        if pending is not None:
-            pending.cancel() or _settle(pending)
+        if pending is not None and not pending.cancel():
+            _settle(pending)
         w.abort()
         raise
     finally:

@@ -50,7 +50,7 @@ class BatchReader(DataSourceReader):
     def partitions(self):
         table = self.opts.table.open(self.schema_id)
         spec = self.opts.read
-        if spec.incremental:
+        if spec.start_snapshot is not None:   # incremental
             end = spec.end_snapshot if spec.end_snapshot is not None else (table.snapshot_manager.latest_id() or 0)
             units = S.change_units(table, spec.start_snapshot, end, self.predicate)
         else:

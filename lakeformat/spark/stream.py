@@ -7,8 +7,8 @@ offset a to b reads the whole snapshot a (if a is full) and the changes of snaps
 Spark's checkpoint keeps the offsets, so a restarted query re-reads exactly the batch it had not
 finished. The changes of a snapshot are the rows its APPEND commit added, or for a primary-key
 table with a changelog producer its changelog; OVERWRITE and COMPACT snapshots of other tables
-add no new rows to a stream (as in Paimon). With ``consumer-id`` the stream also records, after each finished batch, the next
-snapshot it needs in ``consumer/consumer-<id>``: snapshot expiration keeps everything from there
+add no new rows to a stream (as in Paimon). With ``consumer-id`` the stream also records, after each finished batch, the
+next snapshot it needs in ``consumer/consumer-<id>``: snapshot expiration keeps everything from there
 on, and a new query with the same consumer id and no checkpoint resumes there. Spark reports a
 batch as finished when it plans the next one, so after a stop the consumer may trail by the last
 batch: a new query without the checkpoint reads that batch again (the checkpoint never does).

@@ -15,7 +15,8 @@ Spark types map as Paimon's Spark connector maps them: ``TimestampType`` is
 """
 from __future__ import annotations
 
-from typing import Mapping, Optional, Sequence
+from typing import Optional
+from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 from pyspark.sql.pandas.types import to_arrow_schema

@@ -7,7 +7,7 @@ session time zone; the table may keep milliseconds: conversion truncates, like P
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -18,8 +18,8 @@ from lakeformat.errors import DataError, SchemaError
 from lakeformat.format import types as T
 from lakeformat.format.schema import TableSchema
 
-ROW_KIND = "_row_kind"
-_UTC = ("UTC", "Etc/UTC", "GMT", "Etc/GMT", "Z", "+00:00", "Etc/Universal", "Universal", "Zulu")   # the change's kind (+I, -U, +U, -D) in a changelog read
+ROW_KIND = "_row_kind"   # the change's kind (+I, -U, +U, -D) in a changelog read
+_UTC = ("UTC", "Etc/UTC", "GMT", "Etc/GMT", "Z", "+00:00", "Etc/Universal", "Universal", "Zulu")
 
 _ATOMIC = {"BOOLEAN": S.BooleanType(), "TINYINT": S.ByteType(), "SMALLINT": S.ShortType(),
            "INT": S.IntegerType(), "BIGINT": S.LongType(), "FLOAT": S.FloatType(), "DOUBLE": S.DoubleType(),
@@ -100,10 +100,8 @@ def _timestamp_to_table(arr: pa.Array, t: T.DataType) -> pa.Array:
         return arr
     target = T.to_arrow(t)
     if t.root == "TIMESTAMP" and arr.type.tz is not None:
-        if arr.type.tz in _UTC:   # wall clock = the stored UTC value: just drop the zone
-            arr = arr.cast(pa.timestamp(arr.type.unit))
-        else:
-            arr = pc.local_timestamp(arr)
+        # a UTC zone: wall clock = the stored UTC value, so just drop the zone
+        arr = arr.cast(pa.timestamp(arr.type.unit)) if arr.type.tz in _UTC else pc.local_timestamp(arr)
     elif t.root == "TIMESTAMP_LTZ" and arr.type.tz is None:
         raise DataError("a timestamp without time zone cannot go into a TIMESTAMP WITH LOCAL TIME ZONE "
                         "column: cast it to TIMESTAMP in Spark first")

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import difflib
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 

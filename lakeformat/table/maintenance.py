@@ -12,7 +12,8 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import uuid
-from typing import Iterable, Optional, Sequence, Union
+from typing import Optional, Union
+from collections.abc import Iterable, Sequence
 
 from lakeformat.format import options as O
 from lakeformat.format.commit_message import CommitMessage
@@ -142,7 +143,7 @@ class TableMaintenance:
             return CompactionResult(snap, expired)
         try:
             return CompactionResult(snap, self.expire_snapshots_step())
-        except Exception as e:   # noqa: BLE001 - the compaction is committed; report, don't undo the news
+        except Exception as e:   # the compaction is committed; report, don't undo the news
             error = mask(f"{type(e).__name__}: {e}")
             log.warning("%s: %s, but expiring snapshots after it failed (the next compaction tries again): %s",
                         self.ctx.name, f"compacted in snapshot {snap.id}" if snap else "nothing to compact", error)

@@ -7,7 +7,8 @@ files before any row is read, and rows are streamed only up to the limit.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Optional
+from collections.abc import Sequence
 
 import pyarrow as pa
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Mapping, Sequence
 from urllib.parse import urlparse
 
 from lakeformat.errors import LakeformatError, OptionError
@@ -65,7 +66,7 @@ class CatalogSettings:
     def lock_options(self) -> dict[str, str]:
         return {k: v for k, v in self.options.items() if k in LOCK_OPTION_KEYS}
 
-    def absolute(self) -> "CatalogSettings":
+    def absolute(self) -> CatalogSettings:
         """The same settings with a local warehouse made absolute."""
         return CatalogSettings(absolute_location(self.warehouse), self.options)
 

@@ -4,7 +4,8 @@ through the table's own commit, so a publish runs what every commit of the table
 and records it; it never commits through the table itself."""
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional
+from collections.abc import Sequence
 
 import pyarrow as pa
 

@@ -13,7 +13,8 @@ it had finished (exactly-once for a reader whose handling of a batch is atomic).
 from __future__ import annotations
 
 import time
-from typing import Iterator, Optional, Sequence
+from typing import Optional
+from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections import defaultdict
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Optional
+from collections.abc import Callable, Iterable, Sequence
 
 import pyarrow as pa
 
@@ -162,7 +163,7 @@ def files(table, snapshot_id: Optional[int] = None) -> pa.Table:
                      "null_value_counts": nulls, "min_value_stats": lo, "max_value_stats": hi,
                      "min_sequence_number": f.min_sequence_number, "max_sequence_number": f.max_sequence_number,
                      "creation_time": local_time(f.creation_time_millis),
-                     "file_source": {0: "APPEND", 1: "COMPACT"}.get(f.file_source)})
+                     "file_source": None if f.file_source is None else {0: "APPEND", 1: "COMPACT"}.get(f.file_source)})
     rows.sort(key=lambda r: (r["partition"], r["bucket"], r["level"], r["min_sequence_number"], r["file_path"]))
     return A.table_from_pylist(rows, pa.schema([
         ("partition", pa.string()), ("bucket", pa.int32()), ("file_path", pa.string()),

@@ -5,7 +5,8 @@ import copy
 import datetime as dt
 import uuid
 from dataclasses import dataclass
-from typing import Iterator, Optional, Sequence, Union
+from typing import Optional, Union
+from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 
@@ -42,7 +43,7 @@ from lakeformat.write.table_write import Data, TableWrite
 class TableScan:
     """A planned read: which snapshot, which files, which columns."""
 
-    table: "Table"
+    table: Table
     snapshot: Optional[Snapshot]
     filter: Optional[P.Predicate] = None
     columns: Optional[Sequence[str]] = None
@@ -102,7 +103,7 @@ class Table:
     def arrow_schema(self) -> pa.Schema:
         return self.ctx.arrow_schema()
 
-    def refresh(self) -> "Table":
+    def refresh(self) -> Table:
         self.schema = self.schema_manager.latest()
         return self
 
@@ -305,7 +306,7 @@ class Table:
         return any(x is not None for x in (snapshot_id, as_of, tag, o.get(O.SCAN_TAG_NAME), o.get(O.SCAN_SNAPSHOT_ID),
                                            o.get(O.SCAN_TIMESTAMP_MILLIS)))
 
-    def as_of_schema(self, snapshot: Optional[Snapshot]) -> "Table":
+    def as_of_schema(self, snapshot: Optional[Snapshot]) -> Table:
         """This table seen with the schema ``snapshot`` was written with, as Paimon reads a snapshot
         it travels to (its columns, names, types and options then); self when that is the current one."""
         if snapshot is None or snapshot.schema_id == self.schema.id:

@@ -5,7 +5,8 @@ callers that report it.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional
+from collections.abc import Sequence
 
 from lakeformat.commit.commit import BATCH_IDENTIFIER, FileStoreCommit, Overwrite
 from lakeformat.format.commit_message import CommitMessage

@@ -21,7 +21,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Optional
+from collections.abc import Callable, Sequence
 
 import pyarrow as pa
 
@@ -52,7 +53,7 @@ class AppendCompactPolicy:
     max_file_num: int = DEFAULT_MAX_FILE_NUM
 
     @classmethod
-    def of(cls, ctx: TableContext) -> "AppendCompactPolicy":
+    def of(cls, ctx: TableContext) -> AppendCompactPolicy:
         o = ctx.typed_options
         min_num = max(1, o.get(O.COMPACTION_MIN_FILE_NUM))
         max_num = o.get(O.COMPACTION_MAX_FILE_NUM)

@@ -81,7 +81,8 @@ def conform(data: Union[pa.Table, pa.RecordBatch], schema: TableSchema) -> pa.Ta
             try:
                 arr = pc.cast(arr, target, safe=True)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-                raise DataError(f"column {f.name!r}: cannot convert {arr.type} to {T.type_to_json(f.type)}: {e}") from None
+                raise DataError(f"column {f.name!r}: cannot convert {arr.type} to "
+                                f"{T.type_to_json(f.type)}: {e}") from None
         if not f.type.nullable and arr.null_count:
             raise DataError(f"column {f.name!r} is NOT NULL but the data has {arr.null_count} null value(s)")
         cols.append(arr)

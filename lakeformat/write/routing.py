@@ -2,6 +2,8 @@
 argsort, one take."""
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -44,7 +46,7 @@ def group_rows(data: pa.Table, schema: TableSchema) -> list[tuple[list, int, pa.
         bounds = [0, *(np.flatnonzero(steps) + 1).tolist(), n]
     groups = []
     part_cols = [ordered.column(k) for k in schema.partition_keys]
-    for start, end in zip(bounds[:-1], bounds[1:]):
+    for start, end in itertools.pairwise(bounds):
         if start == end:
             continue
         values = [c[start].as_py() for c in part_cols]

@@ -5,6 +5,7 @@ turns into a snapshot (the two-phase shape that lets many Spark tasks write and 
 """
 from __future__ import annotations
 
+import itertools
 import dataclasses
 import os
 import uuid
@@ -110,7 +111,7 @@ class TableWrite:
             order = np.argsort(buckets, kind="stable")
             ordered = buckets[order]
             bounds = [0, *(np.flatnonzero(np.diff(ordered)) + 1).tolist(), len(ordered)]
-            for start, end in zip(bounds[:-1], bounds[1:]):
+            for start, end in itertools.pairwise(bounds):
                 out.append((values, int(ordered[start]), rows.take(A.indices(order[start:end]))))
         return out
 

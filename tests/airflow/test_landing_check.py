@@ -43,7 +43,7 @@ def test_a_day_without_landing_data_skips_before_spark(af):
     assert WAITING not in log
     assert f"{NEVER_DAY} of demo.user_behavior: no landing folder " in log
     assert "2024-07-02 of demo.user_behavior: no landing folder " in log
-    today = dt.datetime.now(dt.timezone.utc).date().isoformat()   # a test run across midnight may see yesterday
+    today = dt.datetime.now(dt.UTC).date().isoformat()   # a test run across midnight may see yesterday
     yesterday = (dt.date.fromisoformat(today) - dt.timedelta(days=1)).isoformat()
     assert any(f"{d} of demo.user_behavior: no landing folder " in log for d in (today, yesterday))
     assert "spark-submit" not in log.lower() and "SparkContext" not in log

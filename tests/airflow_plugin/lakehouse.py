@@ -54,7 +54,8 @@ def build_lakehouse(root: Path) -> tuple[str, str]:
     ub.write(pa.table({"user_id": [99], "behavior": ["cart"], "dt": ["2024-06-02"]}))
     ub.consumers.record("dashboard", 3)
     ub.create_tag("first-day", 3)
-    ip = cat.create_table("demo.item_price", pa.schema([pa.field("item_id", pa.int64(), False), ("price", pa.float64())]),
+    ip = cat.create_table("demo.item_price",
+                          pa.schema([pa.field("item_id", pa.int64(), False), ("price", pa.float64())]),
                           primary_keys=["item_id"], options={"bucket": "1", "write-only": "true"})
     ip.write(pa.table({"item_id": [1, 2], "price": [1.0, 2.0]}))
     ip.write(pa.table({"item_id": [2, 3], "price": [2.5, 3.0]}))

@@ -17,7 +17,8 @@ from tests.airflow_plugin.conftest import ROOT
 
 from lakeformat.table.settings import from_connection as catalog_settings
 
-SERVICES = {"check-secrets", "postgres", "minio", "minio-init", "airflow-init", "airflow-apiserver", "airflow-scheduler",
+SERVICES = {"check-secrets", "postgres", "minio", "minio-init", "airflow-init", "airflow-apiserver",
+            "airflow-scheduler",
             "airflow-dag-processor", "airflow-triggerer", "spark-master", "spark-worker-1", "spark-worker-2",
             "demo-landing"}
 AIRFLOW = {"airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer"}

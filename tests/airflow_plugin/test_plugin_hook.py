@@ -91,8 +91,8 @@ def test_plugin_resolve_table_by_config_name(tmp_path):
     config.write_text(minimal_config("db.a"))
     assert resolve_table("a", str(config)) == "db.a"
     assert resolve_table("other.b", str(config)) == "other.b"
-    with pytest.raises(NotFoundError, match="'b' is not in .*configured: a"):
+    with pytest.raises(NotFoundError, match=r"'b' is not in .*configured: a"):
         resolve_table("b", str(config))
     config.write_text("tables:\n  a: {}\n")
-    with pytest.raises(LakeformatError, match="tables.a.identifier: must look like 'database.table'"):
+    with pytest.raises(LakeformatError, match=r"tables.a.identifier: must look like 'database.table'"):
         resolve_table("a", str(config))

@@ -108,7 +108,7 @@ def test_plugin_landing_trigger_restarts_from_its_kwargs_and_reports_what_is_mis
     from tests.airflow_plugin.conftest import connection_json
     monkeypatch.setenv("AIRFLOW_CONN_LAKEFORMAT_DEFAULT", connection_json(str(tmp_path / "wh")))
     (tmp_path / "user_behavior" / "dt=2024-06-01").mkdir(parents=True)
-    passed = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=1)).isoformat()
+    passed = (dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1)).isoformat()
     trig = LakeformatLandingTrigger(table="user_behavior", config=str(CONFIG), landing=str(tmp_path),
                                     units=[["2024-06-01", None], ["2024-06-02", None]], deadline=passed,
                                     poke_interval=60)
@@ -123,7 +123,7 @@ def test_plugin_landing_trigger_restarts_from_its_kwargs_and_reports_what_is_mis
     assert event["status"] == "done" and event["units"] == 2
     assert [m.split(":")[0] for m in event["missing"]] == ["2024-06-02 of demo.user_behavior"]
     (tmp_path / "user_behavior" / "dt=2024-06-02").mkdir()
-    later = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=1)).isoformat()
+    later = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)).isoformat()
     assert first_event(LakeformatLandingTrigger(**{**kwargs, "deadline": later}))["missing"] == []   # no wait
     bad = first_event(LakeformatLandingTrigger(**{**kwargs, "table": "nope"}))
     assert bad["status"] == "error" and "nope" in bad["message"]

@@ -81,7 +81,7 @@ def assert_same_everywhere(table) -> None:
         both = set(current.values()) & set(old.values())
 
         def by_id(rows, ids):
-            return _sorted_dicts([{ids[k]: v for k, v in r.items() if ids[k] in both} for r in rows])
+            return _sorted_dicts([{ids[k]: v for k, v in r.items() if ids[k] in both} for r in rows])  # noqa: B023
         expected = by_id(lakeformat_rows(table, sid), current)
         assert by_id(pyiceberg_rows(table, sid), old) == expected, f"PyIceberg at snapshot {sid}"
         assert by_id(duckdb_rows(table, sid), old) == expected, f"DuckDB at snapshot {sid}"

@@ -172,7 +172,7 @@ def test_spark_jobs(tmp_path):
         running[op] = (stray, subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                                    text=True, cwd=ROOT))
     for op, (stray, p) in running.items():
-        out, err = p.communicate(timeout=420)
+        _out, err = p.communicate(timeout=420)
         assert p.returncode == 0, f"jobs/{op}.py failed ({p.returncode}):\n{err[-3000:]}"
         check(op, wh, stray)
 
@@ -198,7 +198,7 @@ with DAG("every_front_end", schedule=None, start_date=pendulum.datetime(2024, 1,
 
 
 @pytest.mark.slow
-def test_airflow_operators(tmp_path, migrated_db):  # noqa: F811 - the fixture imported above
+def test_airflow_operators(tmp_path, migrated_db):
     """The four maintenance operators, each on a table of its own, in one DAG run."""
     home = tmp_path / "airflow"
     (home / "dags").mkdir(parents=True)

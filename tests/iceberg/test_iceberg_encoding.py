@@ -21,7 +21,7 @@ PARTITION_VALUES = [
     (T.atomic("DOUBLE"), [2.25, float("inf")]),
     (T.atomic("DATE"), [dt.date(1969, 12, 31), dt.date(2024, 2, 29)]),
     (T.atomic("TIMESTAMP", 6), [dt.datetime(2024, 1, 2, 3, 4, 5, 6)]),
-    (T.atomic("TIMESTAMP_LTZ", 3), [dt.datetime(1960, 1, 1, 0, 0, 0, 1000, tzinfo=dt.timezone.utc)]),
+    (T.atomic("TIMESTAMP_LTZ", 3), [dt.datetime(1960, 1, 1, 0, 0, 0, 1000, tzinfo=dt.UTC)]),
     (T.atomic("VARCHAR", 20), ["", "dt=2024-01-01", "ünïcødé"]),
     (T.atomic("CHAR", 3), ["abc"]),
     (T.atomic("VARBINARY", 9), [b"", b"\x00\xff"]),

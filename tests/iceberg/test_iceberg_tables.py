@@ -1,6 +1,7 @@
 """Tables lakeformat writes with ``metadata.iceberg.storage`` on are read by PyIceberg and DuckDB
 exactly as lakeformat reads them, at every retained snapshot."""
 import os
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -39,7 +40,7 @@ def test_partitioned_append_table_through_overwrite_compaction_and_expiration(ca
     assert [n for n in names if n.endswith(".metadata.json")] == ["v6.metadata.json"]   # older versions deleted
     # the expired snapshots' manifest lists went, and their manifests no kept snapshot shares
     assert sorted(int(n.split("-")[1]) for n in names if n.startswith("snap-")) == [3, 4, 5, 6]
-    assert open(os.path.join(files.dir, "version-hint.text")).read() == "6"
+    assert Path(files.dir, "version-hint.text").read_text() == "6"
     # DuckDB also finds the table by its directory (version-hint.text)
     assert duckdb_rows(t, location=t.path) == lakeformat_rows(t)
 
@@ -93,15 +94,17 @@ def test_hadoop_catalog_puts_metadata_beside_the_warehouse(catalog, tmp_path):
 
 
 def test_types_iceberg_readers_cannot_read_are_refused(catalog):
-    with pytest.raises(SchemaError, match="'tags'.*cannot be published as Iceberg"):
+    with pytest.raises(SchemaError, match=r"'tags'.*cannot be published as Iceberg"):
         catalog.create_table("db.t", pa.schema([("id", pa.int64()), ("tags", pa.list_(pa.string()))]), options=ON)
     t = catalog.create_table("db.t2", pa.schema([("id", pa.int64())]), options=ON)
     with pytest.raises(SchemaError, match="'ts'"):
         t.alter(lf.AddColumn("ts", pa.timestamp("s")))   # TIMESTAMP(0): not in Paimon's Iceberg mapping
-    with pytest.raises(OptionError, match="hive-catalog.*not supported by lakeformat"):
-        catalog.create_table("db.t4", pa.schema([("id", pa.int64())]), options={"metadata.iceberg.storage": "hive-catalog"})
+    with pytest.raises(OptionError, match=r"hive-catalog.*not supported by lakeformat"):
+        catalog.create_table("db.t4", pa.schema([("id", pa.int64())]),
+                             options={"metadata.iceberg.storage": "hive-catalog"})
     with pytest.raises(OptionError, match="format-version"):
-        catalog.create_table("db.t5", pa.schema([("id", pa.int64())]), options={**ON, "metadata.iceberg.format-version": "3"})
+        catalog.create_table("db.t5", pa.schema([("id", pa.int64())]),
+                             options={**ON, "metadata.iceberg.format-version": "3"})
 
 
 def test_many_types_and_bounds(catalog):
@@ -117,7 +120,7 @@ def test_many_types_and_bounds(catalog):
                      "dec": [Decimal("12.34"), Decimal("-0.01")], "s": ["x" * 40, "é"], "bin": [b"\x00\x01", b""],
                      "day": [dt.date(2024, 1, 1), dt.date(1969, 12, 31)],
                      "ts": [dt.datetime(2024, 1, 1, 12), dt.datetime(1960, 1, 1)],
-                     "tz": [dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)] * 2,
+                     "tz": [dt.datetime(2024, 1, 1, tzinfo=dt.UTC)] * 2,
                      "ms": [dt.datetime(2024, 1, 1, 0, 0, 0, 123000), None], "i8": [-1, 7],
                      "p": [dt.date(2024, 5, 1), dt.date(2024, 5, 2)]}, schema=schema)
     t.write(rows)

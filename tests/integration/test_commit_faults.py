@@ -6,7 +6,6 @@ Invariants: a call that returned success is readable exactly once; a call that r
 nothing visible, or (CommitOutcomeUnknownError) left everything it wrote in place; the table is
 readable after every fault, through a client that never saw one.
 """
-# ruff: noqa: F811
 from __future__ import annotations
 
 import datetime as dt
@@ -106,7 +105,7 @@ def test_an_unanswered_publish_that_went_through_is_outcome_unknown_and_loses_no
     t.write(batch(1))
     faulty_s3.add("PUT", r"/snapshot/snapshot-2$", "drop_reply", times=None)
     faulty_s3.add("GET", r"/snapshot/snapshot-2$", "status", status=503, times=None)
-    with pytest.raises(CommitOutcomeUnknownError, match="may or may not have happened.*Nothing was deleted") as e:
+    with pytest.raises(CommitOutcomeUnknownError, match=r"may or may not have happened.*Nothing was deleted") as e:
         t.write(batch(2))
     assert e.value.snapshot_id == 2
     faulty_s3.clear()
@@ -190,7 +189,8 @@ def test_maintenance_under_random_faults_leaves_the_table_readable(faulty_s3, s3
              ("tag", lambda: t.create_tag("before-expiry", 3)),
              ("expire", lambda: t.expire_snapshots(retain_min=2, retain_max=2)),
              ("consumer", lambda: t.consumers.reset("reader", 7)),
-             ("orphans", lambda: t.remove_orphan_files(older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)),
+             ("orphans",
+              lambda: t.remove_orphan_files(older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)),
              ("rollback", lambda: t.rollback_to(t.latest_snapshot().id))]
     for seed, (name, step) in enumerate(steps):
         faulty_s3.add("*", ".", "status", status=503, probability=0.05, times=None, seed=seed)

@@ -78,7 +78,7 @@ def api(url: str, user: str, password: str, method: str, path: str, body=None) -
     return call(f"{url}/api/v2{path}", method, body, {"Authorization": f"Bearer {token}"})
 
 
-def test_compose_services_without_docker_ingest_through_the_scheduler(s3_endpoint):  # noqa: F811
+def test_compose_services_without_docker_ingest_through_the_scheduler(s3_endpoint):
     services = compose_services()
     # the commands run here are the services' commands
     for name, command in AIRFLOW_SERVICES.items():
@@ -129,7 +129,7 @@ def test_compose_services_without_docker_ingest_through_the_scheduler(s3_endpoin
                                 plugins=env["AIRFLOW__CORE__PLUGINS_FOLDER"], port=port,
                                 spark_master=cluster.master,
                                 extra_env=env)
-            airflow = LocalAirflow(settings, out=open(tmp / "airflow.out", "w"))
+            airflow = LocalAirflow(settings, out=open(tmp / "airflow.out", "w"))  # noqa: SIM115 -- its log while it runs
             airflow.start(timeout=300)
             user, password = login(settings)
 

@@ -77,7 +77,7 @@ def test_two_hundred_kills_leave_a_consistent_table(tmp_path):
     wh = str(tmp_path / "wh")
     cat = lf.Catalog(wh)
     cat.create_database("db")
-    t = cat.create_table("db.t", SCHEMA, partition_keys=["p"])
+    cat.create_table("db.t", SCHEMA, partition_keys=["p"])
     ack_path = tmp_path / "acks"
     rng = random.Random(7)
     for k in range(KILLS):

@@ -5,7 +5,7 @@ Each fault is checked on both sides: what the client saw (its retries, or the ex
 and what the store holds, read from moto directly rather than through the proxy. Run with -s to
 see what each client raised.
 """
-# ruff: noqa: F811 -- the fixtures are imported, then named as parameters
+
 import hashlib
 import io
 import os

@@ -60,10 +60,9 @@ def test_a_full_disk_fails_writes_clearly_and_loses_nothing(small_disk):
     assert fresh.latest_snapshot().id == committed
     # every kind of metadata write hits the full disk the same way: a clear error, no temp file
     filler = small_disk / "filler"
-    with pytest.raises(OSError):
-        with open(filler, "wb") as f:
-            while True:
-                f.write(os.urandom(1 << 16))
+    with pytest.raises(OSError), open(filler, "wb") as f:
+        while True:
+            f.write(os.urandom(1 << 16))
     for call in (lambda: fresh.create_tag("full"), lambda: fresh.consumers.reset("reader", 1),
                  lambda: fresh.write(batch(999))):
         with pytest.raises(StorageError, match="disk is full"):

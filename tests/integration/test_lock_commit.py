@@ -115,9 +115,8 @@ def test_lock_timeout_fails_the_commit_and_leaves_no_snapshot(tmp_path):
                                               "lock.acquire-timeout": "200 ms", "lock.check-max-sleep": "50 ms"})
     cat.create_database("db")
     t = cat.create_table("db.t", SCHEMA, partition_keys=["p"])
-    with cat.lock.hold("db.t"):
-        with pytest.raises(lf.CommitError, match="catalog lock 'db.t'"):
-            t.write(rows(1, 1, 3, "p0"))
+    with cat.lock.hold("db.t"), pytest.raises(lf.CommitError, match=r"catalog lock 'db.t'"):
+        t.write(rows(1, 1, 3, "p0"))
     assert t.snapshots() == [] and t.read().num_rows == 0
     assert os.listdir(f"{t.path}/manifest") == []   # the failed attempt's manifests are gone
     assert t.write(rows(1, 1, 3, "p0")).id == 1

@@ -57,7 +57,7 @@ def table_write(args) -> None:
         try:
             snap = t.write(rows(args.worker, i, args.rows, f"p{i % 2}"))
             out = {"worker": args.worker, "commit": i, "snapshot": snap.id}
-        except Exception as e:   # noqa: BLE001 - reported, the test decides
+        except Exception as e:   # reported, the test decides
             out = {"worker": args.worker, "commit": i, "error": type(e).__name__, "message": str(e)[:300]}
         print(json.dumps(out), flush=True)
 
@@ -75,7 +75,7 @@ def maintain(args) -> None:
         try:
             step()
             print(json.dumps({"mode": args.mode, "ok": True}), flush=True)
-        except Exception as e:   # noqa: BLE001 - reported, the test decides
+        except Exception as e:   # reported, the test decides
             print(json.dumps({"mode": args.mode, "error": type(e).__name__, "message": str(e)[:300]}), flush=True)
         time.sleep(0.05)
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
+from typing import Optional
+from collections.abc import Iterable, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -248,7 +249,7 @@ class Oracle:
                          "overwrite": overwrite, "write_cols": None if write_cols is None else list(write_cols)})
         return len(self.ops) - 1
 
-    def run(self, timeout: int = 240) -> "OracleResults":
+    def run(self, timeout: int = 240) -> OracleResults:
         spec = self.workdir / f"ops-{self._n:03d}.json"
         spec.write_text(json.dumps(self.ops))
         answer = run_oracle(ORACLE_SCRIPT, str(spec), timeout=timeout)

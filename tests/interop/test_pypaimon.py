@@ -197,7 +197,7 @@ def all_types_rows(ids) -> pa.Table:
             "f_time": dt.time(i % 24, i % 60, i % 60, (i * 1000) % 1_000_000),
             "f_ts3": dt.datetime(2024, 2, 29, 12, 0, 0, 123000) + dt.timedelta(hours=i),
             "f_ts6": dt.datetime(1969, 12, 31, 23, 59, 59, 999999) + dt.timedelta(microseconds=i * 1001),
-            "f_ltz": dt.datetime(2024, 6, 1, 8, 30, 0, 654321, tzinfo=dt.timezone.utc) + dt.timedelta(days=i),
+            "f_ltz": dt.datetime(2024, 6, 1, 8, 30, 0, 654321, tzinfo=dt.UTC) + dt.timedelta(days=i),
             "f_array": None if i % 7 == 3 else [i, None, -i] if i % 2 else [],
             "f_map": {"k": i, "null": None} if i % 2 else {},
             "f_row": {"a": i, "b": None if i % 2 else f"b{i}"},
@@ -285,13 +285,13 @@ def test_partition_directories_match_pypaimon(catalog, oracle):
         if lf_dirs != py_dirs:
             problems.append(f"{name}: directories lakeformat {lf_dirs}, pypaimon {py_dirs}")
         checks = [("lakeformat reading pypaimon's table",
-                   lambda: assert_same_rows(catalog.get_table(f"db.py_{name}").read(), data, "id")),
-                  *((f"{r} reading lakeformat's table", lambda r=r: check_readers(res, i, data, "id", readers=[r]))
+                   lambda: assert_same_rows(catalog.get_table(f"db.py_{name}").read(), data, "id")),  # noqa: B023
+                  *((f"{r} reading lakeformat's table", lambda r=r: check_readers(res, i, data, "id", readers=[r]))  # noqa: B023
                     for r in ORACLES_FOR_PARTITION_TYPE.get(name, ("pypaimon", "rust")))]
         for what, check in checks:
             try:
                 check()
-            except Exception as e:   # noqa: BLE001 - collect every symptom, then fail once
+            except Exception as e:   # collect every symptom, then fail once
                 problems.append(f"{name}: {what}: {type(e).__name__}: {str(e).splitlines()[-1][:200]}")
     assert not problems, "partition directories disagree with pypaimon:\n" + "\n".join(problems)
 
@@ -305,13 +305,14 @@ def catalog_path(catalog, identifier):
 # shows up as missing rows. Each filter: (oracle predicate, the same condition in Python).
 ORACLE_FILTERS = [
     (pred("equal", "id", 13), lambda r: r["id"] == 13),
-    (pred("greaterThan", "f_date", dt.date(2026, 1, 1)), lambda r: r["f_date"] is not None and r["f_date"] > dt.date(2026, 1, 1)),
+    (pred("greaterThan", "f_date", dt.date(2026, 1, 1)),
+     lambda r: r["f_date"] is not None and r["f_date"] > dt.date(2026, 1, 1)),
     (pred("lessThan", "f_ts3", dt.datetime(2024, 3, 1, 2, 0)),
      lambda r: r["f_ts3"] is not None and r["f_ts3"] < dt.datetime(2024, 3, 1, 2, 0)),
     (pred("greaterThan", "f_ts6", dt.datetime(1970, 1, 1, 0, 0, 0, 20000)),
      lambda r: r["f_ts6"] is not None and r["f_ts6"] > dt.datetime(1970, 1, 1, 0, 0, 0, 20000)),
-    (pred("greaterThan", "f_ltz", dt.datetime(2024, 7, 1, tzinfo=dt.timezone.utc)),
-     lambda r: r["f_ltz"] is not None and r["f_ltz"] > dt.datetime(2024, 7, 1, tzinfo=dt.timezone.utc)),
+    (pred("greaterThan", "f_ltz", dt.datetime(2024, 7, 1, tzinfo=dt.UTC)),
+     lambda r: r["f_ltz"] is not None and r["f_ltz"] > dt.datetime(2024, 7, 1, tzinfo=dt.UTC)),
     (pred("equal", "f_string", "s17-" + "x" * 17), lambda r: r["f_string"] == "s17-" + "x" * 17),
     (pred("greaterOrEqual", "f_string", "s3"), lambda r: r["f_string"] is not None and r["f_string"] >= "s3"),
     (pred("greaterOrEqual", "f_dec38", D("10000000000000000000000000000030")),
@@ -421,11 +422,12 @@ def key_type_rows(n: int = 120) -> pa.Table:
         if i % 9 == 4:
             return None
         return {"k_bool": i % 2 == 0, "k_tiny": i - 60, "k_small": i * 100 - 5000, "k_int": i * 1000003 - 50000000,
-                "k_float": i * 0.5 - 10, "k_double": i * 0.37 - 10, "k_date": dt.date(2020, 1, 1) + dt.timedelta(days=i * 13),
+                "k_float": i * 0.5 - 10, "k_double": i * 0.37 - 10,
+                "k_date": dt.date(2020, 1, 1) + dt.timedelta(days=i * 13),
                 "k_dec": D(i * 131 - 5000).scaleb(-2), "k_dec_wide": D(i * 7919 - 300000).scaleb(-4),
                 "k_ts3": dt.datetime(2024, 1, 1) + dt.timedelta(milliseconds=i * 98765),
                 "k_ts6": dt.datetime(2024, 1, 1) + dt.timedelta(microseconds=i * 1234567),
-                "k_ltz": dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=i * 977),
+                "k_ltz": dt.datetime(2024, 1, 1, tzinfo=dt.UTC) + dt.timedelta(seconds=i * 977),
                 "k_bytes": bytes(range(i % 20))}[c]
     return pa.Table.from_pylist([{"id": i, **{c: value(c, i) for c in KEY_TYPES.names[1:]}} for i in range(n)],
                                 schema=KEY_TYPES)
@@ -446,7 +448,7 @@ def test_bucket_assignment_agrees_for_every_key_type(catalog, oracle):
     res = oracle.run()
     res.check_all()
     rows_by_id = {r["id"]: r for r in data.to_pylist()}
-    for name, (key, b_lf, b_py) in ops.items():
+    for key, b_lf, b_py in ops.values():
         by_lf, by_py = bucket_map(res.bucket_table(b_lf), ["id"]), bucket_map(res.bucket_table(b_py), ["id"])
         assert set(by_lf) == set(by_py) == {(i,) for i in rows_by_id}
         comparable = [k for k in by_py if not any(rows_by_id[k[0]][c] is None for c in NON_COMPACT & set(key))]
@@ -505,7 +507,8 @@ def test_pypaimon_commits_on_top_of_lakeformat_tables(catalog, oracle):
     """The other direction of commits: pypaimon appends to and overwrites tables lakeformat
     created and wrote (it must accept our schema, snapshot, manifest list and manifests)."""
     wh = catalog.warehouse
-    t = catalog.create_table("db.events", SCHEMA, partition_keys=["dt"], options={"bucket": "4", "bucket-key": "user_id"})
+    t = catalog.create_table("db.events", SCHEMA, partition_keys=["dt"],
+                             options={"bucket": "4", "bucket-key": "user_id"})
     t.write(concat(rows(range(0, 40), "a"), rows(range(40, 80), "b")))
     t.write(rows(range(80, 100), "c"))
     typed = catalog.create_table("db.typed", ALL_TYPES)

@@ -19,7 +19,8 @@ import urllib.request
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Mapping, Optional, Sequence
+from typing import Optional
+from collections.abc import Iterator, Mapping, Sequence
 
 from tests.servers import free_port, wait_until_serving
 
@@ -119,7 +120,7 @@ def standalone_cluster(work: Path, workers: int = 2, start_timeout: float = 120,
     port, ui_port = free_port(), free_port()
     env = node_env(work)
     cluster = Cluster(f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{ui_port}", work, env)
-    log = open(work / "nodes.log", "wb")
+    log = open(work / "nodes.log", "wb")  # noqa: SIM115 -- the nodes' output for the cluster's life
 
     def start(role: str, *args: str, **more: str) -> subprocess.Popen:
         proc = subprocess.Popen(["bash", str(SPARK_NODE), role, *args], env={**env, **more}, stdout=log,

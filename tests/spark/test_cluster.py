@@ -50,7 +50,7 @@ def download(s3, prefix: str, to: pathlib.Path) -> None:
         s3.download_file(BUCKET, key, str(dest))
 
 
-def test_ingest_compact_expire_on_a_standalone_cluster(tmp_path, s3_endpoint):  # noqa: F811
+def test_ingest_compact_expire_on_a_standalone_cluster(tmp_path, s3_endpoint):
     prefix = f"cluster-{uuid.uuid4().hex[:8]}"
     wh = f"s3://{BUCKET}/{prefix}"
     secret = f"cluster-secret-{uuid.uuid4().hex}"    # moto takes any key: one we can look for

@@ -53,12 +53,12 @@ def test_bad_landing_data_fails_clearly_and_leaves_nothing(spark, tmp_path):
     (folder / "part-0.jsonl").write_text('{"user_id": 1, "item_id": 2, "behavior": "pv", "price": 1.0, '
                                          '"ts": "2024-06-01 10:00:00"}\n{"item_id": 3, "behavior": "pv"}\n')
     jt = job_table(wh)
-    with pytest.raises(Exception, match="user_id.*NOT NULL"):
+    with pytest.raises(Exception, match=r"user_id.*NOT NULL"):
         ingest.ingest(lambda: spark, jt, "2024-06-01", None, str(land), None)
     t = lf.Catalog(wh).get_table("demo.user_behavior")   # created from the config, but empty
     assert t.latest_snapshot() is None and parquet_files(t.path) == set()
     (folder / "part-0.jsonl").write_text('{"user_id": 1, "item_id": 2, "behavior": "pv", "price": "cheap"}\n')
-    with pytest.raises(Exception, match="(?i)malformed"):
+    with pytest.raises(Exception, match=r"(?i)malformed"):
         ingest.ingest(lambda: spark, jt, "2024-06-01", None, str(land), None)
     with pytest.raises(lf.NotFoundError, match="no landing folder"):
         ingest.ingest(lambda: spark, jt, "2024-06-05", None, str(land), None)

@@ -22,7 +22,7 @@ DAY = "2024-06-01"
 
 
 @pytest.fixture
-def landed(s3_endpoint, tmp_path, monkeypatch):  # noqa: F811
+def landed(s3_endpoint, tmp_path, monkeypatch):
     """The same day landed in a local folder and in the bucket; the job's environment holds
     the storage options (as the DAG's operator passes them)."""
     opts = {"s3.endpoint": s3_endpoint, **CREDS}

@@ -186,7 +186,7 @@ def test_type_changes_beyond_widening_are_left_to_lakeformats_casts(catalog):
     assert plan.native_files == 0 and len(plan.merged) == 2
 
 
-def test_tables_on_object_stores_are_read_through_lakeformat(spark, s3_endpoint):  # noqa: F811
+def test_tables_on_object_stores_are_read_through_lakeformat(spark, s3_endpoint):
     options = {**CREDS, "s3.endpoint": s3_endpoint, "s3.path-style-access": "true"}
     wh = f"s3://{BUCKET}/native-read"
     cat = lf.Catalog(wh, **options)
@@ -378,14 +378,15 @@ def test_dates_and_instants_before_the_gregorian_switch_read_as_they_are_in_any_
     t = catalog.create_table("db.old", schema)
     t.write(pa.table({"id": [1, 2], "d": [dt.date(1500, 3, 1), dt.date(2024, 6, 1)],
                       "ts": [dt.datetime(1200, 1, 1, 12), dt.datetime(2024, 6, 1)],
-                      "tz": [dt.datetime(1000, 6, 1, tzinfo=dt.timezone.utc), dt.datetime(2024, 6, 1, tzinfo=dt.timezone.utc)]},
+                      "tz": [dt.datetime(1000, 6, 1, tzinfo=dt.UTC), dt.datetime(2024, 6, 1, tzinfo=dt.UTC)]},
                      schema=schema))
     assert plan_read(t, t.scan().plan()).native_files == 1
     with session_confs(spark, {"spark.sql.parquet.datetimeRebaseModeInRead": mode}):
         native = lfs.read_table(spark, "db.old", warehouse=catalog.warehouse).toArrow().sort_by("id")
     assert native["d"].to_pylist() == [dt.date(1500, 3, 1), dt.date(2024, 6, 1)]
     assert native["ts"].to_pylist() == [dt.datetime(1200, 1, 1, 12), dt.datetime(2024, 6, 1)]
-    assert [v.replace(tzinfo=None) for v in native["tz"].to_pylist()] == [dt.datetime(1000, 6, 1), dt.datetime(2024, 6, 1)]
+    assert [v.replace(tzinfo=None) for v in native["tz"].to_pylist()] == [dt.datetime(1000, 6, 1),
+                                                                          dt.datetime(2024, 6, 1)]
 
 
 def test_a_corrupt_planned_file_fails_the_read_in_a_session_that_ignores_corrupt_files(spark, catalog):
@@ -396,9 +397,9 @@ def test_a_corrupt_planned_file_fails_the_read_in_a_session_that_ignores_corrupt
     t.write(pa.table({"id": [3]}))
     victim = t.files()[0]["path"]
     Path(victim).write_bytes(b"not parquet" * 100)
-    with session_confs(spark, {"spark.sql.files.ignoreCorruptFiles": "true"}):
-        with pytest.raises(Exception, match=Path(victim).name):
-            lfs.read_table(spark, "db.corrupt", warehouse=catalog.warehouse).collect()
+    with session_confs(spark, {"spark.sql.files.ignoreCorruptFiles": "true"}), \
+            pytest.raises(Exception, match=Path(victim).name):
+        lfs.read_table(spark, "db.corrupt", warehouse=catalog.warehouse).collect()
 
 
 def flip_in_dictionary(path: Path, column: str) -> None:

@@ -146,17 +146,21 @@ def test_wall_clock_timestamps_are_written_as_they_are_in_any_session_time_zone(
         df = spark.sql("SELECT 1L id, TIMESTAMP_NTZ'2024-03-10 02:30:00.123456' ts, "
                        "TIMESTAMP'2024-03-10 12:00:00.999999Z' tz UNION ALL "
                        "SELECT 2L, TIMESTAMP_NTZ'1969-12-31 23:59:59.999999', TIMESTAMP'1969-12-31 23:59:59.999999Z' "
-                       "UNION ALL SELECT 3L, TIMESTAMP_NTZ'2024-11-03 01:30:00.500999', TIMESTAMP'1850-06-01 12:00:00.000001Z' "
+                       "UNION ALL SELECT 3L, TIMESTAMP_NTZ'2024-11-03 01:30:00.500999', TIMESTAMP'1850-06-01 "
+                       "12:00:00.000001Z' "
                        "UNION ALL SELECT 4L, TIMESTAMP_NTZ'1850-06-01 12:00:00.123999', NULL "
-                       "UNION ALL SELECT 5L, TIMESTAMP_NTZ'2024-06-01 00:00:00.007', TIMESTAMP'2024-06-01 00:00:00.007Z' "
+                       "UNION ALL SELECT 5L, TIMESTAMP_NTZ'2024-06-01 00:00:00.007', TIMESTAMP'2024-06-01 "
+                       "00:00:00.007Z' "
                        "UNION ALL SELECT 6L, NULL, NULL")
         lfs.write(df, "db.wall", warehouse=catalog.warehouse)
     finally:
         spark.conf.set("spark.sql.session.timeZone", before)
     got = catalog.get_table("db.wall").read().sort_by("id")
-    utc = dt.timezone.utc
-    assert got["ts"].to_pylist() == [dt.datetime(2024, 3, 10, 2, 30, 0, 123000), dt.datetime(1969, 12, 31, 23, 59, 59, 999000),
-                                     dt.datetime(2024, 11, 3, 1, 30, 0, 500000), dt.datetime(1850, 6, 1, 12, 0, 0, 123000),
+    utc = dt.UTC
+    assert got["ts"].to_pylist() == [dt.datetime(2024, 3, 10, 2, 30, 0, 123000),
+                                     dt.datetime(1969, 12, 31, 23, 59, 59, 999000),
+                                     dt.datetime(2024, 11, 3, 1, 30, 0, 500000),
+                                     dt.datetime(1850, 6, 1, 12, 0, 0, 123000),
                                      dt.datetime(2024, 6, 1, 0, 0, 0, 7000), None]
     assert got["tz"].to_pylist() == [dt.datetime(2024, 3, 10, 12, 0, 0, 999000, tzinfo=utc),
                                      dt.datetime(1969, 12, 31, 23, 59, 59, 999000, tzinfo=utc),
@@ -181,7 +185,7 @@ def test_dates_and_instants_before_the_gregorian_switch_are_written_as_they_are(
         lfs.write(df, "db.old", warehouse=catalog.warehouse)
         assert spark.conf.get(key) == mode, "the session's setting is put back"
     got = catalog.get_table("db.old").read().sort_by("id").to_pylist()
-    utc = dt.timezone.utc
+    utc = dt.UTC
     assert got == [{"id": 1, "d": dt.date(1500, 3, 1), "tz": dt.datetime(1000, 6, 1, tzinfo=utc)},
                    {"id": 2, "d": dt.date(2024, 6, 1), "tz": dt.datetime(2024, 6, 1, tzinfo=utc)}]
 
@@ -191,8 +195,10 @@ def test_field_ids_are_written_where_the_session_turned_them_off(spark, catalog)
     writing off still writes them, and a rename after the write reads the old file's values."""
     t = catalog.create_table("db.ids", pa.schema([("id", pa.int64()), ("v", pa.string())]))
     with session_confs(spark, {"spark.sql.parquet.fieldId.write.enabled": "false"}):
-        lfs.write(spark.createDataFrame([(1, "a"), (2, "b")], "id long, v string"), "db.ids", warehouse=catalog.warehouse)
+        lfs.write(spark.createDataFrame([(1, "a"), (2, "b")], "id long, v string"), "db.ids",
+                  warehouse=catalog.warehouse)
     stored = pq.ParquetFile(os.path.join(t.path, data_files(t)[0])).schema_arrow
     assert [f.metadata[b"PARQUET:field_id"] for f in stored] == [str(f.id).encode() for f in t.schema.fields]
     t.alter(lf.RenameColumn("v", "value"))
-    assert catalog.get_table("db.ids").read().sort_by("id").to_pylist() == [{"id": 1, "value": "a"}, {"id": 2, "value": "b"}]
+    assert catalog.get_table("db.ids").read().sort_by("id").to_pylist() == [{"id": 1, "value": "a"},
+                                                                            {"id": 2, "value": "b"}]

@@ -26,7 +26,7 @@ PARTITION = ["p_int", "p_day", "p_str", "p_bool", "p_dec", "p_big", "p_ts"]
 DDL = ("id long, v string, p_int int, p_day date, p_str string, p_bool boolean, p_dec decimal(5,1), p_big long, "
        "p_ts timestamp")
 # 01:30 twice in New York: the instants an hour apart the clocks go back over
-FALL_BACK = [dt.datetime(2024, 11, 3, 5, 30, tzinfo=dt.timezone.utc), dt.datetime(2024, 11, 3, 6, 30, tzinfo=dt.timezone.utc)]
+FALL_BACK = [dt.datetime(2024, 11, 3, 5, 30, tzinfo=dt.UTC), dt.datetime(2024, 11, 3, 6, 30, tzinfo=dt.UTC)]
 FALLBACK = "lakeformat's Spark jar is not on this session's classpath"
 
 

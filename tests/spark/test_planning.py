@@ -34,7 +34,8 @@ ROWS = pa.table({"id": [1, 2, None, 4, 5], "name": ["a", None, "c", "dd", "e"],
 
 
 PRICES = new_schema(pa.schema([("price", pa.decimal128(10, 2))]))
-PRICE_ROWS = pa.table({"price": pa.array([decimal.Decimal("1.50"), decimal.Decimal("2.25"), None], pa.decimal128(10, 2))})
+PRICE_ROWS = pa.table({"price": pa.array([decimal.Decimal("1.50"), decimal.Decimal("2.25"), None],
+                                         pa.decimal128(10, 2))})
 
 
 def matching_ids(p) -> list:
@@ -135,7 +136,8 @@ def test_ingest_units_from_the_config():
     assert ub.path_columns("2024-06-01") == {"dt": "2024-06-01"}
     user, ident = ingest_identity(ub, IngestUnit("2024-06-01"))
     assert user == "lakeformat-ingest-user_behavior"
-    assert ident != ingest_identity(ub, IngestUnit("2024-06-02"))[1] != ingest_identity(ub, IngestUnit("2024-06-01", 5))[1]
+    assert ident != ingest_identity(ub, IngestUnit("2024-06-02"))[1] \
+        != ingest_identity(ub, IngestUnit("2024-06-01", 5))[1]
     assert cfg.table("demo.item_price").name == "item_price"
     with pytest.raises(PipelineConfigError, match="not in"):
         cfg.table("nope")
@@ -153,7 +155,8 @@ def test_landing_is_deterministic_and_bad_days_break_the_rules(tmp_path):
     good = pj.read_json(tmp_path / "a" / "user_behavior" / "dt=2024-06-01" / "part-0.jsonl")
     bad = pj.read_json(tmp_path / "a" / "user_behavior" / "dt=2024-06-02" / "part-0.jsonl")
     assert "dt" not in good.column_names and good.num_rows == 400
-    assert pc.min(good.column("price")).as_py() >= 0 and set(good.column("behavior").to_pylist()) <= {"pv", "cart", "fav", "buy"}
+    assert pc.min(good.column("price")).as_py() >= 0
+    assert set(good.column("behavior").to_pylist()) <= {"pv", "cart", "fav", "buy"}
     assert pc.min(bad.column("price")).as_py() < 0 and "click" in bad.column("behavior").to_pylist()
     with pytest.raises(SystemExit):   # argparse: --end before --start
         landing.main(["--start", "2024-06-02", "--end", "2024-06-01", "--landing", str(tmp_path)])

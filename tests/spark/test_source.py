@@ -179,8 +179,7 @@ def test_failed_task_leaves_no_rows_and_no_files(spark, catalog):
         import time
 
         from pyspark import TaskContext
-        for b in batches:
-            yield b
+        yield from batches
         if TaskContext.get().partitionId() == 1:
             # fail only once the other task has written its files (they must go too), and
             # after a grace period for its result to reach the driver, however loaded the box
@@ -215,7 +214,7 @@ def test_overwrite_dynamic_static_and_bad_input(spark, catalog):
     snapshots, files = len(t.snapshots()), data_files(t)
     with pytest.raises(Exception, match="snapshot_id"):
         src(spark, wh, "db.ub", snapshot_id=1).load().count()
-    with pytest.raises(Exception, match="db.nope"):
+    with pytest.raises(Exception, match=r"db.nope"):
         src(spark, wh, "db.nope").load()
     with pytest.raises(lf.DataError, match=r"missing columns \['price'\]"):
         lfs.write(spark.createDataFrame(day2.drop_columns(["price"])), "db.ub", warehouse=wh)

@@ -1,5 +1,7 @@
 """Append-table compaction: the picker as a pure function, the dedicated compaction of
 ``Table.compact``, the fixed-bucket writer's own compaction, and pypaimon reading the result."""
+import itertools
+
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -157,7 +159,7 @@ def test_compacted_files_roll_at_the_target_size(catalog):
     assert len(files) >= 2
     assert all(e.file.file_size >= 16 * 1024 for e in files[:-1])
     seqs = [(e.file.min_sequence_number, e.file.max_sequence_number) for e in files]
-    assert seqs[0][0] == 0 and all(a[1] + 1 == b[0] for a, b in zip(seqs, seqs[1:]))
+    assert seqs[0][0] == 0 and all(a[1] + 1 == b[0] for a, b in itertools.pairwise(seqs))
     assert t.read().equals(before)
 
 
@@ -307,7 +309,8 @@ def test_oracles_read_compacted_tables(catalog, tmp_path):
                                  options={"bucket": "2", "bucket-key": "user_id", "compaction.min.file-num": "3"})
     for i in range(6):
         for t in (unaware, fixed):
-            t.write(pa.concat_tables([events(700, "2024-01-01", start=i * 700), events(3, "2024-01-02", start=10**6 + i * 3)]))
+            t.write(pa.concat_tables([events(700, "2024-01-01", start=i * 700),
+                                      events(3, "2024-01-02", start=10**6 + i * 3)]))
     unaware.compact()
     fixed.compact(full=True)
     assert len(_files(unaware, "2024-01-01")) < 6 and len(_files(fixed)) == 4

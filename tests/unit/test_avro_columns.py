@@ -6,6 +6,7 @@ import glob
 import io
 import json
 import os
+from pathlib import Path
 import signal
 import time
 
@@ -34,10 +35,12 @@ def rich_entry(types, i):
     return ManifestEntry(ADD if i % 4 else DELETE, serialize_row([f"2024-01-{1 + i % 3:02d}"], types), i % 2, 2,
                          DataFileMeta(
         f"data-{i:06d}.parquet", 100 + i * 1_000_003, i, serialize_row([f"key-{i}"], types), b"",
-        SimpleStats(b"k" * (i % 3), b"K", (0,)), SimpleStats(b"\x00" * 200 * (i % 2), b"", (None, i, 0) if i % 2 else None),
+        SimpleStats(b"k" * (i % 3), b"K", (0,)),
+        SimpleStats(b"\x00" * 200 * (i % 2), b"", (None, i, 0) if i % 2 else None),
         -i, 1 << 40, i % 3, i % 5, tuple(f"extra-{i}-{j}.index" for j in range(i % 3)),
         None if i % 5 == 0 else 1_700_000_000_000 + i, None if i % 7 == 0 else i, b"\x01\x02" if i % 2 else None,
-        None if i % 6 == 0 else i % 2, ("id", "v") if i % 2 else None, f"s3://bucket/x/{i}.parquet" if i % 3 == 0 else None,
+        None if i % 6 == 0 else i % 2, ("id", "v") if i % 2 else None,
+        f"s3://bucket/x/{i}.parquet" if i % 3 == 0 else None,
         i * 10 if i % 4 == 0 else None, ("id",) if i % 3 == 1 else None))
 
 
@@ -60,10 +63,10 @@ def test_columns_decode_every_field_as_fastavro_does(catalog):
 def test_paimon_java_manifests_decode_as_with_fastavro():
     paths = [p for p in glob.glob(os.path.join(FIXTURES, "**", "manifest", "manifest-*"), recursive=True)
              if "manifest-list-" not in p]
-    avro = [p for p in paths if open(p, "rb").read(4) == avro_blocks.MAGIC]
+    avro = [p for p in paths if Path(p).read_bytes()[:4] == avro_blocks.MAGIC]
     assert len(avro) >= 10
     for p in avro:
-        data = open(p, "rb").read()
+        data = Path(p).read_bytes()
         assert manifest_cache.decode(data, "entry", ENTRIES) == by_fastavro(data), p
 
 
@@ -89,7 +92,8 @@ def test_records_that_do_not_fill_their_block_are_an_error():
     c = avro_blocks.parse(buf.getvalue())
     (count, raw), = c.blocks
     text = c.metadata["avro.schema"]
-    assert [list(e) for e in avro_columns.record_ends(text, avro_columns.read_table(text, c.blocks), c.blocks)] == [[1, 3]]
+    ends = avro_columns.record_ends(text, avro_columns.read_table(text, c.blocks), c.blocks)
+    assert [list(e) for e in ends] == [[1, 3]]
     padded = [(count, raw + b"\x00")]   # a byte no record accounts for
     with pytest.raises(ValueError, match="do not fill their block"):
         avro_columns.record_ends(text, avro_columns.read_table(text, padded), padded)
@@ -147,7 +151,7 @@ def test_a_batch_with_a_corrupt_manifest_fails_that_one_and_decodes_the_others(c
 
 
 def test_file_names_mode_names_each_entrys_data_and_extra_files(catalog):
-    t, mf, types = setup(catalog)
+    _t, mf, types = setup(catalog)
     metas = mf.write([rich_entry(types, i) for i in range(50)])
     entries = [e for m in metas for e in mf.read(m.file_name)]
     manifest_cache.CACHE.clear()
@@ -168,7 +172,8 @@ def test_a_process_forked_after_the_reader_ran_decodes_with_fastavro(catalog):
     pid = os.fork()
     if pid == 0:   # child: never returns into pytest
         try:
-            ok = not avro_columns.usable() and manifest_cache.decode(datas[1], "entry", ENTRIES) == by_fastavro(datas[1])
+            ok = not avro_columns.usable() \
+                and manifest_cache.decode(datas[1], "entry", ENTRIES) == by_fastavro(datas[1])
             os.write(write, b"same" if ok else b"different")
         finally:
             os._exit(0)

@@ -43,7 +43,7 @@ def test_safe_widening_casts_are_accepted(table):
 def test_null_into_not_null_column(catalog):
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
     t = catalog.create_table("db.nn", schema)
-    with pytest.raises(lf.DataError, match="'id' is NOT NULL.*1 null"):
+    with pytest.raises(lf.DataError, match=r"'id' is NOT NULL.*1 null"):
         t.write(pa.table({"id": [1, None], "v": ["a", "b"]}))
     assert t.snapshots() == [] and data_files(t.path) == []
 
@@ -74,7 +74,7 @@ def test_invalid_table_identifiers(catalog, ident, tmp_path):
 def test_unknown_database_and_table(catalog):
     with pytest.raises(lf.NotFoundError, match="database 'nope'"):
         catalog.create_table("nope.t", EVENTS)
-    with pytest.raises(lf.NotFoundError, match="db.missing"):
+    with pytest.raises(lf.NotFoundError, match=r"db.missing"):
         catalog.get_table("db.missing")
     with pytest.raises(lf.NotFoundError):
         catalog.list_tables("nope")
@@ -83,7 +83,7 @@ def test_unknown_database_and_table(catalog):
 
 
 def test_options_are_validated(catalog):
-    with pytest.raises(lf.OptionError, match="'bukcet'.*did you mean 'bucket'"):
+    with pytest.raises(lf.OptionError, match=r"'bukcet'.*did you mean 'bucket'"):
         catalog.create_table("db.t", EVENTS, options={"bukcet": "2"})
     with pytest.raises(lf.OptionError, match="option 'bucket': 'abc' is not an integer"):
         catalog.create_table("db.t", EVENTS, options={"bucket": "abc"})

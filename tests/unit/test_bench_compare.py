@@ -25,7 +25,8 @@ def test_guard_names_a_slowed_down_read(tmp_path):
     try:
         table_py = tree / "lakeformat" / "table" / "table.py"
         src = table_py.read_text()
-        line = "        scan = self.scan(filter, columns, snapshot_id, as_of, tag)\n        return scan.table.read_splits("
+        line = ("        scan = self.scan(filter, columns, snapshot_id, as_of, tag)\n"
+                "        return scan.table.read_splits(")
         assert src.count(line) == 1, "Table.read changed: update the slowdown patch"
         table_py.write_text(src.replace(line, "        __import__('time').sleep(0.025)   # the deliberate slowdown\n"
                                               + line))

@@ -1,6 +1,6 @@
 """BinaryRow encoding: round trips, byte vectors from Paimon's layout, and pypaimon agreement."""
 import json
-from datetime import date, datetime, time, timezone
+from datetime import UTC, date, datetime, time
 from decimal import Decimal
 
 import pyarrow as pa
@@ -12,7 +12,7 @@ from lakeformat.errors import DataError, SchemaError
 from lakeformat.format.types import ArrayType, atomic, type_to_json
 from tests.oracle import run_oracle
 
-UTC = timezone.utc
+UTC = UTC
 S = atomic("STRING")
 
 # (type, values): every atomic type, with None, edge values and both string layouts.
@@ -105,7 +105,7 @@ def test_timestamps_keep_nanoseconds_and_time_zones():
     whole = pa.scalar(1_700_000_000_123_456_000, pa.timestamp("ns"))
     assert decode_row(encode_row([whole], [ts9]), [ts9]) == [datetime(2023, 11, 14, 22, 13, 20, 123456)]
     ltz = atomic("TIMESTAMP_LTZ", 6)
-    aware = datetime(2024, 1, 1, 12, tzinfo=timezone.utc).astimezone()  # same instant, local zone
+    aware = datetime(2024, 1, 1, 12, tzinfo=UTC).astimezone()  # same instant, local zone
     assert decode_row(encode_row([aware], [ltz]), [ltz]) == [datetime(2024, 1, 1, 12, tzinfo=UTC)]
     ms = pa.scalar(datetime(2024, 1, 1, 12, 0, 0, 5000), pa.timestamp("ms", tz="UTC"))
     assert encode_row([ms], [ltz]) == encode_row([datetime(2024, 1, 1, 12, 0, 0, 5000, UTC)], [ltz])
@@ -204,7 +204,7 @@ def _pypaimon_agrees(v, t) -> bool:
     """False where pypaimon 2.1 differs from Java (checked above against Java's layout): nulls
     of wide decimals / fine timestamps and wide decimals of -2**(8k-1); nor does it take
     timestamps as epoch nanos."""
-    wide = t.root == "DECIMAL" and t.params[0] > 18 or (
+    wide = (t.root == "DECIMAL" and t.params[0] > 18) or (
         t.root.startswith("TIMESTAMP") and t.params[0] > 3)
     if v is None:
         return not wide

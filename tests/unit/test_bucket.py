@@ -198,7 +198,7 @@ def test_python_values_hash_like_arrow_values():
 # ---------------------------------------------------------------- input shapes and errors
 
 def test_chunked_sliced_dictionary_and_large_inputs_hash_alike():
-    values = ["k%d" % (i % 37) * (i % 5) for i in range(300)]
+    values = [f"k{i % 37}" * (i % 5) for i in range(300)]
     plain = pa.array(values)
     expected = hash_rows([plain], [S])
     chunked = pa.chunked_array([plain.slice(0, 100), plain.slice(100)])

@@ -1,4 +1,5 @@
 """The merge tree's pure decision layer: levels, interval partition, picking and planning."""
+import itertools
 from dataclasses import replace
 
 import pytest
@@ -271,7 +272,7 @@ def apply(levels: Levels, unit: CompactUnit, min_size: int, step: int) -> Levels
 def check_invariants(levels: Levels):
     for lvl in range(1, levels.num_levels):
         files = levels.run_of_level(lvl).files
-        assert all(key_of(b.min_key) > key_of(a.max_key) for a, b in zip(files, files[1:]))
+        assert all(key_of(b.min_key) > key_of(a.max_key) for a, b in itertools.pairwise(files))
 
 
 @settings(max_examples=300, deadline=None)

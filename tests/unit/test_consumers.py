@@ -2,6 +2,7 @@
 import datetime as dt
 import json
 import os
+from pathlib import Path
 import threading
 import time
 from functools import partial
@@ -42,7 +43,7 @@ def test_record_get_list_delete(table):
     cm.record("a", 3)
     cm.record("b", 2)
     cm.record("a", 4)
-    assert json.loads(open(consumer_file(table, "a")).read()) == {"nextSnapshot": 4}
+    assert json.loads(Path(consumer_file(table, "a")).read_text()) == {"nextSnapshot": 4}
     assert cm.get("a") == 4 and cm.list() == {"a": 4, "b": 2} and cm.min_next_snapshot() == 2
     cm.delete("b")
     assert cm.list() == {"a": 4}
@@ -129,7 +130,7 @@ def test_reset(table):
     assert cm.get("r") == 2
     cm.reset("r", 4)                       # the snapshot after the latest: only new changes
     assert cm.get("r") == 4
-    with pytest.raises(lf.NotFoundError, match="snapshots 1..3"):
+    with pytest.raises(lf.NotFoundError, match=r"snapshots 1..3"):
         cm.reset("r", 9)
     assert cm.get("r") == 4
 
@@ -184,7 +185,7 @@ def test_expired_start_fails_clearly(table):
     table.consumers.record("late", 1)
     os.remove(table.snapshot_manager.path(1))
     table.snapshot_manager.forget(1)
-    with pytest.raises(lf.NotFoundError, match="consumer 'late' needs snapshot 1 .* before 2 were expired"):
+    with pytest.raises(lf.NotFoundError, match=r"consumer 'late' needs snapshot 1 .* before 2 were expired"):
         table.read_incremental(consumer_id="late")
     assert table.consumers.get("late") == 1
 

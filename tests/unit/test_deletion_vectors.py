@@ -120,7 +120,7 @@ def test_deletion_vectors_apply_with_filters_and_projections():
     # Tony's row was deleted by a deletion vector in snapshot 4
     got = t.read(columns=["f0", "f3"], filter=lf.col("f1") == 10)
     names = [r["f0"] for r in got.to_pylist()]
-    assert "Tony" not in names and ["Alex"] == [n for n in names if n == "Alex"]
+    assert "Tony" not in names and [n for n in names if n == "Alex"] == ["Alex"]
     assert t.read(filter=lf.col("f0") == "Tony").num_rows == 0
 
 

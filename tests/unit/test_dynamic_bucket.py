@@ -32,7 +32,7 @@ def test_new_keys_fill_buckets_in_order_known_keys_stay():
     # bucket 0 has room for one, bucket 2 for three, then bucket 1 (the lowest free id) opens
     assert buckets.tolist() == [0, 0, 2, 0, 2, 2, 1, 2]
     assert index.counts() == {0: 4, 1: 1, 2: 4}
-    with pytest.raises(lf.OptionError, match="dynamic-bucket.max-buckets"):
+    with pytest.raises(lf.OptionError, match=r"dynamic-bucket.max-buckets"):
         index.assign(np.arange(100, 120, dtype=np.int32), target=4, max_buckets=3)
 
 

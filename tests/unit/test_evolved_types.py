@@ -4,6 +4,7 @@ import datetime as dt
 import decimal
 import json
 import os
+from pathlib import Path
 import shutil
 
 import pyarrow as pa
@@ -19,7 +20,8 @@ A = T.atomic
 
 
 @pytest.mark.parametrize("values, old, new, expected", [
-    (["True", "1", "nO", " 0 ", "Yes", "f", None], A("STRING"), A("BOOLEAN"), [True, True, False, False, True, False, None]),
+    (["True", "1", "nO", " 0 ", "Yes", "f", None], A("STRING"), A("BOOLEAN"),
+     [True, True, False, False, True, False, None]),
     ([1.9, -1.9, float("nan"), 1e20, -1e20], A("DOUBLE"), A("INT"), [1, -1, 0, 2**31 - 1, -2**31]),
     ([300.7, 1e20], A("DOUBLE"), A("TINYINT"), [44, -1]),                  # (byte) (int) d
     ([2**40 + 5, -129], A("BIGINT"), A("TINYINT"), [5, 127]),              # two's complement
@@ -61,8 +63,11 @@ def test_timestamp_casts():
 
 
 def test_unparseable_text_names_the_column_and_no_cast_is_refused():
-    with pytest.raises(DataError, match="column 'flag'.*'maybe' is not a BOOLEAN"):
+    with pytest.raises(DataError, match=r"column 'flag'.*'maybe' is not a BOOLEAN"):
         cast_column(pa.array(["maybe"]), A("STRING"), A("BOOLEAN"), "flag")
+    for text in ("NaN", "Infinity"):   # no such decimal: refused like other text that is not one
+        with pytest.raises(DataError, match=r"column 'price'.*DECIMAL\(5, 2\)"):
+            cast_column(pa.array(["1.5", text]), A("STRING"), A("DECIMAL", 5, 2), "price")
     assert castable(A("STRING"), A("BOOLEAN")) and castable(A("TIMESTAMP", 9), A("INT"))
     assert not castable(A("BIGINT"), A("DATE")) and not castable(A("BOOLEAN"), A("TIMESTAMP", 3))
 
@@ -73,7 +78,7 @@ def _fixture_table(tmp_path, name):
 
 
 def _expected(name):
-    cases = json.load(open(os.path.join(FIXTURES, "expected.json")))
+    cases = json.loads(Path(FIXTURES, "expected.json").read_text())
     return next(c for c in cases if c["table"] == f"{name}.{name}" and c["warehouse"] == "parquet")
 
 

@@ -1,5 +1,6 @@
 """Snapshot expiration: the pure plan (Paimon's rules), the executor (what is deleted, what must
 survive), every retention option, tags, consumers, changelog files and the after-commit hook."""
+import itertools
 import datetime as dt
 import logging
 import os
@@ -157,7 +158,7 @@ def history(t) -> dict:
 def files_on_disk(t) -> set:
     """Data, changelog and manifest files under the table (metadata JSON and hidden temps aside)."""
     out = set()
-    for root, dirs, files in os.walk(t.path):
+    for root, _dirs, files in os.walk(t.path):
         rel = os.path.relpath(root, t.path)
         if rel.split(os.sep)[0] in ("snapshot", "schema", "tag", "consumer"):
             continue
@@ -387,7 +388,7 @@ def test_time_retained_option(catalog):
     t = build_append(catalog, n=10, **{"snapshot.time-retained": "1 h", "snapshot.num-retained.min": "1",
                                        "snapshot.expire.limit": "100", "write-only": "true"})
     snaps = t.snapshots()
-    k = next(s for a, s in zip(snaps, snaps[1:]) if s.id >= 5 and a.time_millis < s.time_millis)
+    k = next(s for a, s in itertools.pairwise(snaps) if s.id >= 5 and a.time_millis < s.time_millis)
     # an hour after snapshot k was committed: everything older than k has been kept an hour
     now = dt.datetime.fromtimestamp((k.time_millis + 3_600_000) / 1000)
     r = t.expire_snapshots(now=now)
@@ -439,7 +440,7 @@ def test_changelog_retention_longer_than_snapshots_is_rejected(catalog):
         assert "changelog/ files are not supported" in str(e.value)
     t = catalog.create_table("db.c", PK_SCHEMA, primary_keys=["id"], options={
         "changelog.num-retained.min": "5", "changelog.time-retained": "30 min", "bucket": "1"})
-    with pytest.raises(OptionError, match="changelog.num-retained.min"):
+    with pytest.raises(OptionError, match=r"changelog.num-retained.min"):
         t.alter(lf.SetOption("changelog.num-retained.min", "11"))
 
 

@@ -4,6 +4,7 @@ import datetime as dt
 import decimal
 import json
 import os
+from pathlib import Path
 import shutil
 
 import pyarrow as pa
@@ -32,7 +33,7 @@ def data(n: int, start: int = 0, dt_: str = "a") -> pa.Table:
         "dec": [decimal.Decimal(i * 1001) / 1000 - 5 for i in ids],
         "ts3": [dt.datetime(2024, 1, 1, 0, 0, 0, (i % 1000) * 1000) for i in ids],
         "ts6": [dt.datetime(2023, 12, 31, 23, 59, 59, i % 1000000) for i in ids],
-        "ltz": [dt.datetime(2024, 6, 1, 12, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=i) for i in ids],
+        "ltz": [dt.datetime(2024, 6, 1, 12, tzinfo=dt.UTC) + dt.timedelta(microseconds=i) for i in ids],
         "dt": [dt_] * n}, schema=SCHEMA)
 
 
@@ -73,7 +74,8 @@ def test_primary_key_table_merges_compacts_and_reads_its_format(catalog, fmt):
     t.write(pa.table({"k": list(range(10)), "v": ["a"] * 10, "n": list(range(10))}, schema=schema))
     t.write(pa.table({"k": [1, 2, 11], "v": ["b", "b", "b"], "n": [100, 200, 1100]}, schema=schema))
     t.delete(pa.table({"k": [3]}, schema=pa.schema([pa.field("k", pa.int32(), False)])))
-    expected = {k: ("b" if k in (1, 2, 11) else "a", (k * 100 if k in (1, 2, 11) else k)) for k in range(12) if k not in (3, 10)}
+    expected = {k: ("b" if k in (1, 2, 11) else "a",
+                    (k * 100 if k in (1, 2, 11) else k)) for k in range(12) if k not in (3, 10)}
     got = {r["k"]: (r["v"], r["n"]) for r in t.read().to_pylist()}
     assert got == expected
     t.compact(full=True)
@@ -118,7 +120,7 @@ def _fixture(tmp_path, warehouse: str, name: str):
 
 
 def _expected(case_table: str, warehouse: str = "parquet", snapshot=None):
-    cases = json.load(open(os.path.join(FIXTURES, "expected.json")))
+    cases = json.loads(Path(FIXTURES, "expected.json").read_text())
     return next(c for c in cases if c["table"] == case_table and c["warehouse"] == warehouse
                 and c["snapshot"] == snapshot)
 
@@ -141,7 +143,8 @@ def test_java_orc_append_table_with_nested_layout(tmp_path):
     t = _fixture(tmp_path, "orc", "append_complex_data")
     rows = t.read().to_pylist()
     assert len(rows) == 8
-    assert sorted(r["f6"] for r in rows if r["f6"] is not None) == [b"add", b"bad", b"cat", b"dad", b"eat", b"fat", b"get"]
+    assert sorted(r["f6"] for r in rows if r["f6"] is not None) == [
+        b"add", b"bad", b"cat", b"dad", b"eat", b"fat", b"get"]
     by = {r["f6"]: r for r in rows}
     assert by[b"add"]["f3"] == dt.date(1970, 1, 1) + dt.timedelta(days=1234)
     assert by[b"add"]["f5"] == decimal.Decimal("123456789987654321.45678")
@@ -183,7 +186,8 @@ def test_avro_refuses_what_it_cannot_write_before_any_file(catalog, column):
 
 def test_orc_keeps_times_and_nested_columns(catalog):
     schema = pa.schema([("id", pa.int32()), ("t", pa.time32("ms")), ("tags", pa.list_(pa.string())),
-                        ("m", pa.map_(pa.string(), pa.int32())), ("r", pa.struct([("x", pa.int32()), ("y", pa.string())]))])
+                        ("m", pa.map_(pa.string(), pa.int32())),
+                        ("r", pa.struct([("x", pa.int32()), ("y", pa.string())]))])
     t = catalog.create_table("db.t", schema, options={"file.format": "orc"})
     rows = pa.table({"id": [1, 2], "t": [dt.time(1, 2, 3), None], "tags": [["a"], None], "m": [[("k", 1)], None],
                      "r": [{"x": 1, "y": "z"}, None]}, schema=schema)

@@ -37,7 +37,7 @@ def test_options_naming_missing_columns_are_refused(catalog, key, value):
 
 def test_dropping_a_column_an_option_names_is_refused(catalog):
     t = catalog.create_table("db.t", EVENTS, options={"rowkind.field": "behavior"})
-    with pytest.raises(lf.OptionError, match="rowkind.field"):
+    with pytest.raises(lf.OptionError, match=r"rowkind.field"):
         t.alter(lf.DropColumn("behavior"))
     t.alter(lf.RenameColumn("price", "amount"))
     t.write(events(3).rename_columns(["user_id", "behavior", "amount", "dt"]).set_column(

@@ -108,7 +108,7 @@ def test_a_pandas_frame_with_an_index_writes_its_columns_only(catalog):
 @pytest.mark.parametrize("bad", [42, "rows", [1, 2, 3], object()])
 def test_what_is_not_tabular_is_refused_by_name(catalog, bad):
     t = catalog.create_table("db.t", EVENTS)
-    with pytest.raises(lf.DataError, match="cannot (write|convert)"):
+    with pytest.raises(lf.DataError, match=r"cannot (write|convert)"):
         t.write(bad)
     assert t.snapshots() == []
 
@@ -125,7 +125,7 @@ def test_a_string_whose_stats_prefix_bumps_into_the_surrogates_is_written(catalo
 
 def test_a_partition_value_too_long_for_a_directory_is_a_data_error(table):
     before = state(table)
-    with pytest.raises(lf.DataError, match="column 'dt'.*more than the 255"):
+    with pytest.raises(lf.DataError, match=r"column 'dt'.*more than the 255"):
         table.write(pa.concat_tables([events(2, "d3"), events(1, "x" * 300)]))
     with pytest.raises(lf.DataError, match="NUL"):
         table.write(events(1, "a\0b"))

@@ -20,7 +20,7 @@ SECRET = CREDS["s3.secret-key"]
 
 
 @pytest.fixture
-def store(s3_endpoint, monkeypatch):  # noqa: F811
+def store(s3_endpoint, monkeypatch):
     """A fresh landing prefix, the storage options to reach it, and the credentials in the
     environment only (as the compose one-shot and a user on the host have them)."""
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", CREDS["s3.access-key"])
@@ -79,7 +79,7 @@ def test_listing_skips_what_spark_skips_and_refuses_subfolders(store):
     with pytest.raises(NotFoundError, match=f"no landing folder {root}/t/dt=2024-06-02"):
         landing_files.list_files(f"{root}/t/dt=2024-06-02", opts)
     put(opts, f"{folder}/late/part-3.jsonl", b"")
-    with pytest.raises(DataError, match="holds folder.*late"):
+    with pytest.raises(DataError, match=r"holds folder.*late"):
         landing_files.list_files(folder, opts)
 
 

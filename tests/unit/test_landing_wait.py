@@ -14,7 +14,7 @@ from tests.project import CONFIG
 
 SIX_HOURS = LandingWait()
 NEVER = LandingWait(wait_timeout=dt.timedelta(0))
-T0 = dt.datetime(2024, 6, 2, tzinfo=dt.timezone.utc)
+T0 = dt.datetime(2024, 6, 2, tzinfo=dt.UTC)
 
 
 @pytest.mark.parametrize("run_type, asked, settings, expected", [

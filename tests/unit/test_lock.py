@@ -73,9 +73,8 @@ def test_second_holder_waits_for_release(make_lock, lock_id, caplog):
 def test_timeout_names_the_lock_and_the_wait(make_lock, lock_id, caplog):
     with make_lock().hold(lock_id):
         started = time.monotonic()
-        with pytest.raises(LockTimeoutError) as err:
-            with make_lock(acquire_timeout=0.3, check_max_sleep=0.05).hold(lock_id):
-                pytest.fail("took a held lock")
+        with pytest.raises(LockTimeoutError) as err, make_lock(acquire_timeout=0.3, check_max_sleep=0.05).hold(lock_id):
+            pytest.fail("took a held lock")
         waited = time.monotonic() - started
     assert 0.3 <= waited < 1.5
     assert isinstance(err.value, lf.CommitError) and err.value.lock_id == lock_id
@@ -95,9 +94,8 @@ def test_stale_lock_is_taken_over_and_its_release_keeps_the_new_row(make_lock, l
 
 
 def test_release_when_the_body_raises(make_lock, lock_id):
-    with pytest.raises(RuntimeError):
-        with make_lock().hold(lock_id):
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), make_lock().hold(lock_id):
+        raise RuntimeError("boom")
     assert free(make_lock, lock_id)
 
 
@@ -166,7 +164,7 @@ def test_bad_lock_options(tmp_path, options, message):
 
 
 def test_s3_warehouse_needs_an_explicit_lock_uri():
-    with pytest.raises(OptionError, match="s3:// warehouse 's3://bucket/wh' needs lock.uri"):
+    with pytest.raises(OptionError, match=r"s3:// warehouse 's3://bucket/wh' needs lock.uri"):
         lf.Catalog("s3://bucket/wh", **{"lock.enabled": "true", "s3.endpoint": "http://127.0.0.1:1"})
 
 

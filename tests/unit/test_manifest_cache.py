@@ -24,7 +24,7 @@ def empty_cache():
 
 
 def test_a_second_read_decodes_nothing_and_returns_equal_entries(catalog):
-    t, mf, types = setup(catalog)
+    _t, mf, types = setup(catalog)
     (m,) = mf.write([entry(types, i, f"2024-01-{1 + i % 5:02d}") for i in range(300)])
     first = mf.read(m.file_name)
     misses = manifest_cache.CACHE.misses
@@ -33,7 +33,7 @@ def test_a_second_read_decodes_nothing_and_returns_equal_entries(catalog):
 
 
 def test_a_merged_manifest_is_read_from_the_blocks_it_copied(catalog):
-    t, mf, types = setup(catalog)
+    _t, mf, types = setup(catalog)
     base = mf.write([entry(types, i, f"2024-01-{1 + i % 5:02d}") for i in range(500)])
     appends = [m for i in range(6) for m in mf.write([entry(types, 500 + i, f"2024-01-{5 + i // 2:02d}")])]
     expected = [e for m in base + appends for e in mf.read(m.file_name)]
@@ -82,7 +82,7 @@ def test_the_cache_is_bounded_by_entries_least_recently_used_first():
 
 
 def test_configure_zero_turns_the_cache_off(catalog):
-    t, mf, types = setup(catalog)
+    _t, mf, types = setup(catalog)
     (m,) = mf.write([entry(types, i, "2024-01-01") for i in range(10)])
     try:
         manifest_cache.configure(0)
@@ -117,7 +117,7 @@ def test_a_folding_merge_copies_the_kept_records_and_reads_back_as_decoding_woul
 
 
 def test_a_folding_merge_whose_survivors_leave_partition_order_is_sorted(catalog):
-    t, mf, types = setup(catalog)
+    _t, mf, types = setup(catalog)
     base = mf.write([entry(types, i, f"2024-01-{1 + i // 100:02d}") for i in range(300)])
     later = mf.write([entry(types, 1000, "2024-01-09")])
     unmatched = mf.write([entry(types, 2000, "2024-01-02", DELETE)])   # its ADD is elsewhere: kept

@@ -75,7 +75,7 @@ def test_repeated_merges_of_appends_join_small_blocks_so_blocks_do_not_grow_with
     t, mf, types = setup(catalog)
     merged = mf.write([entry(types, i, "2024-01-01") for i in range(100)])
     n = 100
-    for round_ in range(8):   # a merge commit every 20 one-entry appends
+    for _ in range(8):   # a merge commit every 20 one-entry appends
         appends = [m for i in range(20) for m in mf.write([entry(types, n + i, "2024-01-02")])]
         n += 20
         merged, _ = merge_manifests(mf, merged + appends, 8 << 20, 20, 1 << 40)
@@ -85,7 +85,8 @@ def test_repeated_merges_of_appends_join_small_blocks_so_blocks_do_not_grow_with
     assert sum(c for c, _ in blocks) == n == 260
     assert len(blocks) <= 4          # 100 + 160 appended entries, not 161 blocks
     expected = [e.file.file_name for e in
-                [entry(types, i, "2024-01-01") for i in range(100)] + [entry(types, i, "2024-01-02") for i in range(100, 260)]]
+                [entry(types, i, "2024-01-01") for i in range(100)]
+                + [entry(types, i, "2024-01-02") for i in range(100, 260)]]
     served = [e.file.file_name for e in mf.read(merged[0].file_name)]   # from the cache where it can
     manifest_cache.CACHE.clear()
     assert served == expected == [e.file.file_name for e in mf.read(merged[0].file_name)]

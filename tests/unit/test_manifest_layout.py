@@ -71,7 +71,8 @@ def test_entries_are_sorted_and_blocks_follow_partitions(tmp_path):
 def test_add_then_delete_of_a_file_keep_their_order(tmp_path):
     mfile = ManifestFile(FileIO.for_uri(str(tmp_path)), str(tmp_path), TYPES, 0)
     p1, p2 = serialize_row([2, "x"], TYPES), serialize_row([1, "x"], TYPES)
-    es = [ManifestEntry(ADD, p1, 0, -1, DataFileMeta("f", 1, 1)), ManifestEntry(ADD, p2, 0, -1, DataFileMeta("g", 1, 1)),
+    es = [ManifestEntry(ADD, p1, 0, -1, DataFileMeta("f", 1, 1)),
+          ManifestEntry(ADD, p2, 0, -1, DataFileMeta("g", 1, 1)),
           ManifestEntry(DELETE, p1, 0, -1, DataFileMeta("f", 1, 1))]
     (m,) = mfile.write(es)
     assert [(e.kind, e.file.file_name) for e in mfile.read(m.file_name)] == [(ADD, "g"), (ADD, "f"), (DELETE, "f")]

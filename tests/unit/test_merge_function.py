@@ -14,7 +14,7 @@ from lakeformat.mergetree import merge_function
 from lakeformat.mergetree.merge_function import MergeFunction, sort_for_merge
 
 SEQ, KIND = "_SEQUENCE_NUMBER", "_VALUE_KIND"
-I, UB, UA, D = 0, 1, 2, 3
+I, UB, UA, D = 0, 1, 2, 3  # noqa: E741 -- the row kinds by their Paimon letters
 
 
 def table(rows, **types):
@@ -111,7 +111,7 @@ def test_bad_input():
         mf.merge(table([dict(k=1, v=1, w=2)]), True)
     with pytest.raises(DataError, match="VALUE_KIND"):
         mf.merge(table([dict(k=1, v=1, kind=7)]), True)
-    with pytest.raises(OptionError, match="sequence.field"):
+    with pytest.raises(OptionError, match=r"sequence.field"):
         MergeFunction.from_options({"sequence.field": "nope"}, ["k", "v"], ["k"])
 
 
@@ -124,11 +124,11 @@ def test_first_row():
 
 def test_first_row_deletes():
     rows = [dict(k=1, v="a"), dict(k=1, v="a", kind=D), dict(k=2, v="b", kind=UB), dict(k=2, v="c")]
-    with pytest.raises(DataError, match="first-row.*ignore-delete"):
+    with pytest.raises(DataError, match=r"first-row.*ignore-delete"):
         merge({"merge-engine": "first-row"}, rows)
     assert strip(merge({"merge-engine": "first-row", "ignore-delete": "true"}, rows, drop=False)) == [
         dict(k=1, v="a", _VALUE_KIND=0), dict(k=2, v="c", _VALUE_KIND=0)]
-    with pytest.raises(OptionError, match="sequence.field"):
+    with pytest.raises(OptionError, match=r"sequence.field"):
         MergeFunction.from_options({"merge-engine": "first-row", "sequence.field": "v"}, ["k", "v"], ["k"])
 
 
@@ -144,7 +144,7 @@ def test_partial_update_documented_example():
 
 def test_partial_update_rejects_deletes_by_default():
     rows = [dict(k=1, a=1), dict(k=1, a=None, kind=D)]
-    with pytest.raises(DataError, match="ignore-delete.*remove-record-on-delete.*sequence-group"):
+    with pytest.raises(DataError, match=r"ignore-delete.*remove-record-on-delete.*sequence-group"):
         merge(PU, rows)
 
 
@@ -180,7 +180,9 @@ def test_sequence_group_documented_example():
     opts = {**PU, "fields.g_1.sequence-group": "a,b", "fields.g_2.sequence-group": "c,d"}
     cols = ["k", "a", "b", "g_1", "c", "d", "g_2"]
     versions = [(1, 1, 1, 1, 1, 1, 1), (1, 2, 2, 2, 2, 2, None)]
-    row = lambda vs: [dict(zip(cols, v)) for v in vs]
+
+    def row(vs):
+        return [dict(zip(cols, v)) for v in vs]
     assert [tuple(r[c] for c in cols) for r in merge(opts, row(versions))] == [(1, 2, 2, 2, 1, 1, 1)]
     versions.append((1, 3, 3, 1, 3, 3, 3))
     assert [tuple(r[c] for c in cols) for r in merge(opts, row(versions))] == [(1, 2, 2, 2, 3, 3, 3)]
@@ -190,7 +192,9 @@ def test_sequence_group_with_several_fields_documented_example():
     opts = {**PU, "fields.g_1.sequence-group": "a,b", "fields.g_2,g_3.sequence-group": "c,d"}
     cols = ["k", "a", "b", "g_1", "c", "d", "g_2", "g_3"]
     versions = [(1, 1, 1, 1, 1, 1, 1, 1), (1, 2, 2, 2, 2, 2, 1, None)]
-    row = lambda vs: [dict(zip(cols, v)) for v in vs]
+
+    def row(vs):
+        return [dict(zip(cols, v)) for v in vs]
     assert [tuple(r[c] for c in cols) for r in merge(opts, row(versions))] == [(1, 2, 2, 2, 1, 1, 1, 1)]
     versions.append((1, 3, 3, 1, 3, 3, 3, 1))
     assert [tuple(r[c] for c in cols) for r in merge(opts, row(versions))] == [(1, 2, 2, 2, 3, 3, 3, 1)]
@@ -278,7 +282,7 @@ def test_aggregation_retraction_unsupported_or_ignored():
 def test_aggregation_option_errors():
     with pytest.raises(OptionError, match=r"fields\.v\.aggregate-function.*'v'.*'median'"):
         MergeFunction.from_options(AGG(v="median"), ["k", "v"], ["k"])
-    with pytest.raises(OptionError, match="fields.default-aggregate-function.*not supported by lakeformat"):
+    with pytest.raises(OptionError, match=r"fields.default-aggregate-function.*not supported by lakeformat"):
         MergeFunction.from_options({"merge-engine": "aggregation", "fields.default-aggregate-function": "collect"},
                                    ["k", "v"], ["k"])
     schema = pa.schema([("k", pa.int64()), ("v", pa.string())])

@@ -79,7 +79,8 @@ CLI_VERBS = ["read db.a --limit 5", "read db.pk --limit 5", "snapshots db.a", "f
              "manifests db.a", "partitions db.a", "buckets db.pk", "schemas db.a", "options db.pk", "tags db.a",
              "tables db"]
 CLI = "from lakeformat.cli.main import main; import io, contextlib\n" \
-      "with contextlib.redirect_stdout(io.StringIO()): rc = main(['--warehouse', WH] + {argv!r})\nassert rc in (0, None), rc"
+      "with contextlib.redirect_stdout(io.StringIO()): rc = main(['--warehouse', WH] + {argv!r})\n" \
+      "assert rc in (0, None), rc"
 
 
 @pytest.fixture(scope="module")
@@ -153,4 +154,5 @@ def test_operation_imports_no_pandas(op, polars, warehouse):
 def test_cli_verb_imports_no_pandas(argv, warehouse):
     res = run_child(CLI.format(argv=argv.split()), warehouse)
     check(res, polars_expected=False)
-    assert set(res["new"]) <= CLI_MODULES, f"first imported by lakeformat {argv}: {sorted(set(res['new']) - CLI_MODULES)}"
+    assert set(res["new"]) <= CLI_MODULES, \
+        f"first imported by lakeformat {argv}: {sorted(set(res['new']) - CLI_MODULES)}"

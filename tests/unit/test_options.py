@@ -226,9 +226,9 @@ def test_field_options_accepted_and_typed():
 
 
 def test_field_option_values_are_checked():
-    with pytest.raises(OptionError, match="option 'fields.price.ignore-retract': 'maybe' is not 'true' or 'false'"):
+    with pytest.raises(OptionError, match=r"option 'fields.price.ignore-retract': 'maybe' is not 'true' or 'false'"):
         validate({"fields.price.ignore-retract": "maybe"})
-    with pytest.raises(OptionError, match="'fields.name.stats-mode': 'some'"):
+    with pytest.raises(OptionError, match=r"'fields.name.stats-mode': 'some'"):
         Options({"fields.name.stats-mode": "some"}).field_option("name", "stats-mode")
 
 
@@ -236,11 +236,11 @@ def test_field_option_values_are_checked():
 def test_unknown_keys_rejected_with_suggestion():
     with pytest.raises(OptionError, match=r"unknown table option\(s\): 'bukcet' \(did you mean 'bucket'\?\)"):
         validate({"bukcet": "2"})
-    with pytest.raises(OptionError, match="'snapshot.num-retained.mn'.*did you mean 'snapshot.num-retained.min'"):
+    with pytest.raises(OptionError, match=r"'snapshot.num-retained.mn'.*did you mean 'snapshot.num-retained.min'"):
         validate({"snapshot.num-retained.mn": "3"})
-    with pytest.raises(OptionError, match="did you mean 'fields.price.aggregate-function'"):
+    with pytest.raises(OptionError, match=r"did you mean 'fields.price.aggregate-function'"):
         validate({"fields.price.agregate-function": "sum"})
-    with pytest.raises(OptionError, match="'write-bufer-size'.*'zzz-qqq'"):   # all unknown keys are listed
+    with pytest.raises(OptionError, match=r"'write-bufer-size'.*'zzz-qqq'"):   # all unknown keys are listed
         validate({"write-bufer-size": "1 mb", "zzz-qqq": "1"})
 
 
@@ -263,7 +263,7 @@ def test_validate_converts_python_values_to_paimon_strings():
         validate({"bucket": None})
     with pytest.raises(OptionError, match="option keys must be strings"):
         validate({1: "x"})
-    with pytest.raises(OptionError, match="option 'bucket': '2.5' is not an integer"):
+    with pytest.raises(OptionError, match=r"option 'bucket': '2.5' is not an integer"):
         validate({"bucket": 2.5})
 
 
@@ -278,7 +278,7 @@ def test_validate_accepts_defaults_as_strings_and_empty():
 
 
 def test_snapshot_retention_bounds():
-    with pytest.raises(OptionError, match="'snapshot.num-retained.min': '0' is out of range: it must be at least 1"):
+    with pytest.raises(OptionError, match=r"'snapshot.num-retained.min': '0' is out of range: it must be at least 1"):
         validate({"snapshot.num-retained.min": "0"})
-    with pytest.raises(OptionError, match="'snapshot.num-retained.min' \\(5\\) is larger than"):
+    with pytest.raises(OptionError, match=r"'snapshot.num-retained.min' \(5\) is larger than"):
         validate({"snapshot.num-retained.min": "5", "snapshot.num-retained.max": "3"})

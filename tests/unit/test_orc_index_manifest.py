@@ -157,7 +157,7 @@ def test_a_set_refused_field_of_an_orc_index_manifest_is_refused(orc_dv_table):
     _rewrite_as_java_orc(t, lambda rs: rs)   # its null _EXTERNAL_PATH and _GLOBAL_INDEX say nothing
     assert by_id(t) == EXPECTED
     manifest = _rewrite_as_java_orc(t, lambda rs: [dict(r, _EXTERNAL_PATH="s3://elsewhere/index-1") for r in rs])
-    with pytest.raises(UnsupportedMetadataError, match="_EXTERNAL_PATH.*outside the table's index") as e:
+    with pytest.raises(UnsupportedMetadataError, match=r"_EXTERNAL_PATH.*outside the table's index") as e:
         t.read()
     assert manifest.name in str(e.value)
 

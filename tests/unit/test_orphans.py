@@ -160,7 +160,8 @@ def test_threshold_is_modification_time(table):
     for f in left:
         age(Path(table.path) / f, days=0.5)
     assert table.remove_orphan_files().orphans == ()                       # 12 h < 1 day
-    assert len(table.remove_orphan_files(older_than=dt.timedelta(hours=6), allow_deleting_in_flight_files=True).orphans) == len(left)
+    assert len(table.remove_orphan_files(older_than=dt.timedelta(hours=6),
+                                         allow_deleting_in_flight_files=True).orphans) == len(left)
     with pytest.raises(lf.LakeformatError, match="older_than"):
         table.remove_orphan_files(older_than=-DAY)
 
@@ -290,7 +291,8 @@ def test_an_age_limit_under_a_day_is_refused_without_the_override(table, capsys,
     assert all_files(table) == before
     assert len(table.remove_orphan_files(older_than=dt.timedelta(0), dry_run=True).orphans) == len(leftover)
     from tests.conftest import run_cli
-    code, _, err = run_cli(capsys, "--warehouse", catalog.warehouse, "remove-orphan-files", "db.t", "--older-than", "1 h")
+    code, _, err = run_cli(capsys, "--warehouse", catalog.warehouse, "remove-orphan-files", "db.t", "--older-than",
+                           "1 h")
     assert code != 0 and "--allow-deleting-in-flight-files" in err
     assert all_files(table) == before
     result = table.remove_orphan_files(older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)
@@ -308,7 +310,7 @@ def test_a_commit_whose_files_were_removed_fails_and_publishes_no_hole(table):
     table.remove_orphan_files(older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)
     before = all_files(table)
     commit = table.new_commit("writer")
-    with pytest.raises(lf.CommitError, match="does not exist.*Nothing was committed"):
+    with pytest.raises(lf.CommitError, match=r"does not exist.*Nothing was committed"):
         commit.commit(messages, identifier=1)
     assert [s.id for s in table.snapshots()] == [1]
     assert by_id(table.read()) == by_id(events(10, "2024-01-01"))

@@ -60,7 +60,7 @@ def test_java_patterns_reject(pattern, text):
     ("yyyy-MM-dd EEE", "not supported"), ("", "non-empty"),
 ])
 def test_bad_patterns_are_option_errors(pattern, why):
-    with pytest.raises(OptionError, match="partition.timestamp-formatter") as e:
+    with pytest.raises(OptionError, match=r"partition.timestamp-formatter") as e:
         compile_pattern(pattern)
     assert why in str(e.value)
 
@@ -112,7 +112,7 @@ def test_plan_update_time_uses_newest_file():
 
 
 def test_policy_rejects_settings_that_never_expire():
-    with pytest.raises(OptionError, match="partition.expiration-time is not set"):
+    with pytest.raises(OptionError, match=r"partition.expiration-time is not set"):
         ExpirePolicy.of(["dt"], Options({}))
     with pytest.raises(OptionError, match=r"\$hour"):
         ExpirePolicy.of(["dt"], Options({"partition.timestamp-pattern": "$dt $hour:00:00"}), "1 d")

@@ -1,7 +1,6 @@
 """The pipeline config: the one loader and its checks, and the DAGs' pure decisions (which units
 a run ingests, stage ids)."""
 import datetime as dt
-import json
 import re
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from tests.project import CONFIG
 COLUMNS = (("id", "BIGINT"), ("dt", "STRING"))
 DAILY = TableSpec("events", "db.events", COLUMNS, "events/dt={ds}", schedule="@daily")
 HOURLY = TableSpec("clicks", "db.clicks", COLUMNS, "clicks/dt={ds}/hour={hour}", schedule="@hourly")
-LOGICAL = dt.datetime(2024, 6, 2, 13, tzinfo=dt.timezone.utc)
+LOGICAL = dt.datetime(2024, 6, 2, 13, tzinfo=dt.UTC)
 MINIMAL = {"tables": {"t": {"identifier": "a.b", "columns": {"id": "BIGINT", "dt": "STRING"},
                             "landing": {"path": "t/dt={ds}"}}}}
 
@@ -173,7 +172,8 @@ def test_landing_wait_settings(tmp_path, landing, timeout, poke):
     ("pipeline.dags.start_date", dt.datetime(2024, 6, 1, 12), "must be a day like 2024-01-01, not a time"),
     ("pipeline.dags.paused_at_creaton", True, r"did you mean 'paused_at_creation'"),
     # waiting for late landing data
-    ("pipeline.landing.wait_timout", "1 h", r"pipeline.landing.wait_timout: unknown key \(did you mean 'wait_timeout'\?\)"),
+    ("pipeline.landing.wait_timout", "1 h",
+     r"pipeline.landing.wait_timout: unknown key \(did you mean 'wait_timeout'\?\)"),
     ("pipeline.landing.wait_timeout", "a while", "pipeline.landing.wait_timeout: 'a while' is not a duration"),
     ("pipeline.landing.poke_interval", "0 s", "pipeline.landing.poke_interval: must be more than 0"),
     ("pipeline.landing", "6 h", "pipeline.landing: must be a mapping"),

@@ -52,4 +52,4 @@ def test_to_arrow_filters_rows_with_sql_null_semantics():
 
 def test_compare_with_none_is_an_error():
     with pytest.raises(ValueError):
-        col("x") == None  # noqa: E711
+        col("x") == None  # noqa: E711, B015

@@ -267,7 +267,7 @@ def test_a_commit_during_the_rollback_stops_it_before_any_file_goes(catalog, tab
                 catalog.get_table("db.t").write(rows([77]))
 
     io = CommitsMeanwhile(table.io.fs, table.io.scheme, table.io.options)
-    with pytest.raises(lf.LakeformatError, match="committed during the rollback .* no files were deleted"):
+    with pytest.raises(lf.LakeformatError, match=r"committed during the rollback .* no files were deleted"):
         Table(io, table.path, table.name).rollback_to(2)
     after = catalog.get_table("db.t")
     assert after.latest_snapshot().id == 3 and ids(after.read()) == [0, 1, 77]

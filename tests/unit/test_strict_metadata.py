@@ -22,7 +22,7 @@ from tests.conftest import events
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "paimon-java"
 
 
-def alter_avro(path: Path, add_field=None, change=None, into: str = None) -> None:
+def alter_avro(path: Path, add_field=None, change=None, into: str | None = None) -> None:
     """Rewrite the Avro file ``path``: ``add_field`` (an Avro field) added to its records (or to
     their ``into`` record field), ``change(record)`` applied to each record."""
     with open(path, "rb") as f:
@@ -306,7 +306,7 @@ def test_an_unknown_index_manifest_field_with_a_value_is_refused(tmp_path):
     def external(r):   # Paimon's index manifests have this field; lakeformat would look in index/
         r["_NEWER_INDEX_THING"], r["_EXTERNAL_PATH"] = None, "s3://elsewhere/index-1"
     alter_avro(index_manifest, _opt("_EXTERNAL_PATH", "string"), external)
-    with pytest.raises(UnsupportedMetadataError, match="_EXTERNAL_PATH.*outside the table's index"):
+    with pytest.raises(UnsupportedMetadataError, match=r"_EXTERNAL_PATH.*outside the table's index"):
         lf.Catalog(str(wh)).get_table(name).read()
 
 
@@ -483,7 +483,7 @@ def test_an_unknown_key_deep_inside_a_nested_type_is_refused(catalog):
     path, d = _schema_types(t)
     d["fields"][1]["type"]["element"]["value"]["newerTypeThing"] = "x"
     path.write_text(json.dumps(d))
-    with pytest.raises(UnsupportedMetadataError, match="newerTypeThing.*ARRAY|ARRAY.*newerTypeThing"):
+    with pytest.raises(UnsupportedMetadataError, match=r"newerTypeThing.*ARRAY|ARRAY.*newerTypeThing"):
         lf.Catalog(str(Path(t.path).parents[1])).get_table("db.d").read()
 
 

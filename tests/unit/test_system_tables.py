@@ -84,7 +84,7 @@ def test_files_of_a_primary_key_table(pk):
     # keys decoded: the first commit put ids 1 and 2 in partition x (one or two buckets)
     first = [r for r in pk.system_table("files", snapshot_id=1).to_pylist() if r["partition"] == "dt=x"]
     assert {k for r in first for k in (r["min_key"], r["max_key"])} == {"[1]", "[2]"}
-    y = [r for r in rows if r["partition"] == "dt=y"][0]
+    y = next(r for r in rows if r["partition"] == "dt=y")
     assert (y["min_key"], y["max_key"]) == ("[3]", "[3]")
     assert y["null_value_counts"] == "{id=0, name=1, dt=0}"
     assert y["min_value_stats"] == "{id=3, name=null, dt=y}"
@@ -159,7 +159,7 @@ def test_consumers_and_tags(pk):
 
 
 def test_bad_names_are_named(pk):
-    with pytest.raises(lf.LakeformatError, match="unknown system table 'nope'.*snapshots"):
+    with pytest.raises(lf.LakeformatError, match=r"unknown system table 'nope'.*snapshots"):
         pk.system_table("nope")
     with pytest.raises(lf.LakeformatError, match="'options' does not depend on a snapshot"):
         system_table(pk, "options", snapshot_id=1)

@@ -11,7 +11,6 @@ import grimp
 import pyarrow as pa
 import pytest
 
-import lakeformat as lf
 from lakeformat.io.table_context import TableContext
 from lakeformat.format.schema import AddColumn
 from lakeformat.table import staging

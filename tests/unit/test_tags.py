@@ -2,6 +2,7 @@
 import datetime as dt
 import json
 import os
+from pathlib import Path
 from functools import partial
 
 import pyarrow as pa
@@ -51,15 +52,15 @@ def test_create_defaults_to_latest_and_lists_by_snapshot(table):
 
 def test_tag_file_is_the_snapshot_json_without_retention(table):
     table.create_tag("v1", 2)
-    tag_json = json.loads(open(os.path.join(table.path, "tag", "tag-v1")).read())
-    snap_json = json.loads(open(table.snapshot_manager.path(2)).read())
+    tag_json = json.loads(Path(table.path, "tag", "tag-v1").read_text())
+    snap_json = json.loads(Path(table.snapshot_manager.path(2)).read_text())
     assert tag_json == snap_json            # readable by Paimon readers of every version
 
 
 def test_tag_with_retention_carries_paimon_fields(table):
     before = dt.datetime.now()
     tag = table.create_tag("daily", time_retained=dt.timedelta(days=1))
-    d = json.loads(open(os.path.join(table.path, "tag", "tag-daily")).read())
+    d = json.loads(Path(table.path, "tag", "tag-daily").read_text())
     assert d["tagTimeRetained"] == 86400.0
     created = json_to_local_datetime(d["tagCreateTime"])
     assert isinstance(d["tagCreateTime"], list) and before <= created <= dt.datetime.now()
@@ -94,7 +95,7 @@ def test_create_errors(catalog, table):
     with pytest.raises(lf.NotFoundError, match="snapshot 9"):
         table.create_tag("x", 9)
     table.create_tag("x", 1)
-    with pytest.raises(lf.AlreadyExistsError, match="'x' .* exists already .*snapshot 1"):
+    with pytest.raises(lf.AlreadyExistsError, match=r"'x' .* exists already .*snapshot 1"):
         table.create_tag("x", 2)
     assert table.tags.get("x").snapshot.id == 1          # nothing overwritten
     with pytest.raises(lf.LakeformatError, match="time_retained"):

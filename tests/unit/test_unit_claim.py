@@ -114,7 +114,7 @@ def test_the_leftover_of_an_ended_run_is_taken_over(cat, landing):
     plan(cat, landing, "dag/backfill__1")
     t = cat.get_table(SPEC.identifier)
     staging.stage(t, [], SID, commit_user="someone", identifier=1)
-    (unit,), skipped = plan(cat, landing, "dag/manual__2", active=lambda _: False)
+    (_unit,), skipped = plan(cat, landing, "dag/manual__2", active=lambda _: False)
     assert skipped == [] and unit_claim.holder(t, SID) == "dag/manual__2"
     assert staging.list_staged(t) == []   # the ended run's stage was cleared
 

@@ -16,7 +16,8 @@ import zlib
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, cast
+from collections.abc import Sequence
 
 import cramjam
 import fastavro
@@ -99,15 +100,15 @@ def manifest_schema(partition: tuple[PartitionField, ...]) -> dict:
         _opt("split_offsets", {"type": "array", "items": "long", "element-id": 133}, 132),
         _opt("equality_ids", {"type": "array", "items": "int", "element-id": 136}, 135),
         _opt("sort_order_id", "int", 140)]}
-    return fastavro.parse_schema({"type": "record", "name": "manifest_entry", "fields": [
+    return cast(dict, fastavro.parse_schema({"type": "record", "name": "manifest_entry", "fields": [
         _req("status", "int", 0), _opt("snapshot_id", "long", 1), _opt("sequence_number", "long", 3),
-        _opt("file_sequence_number", "long", 4), _req("data_file", data_file, 2)]})
+        _opt("file_sequence_number", "long", 4), _req("data_file", data_file, 2)]}))
 
 
 _SUMMARY = {"type": "record", "name": "r508", "fields": [
     _req("contains_null", "boolean", 509), _opt("contains_nan", "boolean", 518),
     _opt("lower_bound", "bytes", 510), _opt("upper_bound", "bytes", 511)]}
-MANIFEST_LIST_SCHEMA = fastavro.parse_schema({"type": "record", "name": "manifest_file", "fields": [
+MANIFEST_LIST_SCHEMA: dict = cast(dict, fastavro.parse_schema({"type": "record", "name": "manifest_file", "fields": [
     _req("manifest_path", "string", 500), _req("manifest_length", "long", 501),
     _req("partition_spec_id", "int", 502), _req("content", "int", 517),
     _req("sequence_number", "long", 515), _req("min_sequence_number", "long", 516),
@@ -116,7 +117,7 @@ MANIFEST_LIST_SCHEMA = fastavro.parse_schema({"type": "record", "name": "manifes
     _req("added_rows_count", "long", 512), _req("existing_rows_count", "long", 513),
     _req("deleted_rows_count", "long", 514),
     _opt("partitions", {"type": "array", "items": _SUMMARY, "element-id": 508}, 507),
-    _opt("key_metadata", "bytes", 519)]})
+    _opt("key_metadata", "bytes", 519)]}))
 
 
 def _map(d: dict) -> Optional[list]:
@@ -146,7 +147,8 @@ def position_deletes_file(path: str, partition_values: Sequence[Any], partition:
                           record_count: int, file_size: int, data_files: Sequence[str]) -> dict:
     """A ``data_file`` record of a Parquet position delete file (``file_path``, ``pos`` rows)
     about ``data_files``; the bounds of their paths let readers skip it for other files."""
-    bounds = ({FILE_PATH_ID: min(data_files).encode()}, {FILE_PATH_ID: max(data_files).encode()}) if data_files else ({}, {})
+    bounds = (({FILE_PATH_ID: min(data_files).encode()}, {FILE_PATH_ID: max(data_files).encode()}) if data_files
+              else ({}, {}))
     return {**data_file(path, partition_values, partition, record_count, file_size, {}, *bounds),
             "content": POSITION_DELETES}
 
@@ -314,7 +316,7 @@ def write_manifest(partition: tuple[PartitionField, ...], entries: Sequence[dict
 
 
 def read_records(data: bytes) -> list[dict]:
-    return list(fastavro.reader(io.BytesIO(data)))
+    return cast(list[dict], list(fastavro.reader(io.BytesIO(data))))   # a record schema: dicts
 
 
 def manifest_metadata(iceberg_schema: dict, spec_fields: list[dict], content: int = DATA) -> dict[str, str]:

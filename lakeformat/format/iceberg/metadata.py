@@ -37,7 +37,7 @@ class IcebergSnapshot:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "IcebergSnapshot":
+    def from_dict(cls, d: dict) -> IcebergSnapshot:
         return cls(d["snapshot-id"], d.get("parent-snapshot-id"), d["timestamp-ms"], d["manifest-list"],
                    d.get("schema-id", 0), d.get("summary") or {})
 
@@ -102,7 +102,7 @@ class TableMetadata:
     def current(self) -> Optional[IcebergSnapshot]:
         return self.snapshots[-1] if self.snapshots else None
 
-    def copy(self, **changes) -> "TableMetadata":
+    def copy(self, **changes) -> TableMetadata:
         new = replace(self, **changes)
         new._rendered = self._rendered
         return new
@@ -152,7 +152,7 @@ class TableMetadata:
         oldest, so each snapshot is rendered once, and the next version costs the new ones."""
         r: Optional[_Rendered] = self._rendered.get("snapshots")
         drop = r.continued_by(self.snapshots) if r is not None else None
-        if drop is None:
+        if r is None or drop is None:
             r = self._rendered["snapshots"] = _Rendered()
             new = self.snapshots
         else:
@@ -163,7 +163,7 @@ class TableMetadata:
         return r
 
     @classmethod
-    def from_json(cls, text: str) -> "TableMetadata":
+    def from_json(cls, text: str) -> TableMetadata:
         d = json.loads(text)
         if d.get("format-version") != FORMAT_VERSION:
             raise ValueError(f"format-version {d.get('format-version')} (this publisher writes {FORMAT_VERSION})")

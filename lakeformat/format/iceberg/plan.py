@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import bisect
 import operator
-from typing import Callable, Optional, Sequence
+from typing import Optional
+from collections.abc import Callable, Sequence
 
 from lakeformat.format.iceberg.manifest import ADDED, DELETED, EXISTING
 from lakeformat.format.iceberg.values import from_bytes

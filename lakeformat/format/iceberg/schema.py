@@ -12,7 +12,8 @@ Iceberg reader would otherwise misread the column.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from lakeformat.errors import SchemaError
 from lakeformat.format import types as T
@@ -38,7 +39,8 @@ def iceberg_type(t: T.DataType, column: str) -> str:
         f"column {column!r} of type {T.type_to_json(t)} cannot be published as Iceberg metadata "
         "(metadata.iceberg.storage): Paimon's Iceberg compatibility covers BOOLEAN, INT, BIGINT, FLOAT, "
         "DOUBLE, DECIMAL, CHAR, VARCHAR, BINARY, VARBINARY, DATE and TIMESTAMP / TIMESTAMP_LTZ of "
-        "precision 3 to 6 (7 to 9 need Iceberg format version 3); lakeformat does not publish nested types (ARRAY, MAP, ROW) either")
+        "precision 3 to 6 (7 to 9 need Iceberg format version 3); lakeformat does not publish nested types "
+        "(ARRAY, MAP, ROW) either")
 
 
 def iceberg_schema(schema: TableSchema) -> dict:

@@ -13,14 +13,15 @@ import datetime as dt
 import math
 import struct
 from decimal import Decimal
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
 from lakeformat.format import types as T
 from lakeformat.format.binary_row import decimal_to_unscaled, deserialize_row, java_big_integer_bytes
 from lakeformat.format.manifest import SimpleStats
 
 _EPOCH = dt.datetime(1970, 1, 1)
-_EPOCH_UTC = _EPOCH.replace(tzinfo=dt.timezone.utc)
+_EPOCH_UTC = _EPOCH.replace(tzinfo=dt.UTC)
 _EPOCH_DATE = dt.date(1970, 1, 1)
 _INTS = {"TINYINT", "SMALLINT", "INT"}
 

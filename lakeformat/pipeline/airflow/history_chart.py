@@ -4,7 +4,7 @@ kind, with a tooltip per bar. A pure function of the history points."""
 from __future__ import annotations
 
 import html
-from typing import Sequence
+from collections.abc import Sequence
 
 from lakeformat.format.human import human_size
 

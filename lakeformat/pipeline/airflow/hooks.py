@@ -66,5 +66,5 @@ class LakeformatHook(BaseHook):
         try:
             cat = self.get_catalog()
             return True, f"warehouse {cat.warehouse}: {len(cat.list_databases())} database(s)"
-        except Exception as e:  # noqa: BLE001 - the UI shows the message
+        except Exception as e:  # the UI shows the message
             return False, str(e)

@@ -9,7 +9,8 @@ param such as ``"{{ params.dry_run }}"`` works) and then change nothing.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Union
+from collections.abc import Sequence
 
 from airflow.sdk import BaseOperator
 

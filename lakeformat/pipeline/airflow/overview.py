@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Optional
+from collections.abc import Iterable, Mapping, Sequence
 
 import lakeformat as lf
 from lakeformat.secrets import mask
@@ -124,7 +125,7 @@ def table_overview(catalog: lf.Catalog, name: str, identifier: str) -> TableOver
             tuple(sorted(snaps, key=lambda s: -s.id)[:RECENT_SNAPSHOTS]),
             tuple(bucket_runs(t)) if latest else (),
             _consumers(t), tuple(_tags(t)))
-    except Exception as e:  # noqa: BLE001 - shown on the page, the other tables still render
+    except Exception as e:  # shown on the page, the other tables still render
         return TableOverview(name, identifier, True, error=mask(f"{type(e).__name__}: {e}"))
 
 

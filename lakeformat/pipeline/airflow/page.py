@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Callable, Optional
+from typing import Optional
+from collections.abc import Callable
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exception_handlers import http_exception_handler
@@ -45,6 +46,7 @@ async def airflow_user(request: Request):
     from airflow.api_fastapi.core_api import security
 
     header = request.headers.get("authorization", "")
+    user: Optional[security.BaseUser]
     if header.lower().startswith("bearer "):
         user = await security.resolve_user_from_token(header[7:].strip())
     else:
@@ -87,8 +89,9 @@ def create_app(catalog: Callable[[], lf.Catalog], config: Optional[str] = None,
         try:
             cat = catalog()
             return cat, overview(cat, configured_tables(config), only)
-        except Exception as e:  # noqa: BLE001 - reported to the user, who can fix the connection
-            raise HTTPException(status_code=503, detail=mask(f"cannot read the lakehouse: {type(e).__name__}: {e}")) from e
+        except Exception as e:  # reported to the user, who can fix the connection
+            raise HTTPException(status_code=503,
+                                detail=mask(f"cannot read the lakehouse: {type(e).__name__}: {e}")) from e
 
     @app.get("/", response_class=HTMLResponse)
     def page():
@@ -110,7 +113,7 @@ def create_app(catalog: Callable[[], lf.Catalog], config: Optional[str] = None,
                         else f"no table {table!r} in the config or catalog")
                 return HTMLResponse(render_error(what, "Pick one on the tables page.", "../"), status_code=404)
             detail = table_detail(cat, pairs[0][0], pairs[0][1], filter, limit)
-        except Exception as e:  # noqa: BLE001 - shown to the user (connection, unreadable metadata)
+        except Exception as e:  # shown to the user (connection, unreadable metadata)
             return HTMLResponse(render_error(mask(f"cannot read {table}: {type(e).__name__}: {e}"), home="../"),
                                 status_code=503)
         return render_table_page(cat.warehouse, detail)
@@ -123,7 +126,7 @@ def create_app(catalog: Callable[[], lf.Catalog], config: Optional[str] = None,
             pairs = [(n, i) for n, i in table_list(cat, configured_tables(config)) if table in (n, i)]
             found = bool(pairs) and cat.table_exists(pairs[0][1])
             detail = table_detail(cat, pairs[0][0], pairs[0][1], filter, limit) if found else None
-        except Exception as e:  # noqa: BLE001 - reported to the user, who can fix the connection
+        except Exception as e:  # reported to the user, who can fix the connection
             raise HTTPException(status_code=503, detail=mask(f"cannot read {table}: {type(e).__name__}: {e}")) from e
         if detail is None:
             raise HTTPException(status_code=404, detail=f"no table {table!r} in the catalog")

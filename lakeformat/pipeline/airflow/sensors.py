@@ -5,7 +5,8 @@ in Airflow's triggerer (triggers.py) and holds no worker slot; ``deferrable=Fals
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Union
+from collections.abc import Sequence
 
 from airflow.sdk import BaseOperator, BaseSensorOperator, PokeReturnValue
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
@@ -123,7 +124,7 @@ class LakeformatLandingSensor(BaseOperator):
             return
         if not landing_wait.waits(dag_run.run_type, params.get(landing_wait.WAIT_PARAM), self.settings):
             return self._decide(missing, len(units), waited=None)
-        deadline = dt.datetime.now(dt.timezone.utc) + self.settings.wait_timeout
+        deadline = dt.datetime.now(dt.UTC) + self.settings.wait_timeout
         self.log.info("waiting up to %s (until %s UTC, looking every %s; then the run is skipped) for landing "
                       "data: %s", human_duration(self.settings.wait_timeout),
                       deadline.strftime("%Y-%m-%d %H:%M:%S"), human_duration(self.settings.poke_interval),

@@ -56,8 +56,9 @@ def _history(d: TableDetail) -> str:
 def _partitions(d: TableDetail) -> str:
     if not d.partitions:
         return ""
-    rows = "".join(f'<tr class="partition"><td class="t">{e(p.partition or "(unpartitioned)")}</td><td class="num">{p.rows:,}'
-                   f'</td><td class="num">{p.files:,}</td><td class="num">{human_size(p.bytes)}</td>'
+    rows = "".join(f'<tr class="partition"><td class="t">{e(p.partition or "(unpartitioned)")}</td>'
+                   f'<td class="num">{p.rows:,}</td><td class="num">{p.files:,}</td>'
+                   f'<td class="num">{human_size(p.bytes)}</td>'
                    f'<td class="t">{e(p.last_update)}</td></tr>' for p in d.partitions[:MAX_ROWS])
     more = f'<p class="muted">and {len(d.partitions) - MAX_ROWS} more</p>' if len(d.partitions) > MAX_ROWS else ""
     return ('<h3>Partitions</h3><div class="scroll"><table><thead><tr><th>partition</th><th>records</th><th>files</th>'
@@ -136,7 +137,8 @@ def render_table_page(warehouse: str, d: TableDetail) -> str:
             f'<section class="card">{_preview(d)}</section>'
             f'<section class="card">{_history(d)}</section>'
             f'<section class="card"><div class="grid"><div>{_partitions(d)}'
-            + two_column_table("Consumers", ("consumer", "next snapshot"), list(d.consumers.items()), "no consumers", "consumer")
+            + two_column_table("Consumers", ("consumer", "next snapshot"), list(d.consumers.items()), "no consumers",
+                               "consumer")
             + two_column_table("Tags", ("tag", "snapshot"), [(t.name, t.snapshot_id) for t in d.tags], "no tags", "tag")
             + f'</div><div>{_buckets(d)}</div></div></section>'
             f'<section class="card">{_stages(d)}</section>')

@@ -12,7 +12,8 @@ import datetime as dt
 import math
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Mapping, Sequence
 
 import lakeformat as lf
 from lakeformat.commit.stage_log import StageRecord, stage_history
@@ -124,7 +125,7 @@ def compaction_trigger(primary_keys: Sequence[str], options: O.Options) -> tuple
     primary-key table (``num-sorted-run.compaction-trigger``), files for an append table
     (``compaction.min.file-num``, each file being a run there)."""
     opt = O.COMPACTION_TRIGGER if primary_keys else O.COMPACTION_MIN_FILE_NUM
-    return opt.key, int(options.get(opt))
+    return opt.key, int(options.required(opt))
 
 
 def cell_text(v: Any) -> str:

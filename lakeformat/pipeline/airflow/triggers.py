@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from typing import Any, AsyncIterator, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import AsyncIterator, Sequence
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
@@ -76,8 +77,8 @@ class LakeformatLandingTrigger(BaseTrigger):
     """Looks for the landing folders of ``units`` (``[date, hour]`` pairs) of config table
     ``table`` every ``poke_interval`` seconds until all are there or ``deadline`` (ISO, UTC) has
     passed; the event lists what is still missing. Storage options (an object-store landing
-    root's credentials) come from the connection ``conn_id`` when the trigger starts. The deadline is absolute, so a trigger the
-    triggerer restarts waits only for what is left of it. The looks run in a thread: on an
+    root's credentials) come from the connection ``conn_id`` when the trigger starts. The deadline is absolute, so a
+    trigger the triggerer restarts waits only for what is left of it. The looks run in a thread: on an
     object store they are network calls, and the triggerer's event loop serves every trigger."""
 
     def __init__(self, *, table: str, config: str, landing: str, units: Sequence[Sequence[Any]],
@@ -103,7 +104,7 @@ class LakeformatLandingTrigger(BaseTrigger):
                           ", ".join(spec.landing_dir(self.landing, u.date, u.hour) for u in units))
             while True:
                 missing = await asyncio.to_thread(landing_wait.missing, spec, units, self.landing, options)
-                pause = landing_wait.next_look(dt.datetime.now(dt.timezone.utc), deadline, self.poke_interval)
+                pause = landing_wait.next_look(dt.datetime.now(dt.UTC), deadline, self.poke_interval)
                 if not missing or pause is None:
                     yield TriggerEvent({"status": "done", "missing": missing, "units": len(units)})
                     return

@@ -17,7 +17,8 @@ import logging
 import os
 import sys
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Optional
+from collections.abc import Callable
 
 import lakeformat.spark as lfs
 from lakeformat.errors import LakeformatError

@@ -12,6 +12,7 @@ import datetime as dt
 import os
 
 from lakeformat.pipeline.jobs import parser, resolve, run, spark_session
+from lakeformat.errors import LakeformatError
 from lakeformat.pipeline import ingest
 from lakeformat.spark.progress import StageProgress
 
@@ -32,6 +33,9 @@ def main(argv):
         print(ingest.publish(jt, a.publish) if a.publish else ingest.discard(jt, a.discard))
         return 0
     landing = a.landing or os.environ.get("LAKEFORMAT_LANDING") or (jt.config.landing if jt.config else None)
+    if not landing:
+        raise LakeformatError(f"no landing folder for {jt.identifier}: give --landing, set $LAKEFORMAT_LANDING "
+                              "or landing: in the config")
     sessions = []
     watching = contextlib.ExitStack()   # Spark's stage progress in the log while the write runs
 

@@ -16,7 +16,8 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
+from collections.abc import Iterator
 
 from lakeformat.errors import LakeformatError
 from lakeformat.table.settings import WAREHOUSE_ENV
@@ -144,14 +145,14 @@ def run_dag(dag_id: str, logical_date: Optional[dt.datetime] = None, conf: Optio
     if dag_id not in dags:
         raise LakeformatError(f"no DAG {dag_id!r} in {dags_folder()} (found: {', '.join(sorted(dags))})")
     dag = dags[dag_id]
-    kwargs = {"run_conf": conf or None}
+    kwargs: dict[str, Any] = {"run_conf": conf or None}
     if logical_date is not None:
         kwargs["logical_date"] = logical_date
     dr = dag.test(**kwargs)
     with create_session() as s:
         tis = s.query(TaskInstance).filter(TaskInstance.dag_id == dag.dag_id,
                                            TaskInstance.run_id == dr.run_id).all()
-        tasks = {_label(ti.task_id, ti.map_index): str(ti.state.value if hasattr(ti.state, "value") else ti.state)
+        tasks = {_label(ti.task_id, ti.map_index): str(getattr(ti.state, "value", ti.state))
                  for ti in tis}
         labels = {_label(ti.task_id, ti.map_index): ti.rendered_map_index for ti in tis if ti.rendered_map_index}
         xs = s.query(XComModel).filter(XComModel.dag_id == dag.dag_id, XComModel.run_id == dr.run_id).all()

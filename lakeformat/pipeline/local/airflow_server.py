@@ -212,11 +212,10 @@ class LocalAirflow:
         self.say("Airflow: parsing the DAGs")
         _airflow(self.env, "dags", "reserialize")
         for name in SERVICES:
-            log = open(s.state / "logs" / f"{name}.log", "ab")
-            self.procs[name] = subprocess.Popen([sys.executable, "-m", "airflow", name], env=self.env,
-                                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                                start_new_session=True)
-            log.close()
+            with open(s.state / "logs" / f"{name}.log", "ab") as log:
+                self.procs[name] = subprocess.Popen([sys.executable, "-m", "airflow", name], env=self.env,
+                                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                                    start_new_session=True)
         self._wait_healthy(timeout)
 
     def _wait_healthy(self, timeout: float) -> None:

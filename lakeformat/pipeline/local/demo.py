@@ -137,7 +137,7 @@ class Demo:
             out.add_column(c, justify="right" if c in ("rows", "snapshot", "seconds") else "left")
         failures = []
         for day in DAYS:
-            when = dt.datetime.fromisoformat(day).replace(tzinfo=dt.timezone.utc)
+            when = dt.datetime.fromisoformat(day).replace(tzinfo=dt.UTC)
             for spec in self.config.tables:
                 self.step(f"lakeformat_ingest_{spec.name} for {day}")
                 t0 = time.perf_counter()

@@ -77,9 +77,9 @@ class LocalPostgres:
             if proc.returncode:
                 self._fail("initdb", proc)
         self.port = self.port or free_port()
+        server = f"-p {self.port} -h 127.0.0.1 -k {self.root}" + ("" if self.durable else " -c fsync=off")
         proc = self._run(f"{self._bin}/pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60",
-                         "-o", f"-p {self.port} -h 127.0.0.1 -k {self.root}" + ("" if self.durable else " -c fsync=off"),
-                         "start")
+                         "-o", server, "start")
         if proc.returncode:
             self._fail("start", proc)
         return self.dsn

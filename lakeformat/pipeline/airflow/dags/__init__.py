@@ -31,7 +31,7 @@ def start_date(config: PipelineConfig) -> dt.datetime:
     """The DAGs' start date (``pipeline.dags.start_date``, midnight UTC): catchup is off, so it
     is only the earliest day a backfill can run."""
     d = config.dags.start_date
-    return dt.datetime(d.year, d.month, d.day, tzinfo=dt.timezone.utc)
+    return dt.datetime(d.year, d.month, d.day, tzinfo=dt.UTC)
 
 
 def shared_dag_args(config: PipelineConfig) -> dict:
@@ -52,7 +52,7 @@ def ingest_dag_args(config: PipelineConfig) -> dict:
     if window:
         first, sep, last = window.partition("..")
         try:
-            days = [dt.datetime.combine(dt.date.fromisoformat(d), dt.time(), dt.timezone.utc) for d in (first, last)]
+            days = [dt.datetime.combine(dt.date.fromisoformat(d), dt.time(), dt.UTC) for d in (first, last)]
         except ValueError:
             days = []
         if not sep or len(days) != 2 or days[1] < days[0]:

@@ -68,7 +68,7 @@ def run_active(owner: str) -> bool:
     dag_id, _, run_id = owner.partition("/")
     try:
         state = RuntimeTaskInstance.get_dagrun_state(dag_id, run_id)
-    except Exception as e:   # noqa: BLE001 - a run Airflow does not know (deleted) has ended
+    except Exception as e:   # a run Airflow does not know (deleted) has ended
         log.info("state of run %s unknown (%s): taken as ended", owner, e)
         return False
     return str(getattr(state, "value", state)) in ("queued", "running")
@@ -146,7 +146,8 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
             @task(retries=0, multiple_outputs=False, map_index_template="{{ unit_label }}")
             def audit(stage_id: str, label: str, commit: dict, dag_run=None) -> dict:
                 """Great Expectations on the staged rows; a failure discards the stage."""
-                get_current_context()["unit_label"] = label
+                # read by map_index_template; Airflow's Context type lists only its own keys
+                get_current_context()["unit_label"] = label  # type: ignore[typeddict-unknown-key]
                 outcome = _as_task_outcome(wap.audit_unit, table(), spec, stage_id, label, commit,
                                            run_owner(dag_run))
                 log.info("%s", outcome.report.summary())
@@ -156,7 +157,8 @@ def build_ingest_dag(spec: TableSpec, config: PipelineConfig) -> DAG:
             def publish(stage_id: str, label: str, outlet_events=None, dag_run=None) -> dict:
                 """Commit the audited stage exactly once; tell the Asset's consumers, but only
                 when a snapshot was made."""
-                get_current_context()["unit_label"] = label
+                # read by map_index_template; Airflow's Context type lists only its own keys
+                get_current_context()["unit_label"] = label  # type: ignore[typeddict-unknown-key]
                 result = _as_task_outcome(wap.publish_unit, table(), spec, stage_id, label, run_owner(dag_run))
                 outlet_events[asset].extra = result
                 return result

@@ -19,6 +19,9 @@ step only reports what it would do) and ``orphan_older_than``; their defaults co
 """
 from __future__ import annotations
 
+import itertools
+from typing import Any
+
 from airflow.sdk import DAG, CronTriggerTimetable, Param, TaskGroup
 
 from lakeformat.format.options import to_option_string
@@ -43,11 +46,11 @@ def build_maintenance_dag(config: PipelineConfig) -> DAG:
         tags=["lakeformat", "maintenance"],
         params={"dry_run": Param(m.dry_run, type="boolean",
                                  description="Only report what each step would delete"),
-                "orphan_older_than": Param(older, type="string",
-                                           description="Files younger than this are never orphans (e.g. '1 d', '6 h')")},
+                "orphan_older_than": Param(older, type="string", description="Files younger than this are never "
+                                                                                 "orphans (e.g. '1 d', '6 h')")},
     ) as dag:
         for spec in config.tables:
-            common = {"table": spec.identifier, "conn_id": config.connection, "config": config.path}
+            common: dict[str, Any] = {"table": spec.identifier, "conn_id": config.connection, "config": config.path}
             with TaskGroup(group_id=spec.name, tooltip=f"maintain {spec.identifier}"):
                 steps = [
                     table_exists_task(spec, config),
@@ -61,7 +64,7 @@ def build_maintenance_dag(config: PipelineConfig) -> DAG:
                     LakeformatRemoveOrphanFilesOperator(task_id="remove_orphan_files", dry_run=DRY_RUN,
                                                         older_than="{{ params.orphan_older_than }}", **common),
                 ]
-                for a, b in zip(steps, steps[1:]):
+                for a, b in itertools.pairwise(steps):
                     a >> b
     return dag
 
