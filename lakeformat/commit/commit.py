@@ -126,11 +126,11 @@ class FileStoreCommit:
         self.ctx = ctx
         self.commit_user = commit_user or str(uuid.uuid4())
         o = ctx.typed_options
-        self.max_retries = o.get(O.COMMIT_MAX_RETRIES)
+        self.max_retries = o.required(O.COMMIT_MAX_RETRIES)
         timeout = o.get(O.COMMIT_TIMEOUT)
         self.timeout = timeout.total_seconds() if timeout is not None else None
-        self.min_wait = o.get(O.COMMIT_MIN_RETRY_WAIT).total_seconds()
-        self.max_wait = o.get(O.COMMIT_MAX_RETRY_WAIT).total_seconds()
+        self.min_wait = o.required(O.COMMIT_MIN_RETRY_WAIT).total_seconds()
+        self.max_wait = o.required(O.COMMIT_MAX_RETRY_WAIT).total_seconds()
         self.ignore_empty = o.get(O.IGNORE_EMPTY_COMMIT)
         self.retries = 0   # lost races so far, for metrics and benchmarks
         self.snapshots_made = 0   # snapshots this committer created (a re-run of a committed identifier makes none)
@@ -212,7 +212,7 @@ class FileStoreCommit:
         if compact and made is None:
             return self._commit_with_retry(compact, COMPACT, identifier, None, messages,
                                            changelog_entries(messages, True), index)
-        if compact:
+        if compact and made is not None:
             try:
                 return self._commit_with_retry(compact, COMPACT, identifier, None, messages,
                                                changelog_entries(messages, True), index)
@@ -234,9 +234,9 @@ class FileStoreCommit:
             for f in (*m.compact_after, *m.compact_changelog):
                 if f.file_name not in keep:
                     self.ctx.io.delete(file_path(self.ctx, d, f))
-            for f in m.index_added:
-                if f.file_name not in self._published:
-                    index.delete_index_file(f.file_name)
+            for ix in m.index_added:
+                if ix.file_name not in self._published:
+                    index.delete_index_file(ix.file_name)
 
     def _check_static_overwrite(self, messages: Sequence[CommitMessage], static: dict) -> None:
         """A static overwrite replaces the named partition with rows of that partition only: a
@@ -278,8 +278,8 @@ class FileStoreCommit:
             for f in m.all_files():
                 path = file_path(t, d, f)
                 by_dir.setdefault(path.rsplit("/", 1)[0], set()).add(path.rsplit("/", 1)[1])
-            for f in m.index_added:
-                by_dir.setdefault(index.index_dir, set()).add(f.file_name)
+            for ix in m.index_added:
+                by_dir.setdefault(index.index_dir, set()).add(ix.file_name)
         if manifests:
             by_dir.setdefault(join(t.path, "manifest"), set()).update(manifests)
 
@@ -344,7 +344,7 @@ class FileStoreCommit:
                         raise
                     snapshot = None
                 if snapshot is not None:
-                    delta_metas = changelog_metas = None   # now owned by the snapshot
+                    delta_metas, changelog_metas = None, []   # now owned by the snapshot
                     return snapshot
                 self.retries += 1
                 if self.timeout is not None and time.monotonic() - started > self.timeout:
@@ -363,7 +363,8 @@ class FileStoreCommit:
     def _manifest_file(self) -> ManifestFile:
         t, o = self.ctx, self.ctx.typed_options
         return ManifestFile(t.io, t.path, [f.type for f in t.schema.partition_fields], t.schema.id,
-                            o.get(O.MANIFEST_COMPRESSION), o.get(O.MANIFEST_TARGET_FILE_SIZE), o.get(O.MANIFEST_FORMAT))
+                            o.required(O.MANIFEST_COMPRESSION), o.required(O.MANIFEST_TARGET_FILE_SIZE),
+                            o.required(O.MANIFEST_FORMAT))
 
     def _overwrite_entries(self, latest: Optional[Snapshot], ow: Overwrite,
                            messages: Sequence[CommitMessage]) -> list[ManifestEntry]:
@@ -376,7 +377,8 @@ class FileStoreCommit:
             return overwrite_deletes(live, None)
         return overwrite_deletes(live, None, self.ctx.partition_matcher(ow.static))
 
-    def _overwrite_index(self, latest: Optional[Snapshot], entries: Sequence[ManifestEntry]) -> list[IndexManifestEntry]:
+    def _overwrite_index(self, latest: Optional[Snapshot],
+                         entries: Sequence[ManifestEntry]) -> list[IndexManifestEntry]:
         """An overwrite drops the index files (deletion vectors, hash indexes) of the buckets
         whose files it deletes, as Paimon's overwrite does: they describe files that are gone."""
         if latest is None or not latest.index_manifest:
@@ -392,7 +394,8 @@ class FileStoreCommit:
         index files it does not touch), or a new one with ``changes`` applied."""
         previous = latest.index_manifest if latest is not None else None
         o = self.ctx.typed_options
-        files = IndexFiles(self.ctx.io, self.ctx.path, o.get(O.MANIFEST_COMPRESSION), o.get(O.MANIFEST_FORMAT))
+        files = IndexFiles(self.ctx.io, self.ctx.path, o.required(O.MANIFEST_COMPRESSION),
+                           o.required(O.MANIFEST_FORMAT))
         if not changes:
             if previous and previous != self._index_checked:
                 # decoded for its checks only: an index file of a kind lakeformat does not know is
@@ -455,7 +458,7 @@ class FileStoreCommit:
                          index: Sequence[IndexManifestEntry] = (),
                          messages: Sequence[CommitMessage] = ()) -> Optional[Snapshot]:
         t, o = self.ctx, self.ctx.typed_options
-        mlist = ManifestList(t.io, t.path, o.get(O.MANIFEST_COMPRESSION), o.get(O.MANIFEST_FORMAT))
+        mlist = ManifestList(t.io, t.path, o.required(O.MANIFEST_COMPRESSION), o.required(O.MANIFEST_FORMAT))
         written: list[str] = []
         try:
             previous: list[ManifestFileMeta] = []
@@ -465,8 +468,8 @@ class FileStoreCommit:
                 previous = mlist.read(latest.base_manifest_list) + mlist.read(latest.delta_manifest_list)
                 prev_total = latest.total_record_count
             base_metas, merged = merge_manifests(
-                self._manifest_file(), previous, o.get(O.MANIFEST_TARGET_FILE_SIZE),
-                o.get(O.MANIFEST_MERGE_MIN_COUNT), o.get(O.MANIFEST_FULL_COMPACTION_SIZE))
+                self._manifest_file(), previous, o.required(O.MANIFEST_TARGET_FILE_SIZE),
+                o.required(O.MANIFEST_MERGE_MIN_COUNT), o.required(O.MANIFEST_FULL_COMPACTION_SIZE))
             written += merged
             base_name, base_size = mlist.write(base_metas)
             written.append(base_name)
@@ -565,6 +568,6 @@ class FileStoreCommit:
             for f in m.all_files():
                 if f.file_name not in moved and f.file_name not in self._published:
                     self.ctx.io.delete(join(d, f.file_name))
-            for f in m.index_added:
-                if f.file_name not in self._published:
-                    index.delete_index_file(f.file_name)
+            for ix in m.index_added:
+                if ix.file_name not in self._published:
+                    index.delete_index_file(ix.file_name)

@@ -131,9 +131,17 @@ def _dec_bytes(v: Any) -> Optional[bytes]:
     return base64.b64decode(v["base64"], validate=True)
 
 
+def _dec_required_bytes(v: Any, what: str) -> bytes:
+    out = _dec_bytes(v)
+    if out is None:
+        raise ValueError(f"{what} is missing")
+    return out
+
+
 def _dec_stats(v: dict) -> SimpleStats:
     nc = v["null_counts"]
-    return SimpleStats(_dec_bytes(v["min_values"]), _dec_bytes(v["max_values"]), None if nc is None else tuple(nc))
+    return SimpleStats(_dec_required_bytes(v["min_values"], "min_values"),
+                       _dec_required_bytes(v["max_values"], "max_values"), None if nc is None else tuple(nc))
 
 
 _FILE_FIELDS = {f.name for f in dataclasses.fields(DataFileMeta)}
@@ -150,7 +158,7 @@ def file_from_json(d: dict) -> DataFileMeta:
     unknown = set(d) - _FILE_FIELDS
     if unknown:
         raise ValueError(f"unknown data file fields {sorted(unknown)} (written by a newer lakeformat?)")
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
     for name, v in d.items():
         if name in _BYTES_FIELDS:
             kwargs[name] = _dec_bytes(v)
@@ -186,10 +194,10 @@ def message_to_json(m: CommitMessage) -> dict:
 
 
 def message_from_json(d: dict) -> CommitMessage:
-    return CommitMessage(_dec_bytes(d["partition"]), int(d["bucket"]), int(d["total_buckets"]),
-                         **{name: tuple(file_from_json(f) for f in d.get(name, ())) for name in _MESSAGE_FILES},
-                         **{name: tuple(index_file_from_json(f) for f in d.get(name, ()))
-                            for name in _MESSAGE_INDEX_FILES})
+    files: dict[str, Any] = {name: tuple(file_from_json(f) for f in d.get(name, ())) for name in _MESSAGE_FILES}
+    files.update({name: tuple(index_file_from_json(f) for f in d.get(name, ())) for name in _MESSAGE_INDEX_FILES})
+    return CommitMessage(_dec_required_bytes(d["partition"], "partition"), int(d["bucket"]), int(d["total_buckets"]),
+                         **files)
 
 
 # ---------------------------------------------------------------- stage files
@@ -214,7 +222,7 @@ def _from_json(path: str, data: bytes) -> StagedCommit:
     try:
         d = json.loads(data.decode())
         if not isinstance(d, dict) or d.get("version") != FORMAT_VERSION:
-            raise ValueError("not a stage file of version %d" % FORMAT_VERSION)
+            raise ValueError(f"not a stage file of version {FORMAT_VERSION}")
         return StagedCommit(d["stageId"], d["commitUser"], int(d["commitIdentifier"]),
                             tuple(message_from_json(m) for m in d["messages"]),
                             dt.datetime.fromtimestamp(d["createTimeMillis"] / 1000, dt.UTC),
@@ -349,7 +357,8 @@ def _snapshot_or_none(ctx: TableContext, snapshot_id: Optional[int]) -> Optional
         return None
 
 
-def committed_as(ctx: TableContext, stage_id: str, commit_user: str, identifier: int) -> tuple[bool, Optional[Snapshot]]:
+def committed_as(ctx: TableContext, stage_id: str, commit_user: str,
+                 identifier: int) -> tuple[bool, Optional[Snapshot]]:
     """(whether ``commit_user`` committed ``identifier``, the snapshot if still retained): found
     among the retained snapshots, or in the published marker of ``stage_id``, which outlives
     snapshot expiration."""

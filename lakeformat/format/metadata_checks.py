@@ -28,7 +28,7 @@ field-name comparisons, nothing per entry unless a rare value is present.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 import pyarrow as pa
@@ -137,7 +137,7 @@ def check_columns(data: pa.Table, known: frozenset, what: str, path: str = "",
     """Fields of a decoded table (or of its struct column at the path ``at``) that are not in
     ``known``: those holding a value in any row are an error (``refused`` ones say what they mean).
     Costs the field names from the schema, and a ``null_count`` per unknown field: nothing per row."""
-    t = data.schema.field(at[0]).type if at else None
+    t: Any = data.schema.field(at[0]).type if at else None
     for step in at[1:]:
         t = t.field(step).type
     for name in (_type_names(t) if at else data.schema.names):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Union
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -76,10 +76,10 @@ class Col:
             raise ValueError(f"compare {self.name!r} with None: use is_null() / is_not_null()")
         return Compare(self.name, op, value)
 
-    def __eq__(self, v):  # type: ignore[override]
+    def __eq__(self, v):
         return self._cmp("==", v)
 
-    def __ne__(self, v):  # type: ignore[override]
+    def __ne__(self, v):
         return self._cmp("!=", v)
 
     def __lt__(self, v):
@@ -126,12 +126,19 @@ def negate(p: Predicate) -> Predicate:
     raise TypeError(f"not a predicate: {p!r}")
 
 
+def as_leaf(p: Predicate) -> Union[Compare, In, IsNull]:
+    """``p`` as a predicate on one column (And and Or are handled by the caller)."""
+    if not isinstance(p, (Compare, In, IsNull)):
+        raise TypeError(f"not a predicate: {p!r}")
+    return p
+
+
 def columns(p: Optional[Predicate]) -> set[str]:
     if p is None:
         return set()
     if isinstance(p, (And, Or)):
         return set().union(*(columns(c) for c in p.children))
-    return {p.column}
+    return {as_leaf(p).column}
 
 
 def only_on(p: Optional[Predicate], names: set[str]) -> Optional[Predicate]:
@@ -160,6 +167,7 @@ def may_match(p: Optional[Predicate], stats_of: Callable[[str], Optional[Stats]]
         return all(may_match(c, stats_of) for c in p.children)
     if isinstance(p, Or):
         return any(may_match(c, stats_of) for c in p.children)
+    p = as_leaf(p)
     s = stats_of(p.column)
     if s is None:
         return True
@@ -205,6 +213,7 @@ def to_arrow(p: Predicate) -> pc.Expression:
         for c in p.children[1:]:
             out = out | to_arrow(c)
         return out
+    p = as_leaf(p)
     f = pc.field(p.column)
     if isinstance(p, IsNull):
         return f.is_valid() if p.negated else f.is_null()
@@ -223,7 +232,7 @@ _PC = {"==": pc.equal, "!=": pc.not_equal, "<": pc.less, "<=": pc.less_equal, ">
 
 
 def mask(p: Predicate, data: pa.Table):
-    """The rows of ``table`` that ``p`` selects, as a boolean array for ``Table.filter`` (null:
+    """The rows of ``data`` that ``p`` selects, as a boolean array for ``Table.filter`` (null:
     not selected): what ``table.filter(to_arrow(p))`` selects, evaluated with compute functions
     on the columns, so that neither ``pyarrow.dataset`` nor pandas is imported (see
     ``lakeformat/format/arrays.py``)."""
@@ -233,6 +242,7 @@ def mask(p: Predicate, data: pa.Table):
         for c in p.children[1:]:
             out = fn(out, mask(c, data))
         return out
+    p = as_leaf(p)
     col = data.column(p.column)
     if isinstance(p, IsNull):
         return pc.is_valid(col) if p.negated else pc.is_null(col)

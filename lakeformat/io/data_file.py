@@ -227,7 +227,8 @@ class RollingFileWriter:
 
     level = 0   # LSM level of the files written; key-value writers set theirs
 
-    def __init__(self, ctx: TableContext, bucket_dir: str, schema: TableSchema, seq_start: int = 0, prefix: str = "data-"):
+    def __init__(self, ctx: TableContext, bucket_dir: str, schema: TableSchema, seq_start: int = 0,
+                 prefix: str = "data-"):
         self.ctx, self.dir, self.schema = ctx, bucket_dir, schema
         self.arrow_schema = self._file_schema()
         self.files: list[DataFileMeta] = []
@@ -290,7 +291,7 @@ class RollingFileWriter:
     def _format(self) -> str:
         """``file.format``, or the format ``file.format.per.level`` sets for this writer's level."""
         opts = self.ctx.typed_options
-        return (opts.get(O.FILE_FORMAT_PER_LEVEL) or {}).get(self.level, opts.get(O.FILE_FORMAT))
+        return (opts.get(O.FILE_FORMAT_PER_LEVEL) or {}).get(self.level, opts.required(O.FILE_FORMAT))
 
     def _open(self) -> None:
         opts = self.ctx.typed_options
@@ -301,8 +302,8 @@ class RollingFileWriter:
         self._stream = self.ctx.io.open_output(join(self.dir, self._name))
         orc_schema = data_schema(self.arrow_schema, self.schema.fields) if fmt == "orc" else None
         try:
-            self._writer = FormatWriter(self._stream, fmt, self.arrow_schema, opts.get(O.FILE_COMPRESSION),
-                                        opts.get(O.FILE_COMPRESSION_ZSTD_LEVEL), orc_schema)
+            self._writer = FormatWriter(self._stream, fmt, self.arrow_schema, opts.required(O.FILE_COMPRESSION),
+                                        opts.required(O.FILE_COMPRESSION_ZSTD_LEVEL), orc_schema)
         except OSError as e:
             raise self._failed(e) from None
         except BaseException:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Optional
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 
 KEPT = 512   # manifests (and tag files) remembered; manifest list records four times as many
 
@@ -42,7 +42,7 @@ class IcebergCache:
             _bounded(self.tag_snapshots, KEPT)
         return sid
 
-    def encoded(self, key: Hashable, encode: Callable[[], bytes]) -> bytes:
+    def encoded(self, key: str, encode: Callable[[], bytes]) -> bytes:
         data = self.list_records.get(key)
         if data is None:
             data = self.list_records[key] = encode()

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import copy
 from functools import lru_cache
-from typing import ContextManager, Optional, Protocol
+from contextlib import AbstractContextManager
+from typing import Optional, Protocol
 from collections.abc import Callable, Sequence
 
 import pyarrow as pa
@@ -36,7 +37,7 @@ from lakeformat.io.snapshots import SnapshotManager
 class Lock(Protocol):
     """The catalog lock commits and expirations take (``lakeformat.commit.lock.CatalogLock``)."""
 
-    def hold(self, lock_id: str) -> ContextManager[None]: ...
+    def hold(self, lock_id: str) -> AbstractContextManager[None]: ...
 
 
 class TableContext:
@@ -107,7 +108,7 @@ class TableContext:
         if not fields:
             return join(self.path, f"bucket-{bucket}")
         o = self.typed_options
-        path = partition_path(values, fields, o.get(O.PARTITION_DEFAULT_NAME), o.get(O.PARTITION_LEGACY_NAME))
+        path = partition_path(values, fields, o.required(O.PARTITION_DEFAULT_NAME), o.required(O.PARTITION_LEGACY_NAME))
         return join(self.path, path, f"bucket-{bucket}")
 
     def bucket_dir_of(self, partition: bytes, bucket: int) -> str:

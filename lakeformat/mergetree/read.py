@@ -67,6 +67,6 @@ def read_section(ctx: TableContext, bucket_dir: str, files: Sequence[DataFileMet
         return
     merge = MergeFunction.from_options(ctx.typed_options, list(columns), schema.trimmed_primary_keys)
     keys = [schema.field(k) for k in schema.trimmed_primary_keys]
-    budget = buffer if buffer is not None else ctx.typed_options.get(O.WRITE_BUFFER_SIZE)
+    budget = buffer if buffer is not None else ctx.typed_options.required(O.WRITE_BUFFER_SIZE)
     for data in sliced_sections(ctx, bucket_dir, files, fields, (SEQ, KIND), keys, budget, deletions):
         yield merge.merge(data, drop_deletes=True).drop_columns([SEQ, KIND])

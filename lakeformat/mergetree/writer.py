@@ -71,14 +71,16 @@ class MergeTreeWriter:
         self.ctx, self.partition, self.bucket, self.dir = ctx, partition, bucket, bucket_dir
         self.schema = ctx.schema
         o = self.options = ctx.typed_options
-        self.key_of = ctx.key_decoder()
+        key_of = ctx.key_decoder()
+        assert key_of is not None, "merge-tree writers are made for primary-key tables only"
+        self.key_of = key_of
         self.merge = MergeFunction.from_options(o, self.schema.names, self.schema.trimmed_primary_keys)
         self.levels = Levels(list(restored), o.num_levels(), self.key_of)
         # several writers of one bucket in one commit take disjoint ranges above the restored maximum
         self.next_seq = max((f.max_sequence_number for f in restored), default=-1) + 1 + sequence_offset
         self.buffer: list[pa.Table] = []
         self.buffer_bytes = 0
-        self.buffer_limit = o.get(O.WRITE_BUFFER_SIZE)
+        self.buffer_limit = o.required(O.WRITE_BUFFER_SIZE)
         self._key_fields = [self.schema.field(k) for k in self.schema.trimmed_primary_keys]
         spillable = o.get(O.WRITE_BUFFER_SPILLABLE)   # Paimon's default: on for object stores or big files
         self.spillable = spillable if spillable is not None else (
@@ -94,7 +96,7 @@ class MergeTreeWriter:
         self.changelog_producer = o.get(O.CHANGELOG_PRODUCER)
         # merge-on-write: older versions of the keys a compaction writes are marked deleted
         self.dv = BucketDeletionVectors(IndexFiles(ctx.io, ctx.path), restored_index,
-                                        o.get(O.DELETION_VECTORS_BITMAP64)) if o.get(O.DELETION_VECTORS) else None
+                                        o.required(O.DELETION_VECTORS_BITMAP64)) if o.get(O.DELETION_VECTORS) else None
         self.first_row = o.get(O.MERGE_ENGINE) == "first-row"
         if (o.get(O.CHANGELOG_PRODUCER) == "lookup" and self.dv is None
                 and self.merge.engine not in ("deduplicate", "first-row")):

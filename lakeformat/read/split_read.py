@@ -98,7 +98,7 @@ class SplitRead:
         if not self.schema.primary_keys:
             return [(self.read_file, s, f) for s in splits for f in s.files]
         key_of = self.ctx.key_decoder()
-        tasks = []
+        tasks: list = []
         for s in splits:
             if self.dv_table and raw_readable(s.files):
                 tasks += [(self.read_file, s, f) for f in s.files]

@@ -55,7 +55,7 @@ class AppendCompactPolicy:
     @classmethod
     def of(cls, ctx: TableContext) -> AppendCompactPolicy:
         o = ctx.typed_options
-        min_num = max(1, o.get(O.COMPACTION_MIN_FILE_NUM))
+        min_num = max(1, o.required(O.COMPACTION_MIN_FILE_NUM))
         max_num = o.get(O.COMPACTION_MAX_FILE_NUM)
         max_num = DEFAULT_MAX_FILE_NUM if max_num is None else max_num
         return cls(ctx.target_file_size, min_num, max(min_num, max_num))
@@ -153,7 +153,8 @@ def rewrite(ctx: TableContext, bucket_dir: str, window: Sequence[DataFileMeta]) 
 def compact_bucket(ctx: TableContext, bucket_dir: str, files: Sequence[DataFileMeta], policy: AppendCompactPolicy,
                    full: bool) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
     """(before, after) of compacting one bucket's ``files``; nothing picked gives ([], [])."""
-    before, after = [], []
+    before: list[DataFileMeta] = []
+    after: list[DataFileMeta] = []
     try:
         for window in pick(files, policy, full):
             after += rewrite(ctx, bucket_dir, window)

@@ -22,7 +22,8 @@ class DynamicBuckets:
     def __init__(self, ctx: TableContext, ignore_previous_files: bool = False):
         self.ctx, self.schema = ctx, ctx.schema
         o = ctx.typed_options
-        self.target, self.max_buckets = o.get(O.DYNAMIC_BUCKET_TARGET_ROWS), o.get(O.DYNAMIC_BUCKET_MAX_BUCKETS)
+        self.target = o.required(O.DYNAMIC_BUCKET_TARGET_ROWS)
+        self.max_buckets = o.required(O.DYNAMIC_BUCKET_MAX_BUCKETS)
         self.index_files = IndexFiles(ctx.io, ctx.path)
         self.ignore_previous_files = ignore_previous_files
         self._live: Optional[dict[tuple[bytes, int], IndexFileMeta]] = None   # HASH files of the latest snapshot
