@@ -1,5 +1,5 @@
-"""Dedicated compaction (``Table.compact``, ``Table.compact_report``): the buckets of a table compacted outside the writers
-and committed as one COMPACT snapshot.
+"""Dedicated compaction (``Table.compact``, ``Table.compact_report``): the buckets of a table compacted outside the
+writers and committed as one COMPACT snapshot.
 
 Planning, one bucket's rewrite and the commit are separate steps, so the same compaction runs in
 threads here and as Spark tasks (``lakeformat.spark.compaction``). The buckets of the latest
@@ -82,7 +82,8 @@ class BucketJob:
     index_files: tuple = ()   # the bucket's deletion-vector index files
 
 
-def plan_compaction(ctx: TableContext, full: bool = False, partitions: Optional[Sequence[dict]] = None) -> list[BucketJob]:
+def plan_compaction(ctx: TableContext, full: bool = False,
+                    partitions: Optional[Sequence[dict]] = None) -> list[BucketJob]:
     """The buckets of the latest snapshot (all, or those of ``partitions``) that need compacting:
     every primary-key bucket (its picker decides), append buckets the small-file picker chooses."""
     O.check_supported(ctx.schema.options, O.WRITE, ctx.name)
@@ -95,9 +96,9 @@ def plan_compaction(ctx: TableContext, full: bool = False, partitions: Optional[
         if not matchers or any(m(e.partition) for m in matchers):
             buckets.setdefault((e.partition, e.bucket), []).append(e.file)
     dvs: dict[tuple[bytes, int], list] = {}
-    for e in IndexFiles(ctx.io, ctx.path).read_manifest(latest.index_manifest):
-        if e.file.index_type == DELETION_VECTORS:
-            dvs.setdefault((e.partition, e.bucket), []).append(e.file)
+    for ix in IndexFiles(ctx.io, ctx.path).read_manifest(latest.index_manifest):
+        if ix.file.index_type == DELETION_VECTORS:
+            dvs.setdefault((ix.partition, ix.bucket), []).append(ix.file)
     if not ctx.schema.primary_keys:   # buckets the picker leaves alone are not even opened
         if dvs:
             raise OptionError(f"{ctx.name}: compacting an append table that has deletion vectors is not "

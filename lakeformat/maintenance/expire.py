@@ -39,11 +39,12 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Literal, Optional, Union, overload
 from collections.abc import Callable, Iterable, Sequence
 
 from lakeformat.errors import CorruptFileError, LakeformatError, NotFoundError
@@ -157,9 +158,9 @@ def resolve_settings(ctx: TableContext, retain_min: Optional[int] = None, retain
                      max_deletes: Optional[int] = None, now: Optional[dt.datetime] = None) -> ExpireSettings:
     """Arguments given win over the table's options; bad values fail naming the argument."""
     o = ctx.typed_options
-    rmin = o.get(O.SNAPSHOT_NUM_RETAINED_MIN) if retain_min is None else retain_min
-    rmax = o.get(O.SNAPSHOT_NUM_RETAINED_MAX) if retain_max is None else retain_max
-    limit = o.get(O.SNAPSHOT_EXPIRE_LIMIT) if max_deletes is None else max_deletes
+    rmin = o.required(O.SNAPSHOT_NUM_RETAINED_MIN) if retain_min is None else retain_min
+    rmax = o.required(O.SNAPSHOT_NUM_RETAINED_MAX) if retain_max is None else retain_max
+    limit = o.required(O.SNAPSHOT_EXPIRE_LIMIT) if max_deletes is None else max_deletes
     for name, value in (("retain_min", rmin), ("retain_max", rmax), ("max_deletes", limit)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise LakeformatError(f"expire snapshots of {ctx.name}: {name} must be a positive integer, "
@@ -169,7 +170,7 @@ def resolve_settings(ctx: TableContext, retain_min: Optional[int] = None, retain
                               f"retain_max ({rmax})")
     now_millis = int((now.timestamp() if now is not None else time.time()) * 1000)
     if older_than is None:
-        older_than = o.get(O.SNAPSHOT_TIME_RETAINED)
+        older_than = o.required(O.SNAPSHOT_TIME_RETAINED)
     if isinstance(older_than, dt.timedelta):
         if older_than < dt.timedelta(0):
             raise LakeformatError(f"expire snapshots of {ctx.name}: older_than must not be negative")
@@ -187,7 +188,7 @@ def reason_limits(ctx: TableContext, cfg: ExpireSettings, retain_min: Optional[i
     """The settings as ``expire_reasons`` names them: the argument given, or the table option."""
     return limits(cfg.retain_min, cfg.retain_max, cfg.older_than_millis, given_min=retain_min is not None,
                   given_max=retain_max is not None, older_than=older_than,
-                  time_retained=ctx.typed_options.get(O.SNAPSHOT_TIME_RETAINED))
+                  time_retained=ctx.typed_options.required(O.SNAPSHOT_TIME_RETAINED))
 
 
 # ---------------------------------------------------------------- result
@@ -214,12 +215,12 @@ class ExpireResult:
 
     @property
     def expired(self) -> range:
-        return range(self.begin, self.end) if self.begin is not None else range(0)
+        return range(self.begin, self.end) if self.begin is not None and self.end is not None else range(0)
 
     def summary(self, table_name: str = "") -> str:
         of = f" of {table_name}" if table_name else ""
         held = f"; kept {'; '.join(self.held)}" if self.held else ""
-        if self.begin is None:
+        if self.begin is None or self.end is None:
             return f"no snapshot{of} to expire{held}"
         verb, deleted = ("would expire", "would delete") if self.dry_run else ("expired", "deleted")
         return (f"{verb} snapshots {self.begin}..{self.end - 1}{of}: {deleted} {self.data_files} data files, "
@@ -261,6 +262,10 @@ class _Reader:
         s = self.snapshot(sid)
         return s.time_millis if s is not None else None
 
+    @overload
+    def metas(self, list_name: str, required: Literal[True]) -> list[ManifestFileMeta]: ...
+    @overload
+    def metas(self, list_name: str, required: bool = False) -> Optional[list[ManifestFileMeta]]: ...
     def metas(self, list_name: str, required: bool = False) -> Optional[list[ManifestFileMeta]]:
         try:
             return self.mlist.read(list_name)
@@ -269,6 +274,10 @@ class _Reader:
                 raise
             return None
 
+    @overload
+    def entries(self, metas: Sequence[ManifestFileMeta], required: Literal[True]) -> list[ManifestEntry]: ...
+    @overload
+    def entries(self, metas: Sequence[ManifestFileMeta], required: bool = False) -> Optional[list[ManifestEntry]]: ...
     def entries(self, metas: Sequence[ManifestFileMeta], required: bool = False) -> Optional[list[ManifestEntry]]:
         try:
             return self.scan.read_manifests(metas)
@@ -298,7 +307,8 @@ class _Reader:
         return {file_key(e) for e in live.values()}
 
     def paths(self, entries: Iterable[ManifestEntry]) -> list[str]:
-        out, dirs = [], {}
+        out: list[str] = []
+        dirs: dict[tuple[bytes, int], str] = {}
         for e in entries:
             d = dirs.get((e.partition, e.bucket))
             if d is None:
@@ -485,15 +495,15 @@ def expire_snapshots(ctx: TableContext, *, retain_min: Optional[int] = None, ret
         earliest, latest = existing[0], existing[-1]
         pending = max((e for e in intents if earliest < e <= latest), default=None)
         reader = _Reader(ctx, sm)
-        args = dict(earliest=earliest, latest=latest, time_of=reader.time_of,
-                    older_than_millis=cfg.older_than_millis, retain_min=cfg.retain_min,
-                    retain_max=cfg.retain_max, max_deletes=cfg.max_deletes, pending_end=pending)
-        plan = plan_expiration(**args)
+        plan_with = functools.partial(plan_expiration, earliest=earliest, latest=latest, time_of=reader.time_of,
+                                      older_than_millis=cfg.older_than_millis, retain_min=cfg.retain_min,
+                                      retain_max=cfg.retain_max, pending_end=pending)
+        plan = plan_with(max_deletes=cfg.max_deletes)
         held: tuple = ()
         if plan is not None:   # consumers only matter once something could go (a listing saved per commit)
             consumer_next = _min_consumer_next(ctx)
-            free = plan_expiration(**{**args, "max_deletes": latest - earliest + 1})
-            plan = plan_expiration(**args, min_consumer_next=consumer_next)
+            free = plan_with(max_deletes=latest - earliest + 1)
+            plan = plan_with(max_deletes=cfg.max_deletes, min_consumer_next=consumer_next)
             held = _held(ctx, earliest, plan, free, consumer_next, cfg.max_deletes, max_deletes is None)
         if plan is None:
             if not dry_run:

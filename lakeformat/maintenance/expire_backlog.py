@@ -33,11 +33,11 @@ def expire_backlog(ctx: TableContext, *, step: Optional[int] = None, max_deletes
                                   f"not {value!r}")
     cfg = resolve_settings(ctx, retain_min, retain_max, older_than, step, now)
     cap = max_deletes if max_deletes is not None else O.LONG_MAX
-    kw = dict(retain_min=cfg.retain_min, retain_max=cfg.retain_max,
-              older_than=dt.datetime.fromtimestamp(cfg.older_than_millis / 1000, dt.UTC))
+    cutoff = dt.datetime.fromtimestamp(cfg.older_than_millis / 1000, dt.UTC)
     lim = reason_limits(ctx, cfg, retain_min, retain_max, older_than)
     if dry_run:
-        r = expire_snapshots(ctx, **kw, max_deletes=cap, dry_run=True)
+        r = expire_snapshots(ctx, retain_min=cfg.retain_min, retain_max=cfg.retain_max, older_than=cutoff,
+                             max_deletes=cap, dry_run=True)
         return _explained(ctx, r, r.begin, lim)
     total = _backlog(ctx, cfg, cap)
     results: list[ExpireResult] = []
@@ -45,7 +45,8 @@ def expire_backlog(ctx: TableContext, *, step: Optional[int] = None, max_deletes
     done = 0
     while done < cap:
         # the first run lists snapshot/ (and finishes interrupted runs); the next go by the hints
-        r = expire_snapshots(ctx, **kw, max_deletes=min(cfg.max_deletes, cap - done), from_hints=bool(results))
+        r = expire_snapshots(ctx, retain_min=cfg.retain_min, retain_max=cfg.retain_max, older_than=cutoff,
+                             max_deletes=min(cfg.max_deletes, cap - done), from_hints=bool(results))
         held = r.held
         if r.begin is None:
             break
@@ -89,6 +90,10 @@ def _backlog(ctx: TableContext, cfg: ExpireSettings, cap: int) -> int:
 def _added_up(results: Sequence[ExpireResult], held: tuple = ()) -> ExpireResult:
     if not results:
         return ExpireResult(held=held)
-    return ExpireResult(results[0].begin, results[-1].end, *(sum(getattr(r, k) for r in results) for k in (
-        "data_files", "changelog_files", "manifests", "manifest_lists", "snapshots")),
-        False, tuple(p for r in results for p in r.paths), held)
+
+    def total(counter: str) -> int:
+        return sum(getattr(r, counter) for r in results)
+    return ExpireResult(results[0].begin, results[-1].end, data_files=total("data_files"),
+                        changelog_files=total("changelog_files"), manifests=total("manifests"),
+                        manifest_lists=total("manifest_lists"), snapshots=total("snapshots"), dry_run=False,
+                        paths=tuple(p for r in results for p in r.paths), held=held)

@@ -6,9 +6,10 @@ adding one manifest for the files its Paimon snapshot added and reusing every ot
 only manifests holding a removed file are rewritten, and small manifests are merged once there
 are enough of them. A primary-key table with deletion vectors shows every file above level 0,
 as Paimon's readers read it, and each deletion-vector index file becomes an Iceberg position
-delete file (Parquet) listed in one delete manifest, rewritten when the vectors change. Then it creates ``vN.metadata.json`` (only if absent: a reader never sees
-half a version) and moves ``version-hint.text`` to it, and deletes what nothing needs any more:
-earlier versions (``metadata.iceberg.delete-after-commit.enabled``,
+delete file (Parquet) listed in one delete manifest, rewritten when the vectors change. Then it
+creates ``vN.metadata.json`` (only if absent: a reader never sees half a version) and moves
+``version-hint.text`` to it, and deletes what nothing needs any more: earlier versions
+(``metadata.iceberg.delete-after-commit.enabled``,
 ``metadata.iceberg.previous-versions-max``) and the manifest lists and manifests of Iceberg
 snapshots whose Paimon snapshot expired.
 
@@ -21,20 +22,22 @@ killed publish wrote but no version names are orphans that orphan-file removal d
 
 An ``IcebergCache`` (the catalog's) keeps what was published last (the metadata, the manifest
 lists of its snapshots), and the publisher checks that ``version-hint.text`` still names that
-version, and the committer hands over the delta it committed, so a commit reads nothing back and the cost of a publish does not grow with
-the table's history.
+version, and the committer hands over the delta it committed, so a commit reads nothing back and
+the cost of a publish does not grow with the table's history.
 """
 from __future__ import annotations
 
 import bisect
+import functools
 import logging
 import operator
 import uuid
 from dataclasses import dataclass, field
 from typing import Optional
 
-from lakeformat.errors import CorruptFileError, LakeformatError, NotFoundError, OutcomeUnknownError
+from lakeformat.errors import CorruptFileError, LakeformatError, NotFoundError, OutcomeUnknownError, SchemaError
 from lakeformat.format import options as O
+from lakeformat.format import types as T
 from lakeformat.format.iceberg import manifest as M
 from lakeformat.format.iceberg import plan as P
 from lakeformat.format.iceberg.metadata import IcebergSnapshot, TableMetadata
@@ -47,6 +50,7 @@ from lakeformat.format.iceberg.schema import (
 from lakeformat.format.iceberg.values import column_metrics, physical
 from lakeformat.format.index_manifest import DELETION_VECTORS, IndexManifestEntry
 from lakeformat.format.manifest import ADD, ManifestEntry
+from lakeformat.format.schema import TableSchema
 from lakeformat.format.snapshot import COMPACT, Snapshot
 from lakeformat.io.data_file import file_path
 from lakeformat.io.fileio import join
@@ -88,6 +92,15 @@ class _Known:
     manifests: dict[int, list[dict]]   # Iceberg snapshot id -> its manifest list records
 
 
+def _partition_type(schema: TableSchema, name: str) -> T.AtomicType:
+    """The type of partition key ``name``: atomic, as Paimon requires (a schema file written
+    elsewhere is not checked at creation here)."""
+    t = schema.field(name).type
+    if not isinstance(t, T.AtomicType):
+        raise SchemaError(f"partition key {name!r} must be an atomic type, not {T.type_to_json(t)}")
+    return t
+
+
 _INDEX_MANIFEST = "paimon.index-manifest"   # summary key: the Paimon index manifest the deletes were made of
 _SNAPSHOT_ID = operator.attrgetter("snapshot_id")
 
@@ -122,15 +135,16 @@ class IcebergPublisher:
         self.cache = ctx.iceberg_cache
         o = ctx.typed_options
         self.files = iceberg_files(ctx)
-        self.codec = o.get(O.ICEBERG_MANIFEST_COMPRESSION)
-        self.keep_versions = o.get(O.ICEBERG_PREVIOUS_VERSIONS_MAX)
-        self.delete_old = o.get(O.ICEBERG_DELETE_AFTER_COMMIT)
-        self.min_merge, self.max_merge = o.get(O.ICEBERG_COMPACT_MIN_FILE_NUM), o.get(O.ICEBERG_COMPACT_MAX_FILE_NUM)
-        self.target_size = o.get(O.MANIFEST_TARGET_FILE_SIZE)
+        self.codec = o.required(O.ICEBERG_MANIFEST_COMPRESSION)
+        self.keep_versions = o.required(O.ICEBERG_PREVIOUS_VERSIONS_MAX)
+        self.delete_old = o.required(O.ICEBERG_DELETE_AFTER_COMMIT)
+        self.min_merge = o.required(O.ICEBERG_COMPACT_MIN_FILE_NUM)
+        self.max_merge = o.required(O.ICEBERG_COMPACT_MAX_FILE_NUM)
+        self.target_size = o.required(O.MANIFEST_TARGET_FILE_SIZE)
         schema = ctx.schema
-        self.deletion_vectors = o.get(O.DELETION_VECTORS)   # an append table's too, written by Paimon Java
+        self.deletion_vectors = o.required(O.DELETION_VECTORS)   # an append table's too, written by Paimon Java
         self.visible = P.exported(bool(schema.primary_keys), o.num_levels() - 1, self.deletion_vectors)
-        self.partition = [M.PartitionField(f["name"], f["field-id"], schema.field(f["name"]).type)
+        self.partition = [M.PartitionField(f["name"], f["field-id"], _partition_type(schema, f["name"]))
                           for f in partition_fields(schema)]
         self.partition_key = tuple(self.partition)
         self.location = absolute(ctx.io, ctx.path)
@@ -165,6 +179,8 @@ class IcebergPublisher:
         known = None if rebuild else self._load()
         if known is not None and deltas and known.version > latest:
             latest = sm.latest_id()   # another committer published beyond this one's snapshot
+            if latest is None:
+                return PublishResult()
             if known.version <= latest:
                 return PublishResult(known.version)
         if expired_to is not None:
@@ -177,7 +193,7 @@ class IcebergPublisher:
             known = None
             earliest = sm.earliest_id() or latest
         rebuilt = known is None
-        if rebuilt:
+        if known is None:
             previous = self._previous_uuid()
             meta = TableMetadata(previous or str(uuid.uuid4()), self.location, [], [
                 dict(f) for f in partition_fields(self.ctx.schema)], last_partition_id(self.ctx.schema), {}, [])
@@ -205,7 +221,7 @@ class IcebergPublisher:
             meta.snapshots = meta.snapshots[len(expired):]
             meta.tags = self._tags(meta.snapshots)
             retagged = known is not None and meta.tags != known.metadata.tags
-            if not published and not expired and not retagged:
+            if known is not None and not published and not expired and not retagged:
                 return PublishResult(known.version)
             version = latest
             try:
@@ -232,6 +248,9 @@ class IcebergPublisher:
         as Paimon does; a tag on an expired snapshot has no Iceberg snapshot to name. One listing
         of the tag directory per publish; a tag file is read once (by name, time and size)."""
         tags = TagManager(self.ctx)
+
+        def tag_id(tag: str) -> int:
+            return tags.get(tag).snapshot.id
         out = {}
         for info in self.ctx.io.list_dir(tags.dir):
             name = info.base_name
@@ -240,7 +259,7 @@ class IcebergPublisher:
             name = name[len(TAG_PREFIX):]
             try:
                 sid = self.cache.tag_snapshot((tags.dir, name, info.mtime_ns, info.size),
-                                              lambda: tags.get(name).snapshot.id)
+                                              functools.partial(tag_id, name))
             except (NotFoundError, CorruptFileError, LakeformatError):   # deleted meanwhile, or unreadable
                 continue
             i = bisect.bisect_left(snapshots, sid, key=_SNAPSHOT_ID)

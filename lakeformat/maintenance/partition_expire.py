@@ -192,7 +192,8 @@ def _log_undated(ctx: TableContext, plan: ExpirePlan) -> None:
                     ctx.name, shown, " ..." if len(plan.undated) > 3 else "")
 
 
-def drop_partitions(ctx: TableContext, partitions: Sequence[bytes], commit_user: Optional[str] = None) -> Optional[Snapshot]:
+def drop_partitions(ctx: TableContext, partitions: Sequence[bytes],
+                    commit_user: Optional[str] = None) -> Optional[Snapshot]:
     """Delete every file of the given serialized partitions in one OVERWRITE commit: a dynamic
     overwrite whose messages name the partitions and carry no files."""
     if not partitions:
@@ -217,7 +218,7 @@ def maybe_expire_partitions(ctx: TableContext, now: Optional[dt.datetime] = None
     o = ctx.typed_options
     if o.get(O.PARTITION_EXPIRATION_TIME) is None or not ctx.partition_keys or o.get(O.WRITE_ONLY):
         return None
-    interval = o.get(O.PARTITION_EXPIRATION_CHECK_INTERVAL).total_seconds()
+    interval = o.required(O.PARTITION_EXPIRATION_CHECK_INTERVAL).total_seconds()
     clock = time.monotonic()
     last = _last_check.get(ctx)
     if last is not None and interval > 0 and clock - last < interval:
