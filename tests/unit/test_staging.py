@@ -1,6 +1,7 @@
 """Write-audit-publish: stage, read the staged rows, publish exactly once, discard."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -154,6 +155,23 @@ def test_corrupt_stage_file_is_a_clear_error(table):
         staging.load_staged(table, "s1")
 
 
+@pytest.mark.parametrize("field, damage", [
+    ("partition", lambda m: m.update(partition=None)),
+    ("min_values", lambda m: m["new_files"][0]["value_stats"].update(min_values=None)),
+])
+def test_stage_file_missing_partition_or_stats_bytes_is_refused_by_name(table, field, damage):
+    stage_rows(table, events(1), "s1")
+    path = Path(table.path) / "staged" / "s1.json"
+    doc = json.loads(path.read_text())
+    damage(doc["messages"][0])
+    path.write_text(json.dumps(doc))
+    with pytest.raises(lf.CorruptFileError, match=f"s1.json: cannot read staged commit: {field} is missing"):
+        staging.load_staged(table, "s1")
+    with pytest.raises(lf.CorruptFileError, match=f"{field} is missing"):
+        staging.publish(table, "s1")
+    assert table.latest_snapshot() is None
+
+
 def test_primary_key_stage_reads_written_rows_with_row_kinds(catalog):
     schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
     t = catalog.create_table("db.pk", schema, primary_keys=["id"], options={"bucket": "2"})
@@ -177,6 +195,7 @@ def test_crash_between_stage_and_publish_leaves_nothing_visible(table):
         import os, sys
         sys.path.insert(0, {str(ROOT)!r})
         import lakeformat as lf
+        from lakeformat.table import staging
         from tests.conftest import events
         t = lf.Catalog({str(Path(table.path).parents[1])!r}).get_table("db.t")
         w = t.new_write("job")
