@@ -41,7 +41,16 @@ def installed(tmp_path_factory) -> dict:
     tmp = tmp_path_factory.mktemp("wheel")
     uv = _uv()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "LAKEFORMAT_", "AIRFLOW", "VIRTUAL_ENV"))}
-    _run([uv, "build", "-q", "--wheel", "--out-dir", tmp / "dist", ROOT], tmp, env)
+    # built from a copy of the tracked files: setuptools writes build/ and *.egg-info next to the
+    # sources it builds, and an egg-info in the checkout is a second lakeformat distribution to
+    # every process with the checkout on its path (Airflow then finds the plugin twice)
+    src = tmp / "src"
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for name in filter(None, tracked.decode().split("\0")):
+        if (ROOT / name).is_file():
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, src / name)
+    _run([uv, "build", "-q", "--wheel", "--out-dir", tmp / "dist", src], tmp, env)
     (wheel,) = (tmp / "dist").glob("lakeformat-*.whl")
     _run([uv, "venv", "-q", "--python", sys.executable, tmp / "venv"], tmp, env)
     python = tmp / "venv" / "bin" / "python"
