@@ -1,9 +1,9 @@
 """``lakeformat`` maintenance verbs, named after Paimon's procedures.
 
 compact, expire-snapshots, expire-partitions, reset-consumer, clear-consumers, create-tag,
-delete-tag, rollback, remove-orphan-files, and iceberg-sync (Paimon's Iceberg compatibility). Verbs that delete take ``--dry-run`` (report, change
-nothing); long ones report progress on stderr (a live bar on a terminal, a line now and then in
-a log), so ``--json`` output on stdout stays clean.
+delete-tag, rollback, remove-orphan-files, and iceberg-sync (Paimon's Iceberg compatibility). Verbs that delete take
+``--dry-run`` (report, change nothing); long ones report progress on stderr (a live bar on a terminal, a line now and
+then in a log), so ``--json`` output on stdout stays clean.
 """
 from __future__ import annotations
 
@@ -48,22 +48,28 @@ def partition_spec(text: str) -> dict:
 
 def duration(text: str) -> dt.timedelta:
     try:
-        return O.duration(text, "duration")
+        d = O.duration(text, "duration")
     except OptionError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+    if d is None:   # '' is "unset" to the library; a flag given an empty value is a mistake
+        raise argparse.ArgumentTypeError("a duration like '1 h', '30 min' or '2 d' is needed, got ''")
+    return d
 
 
-def duration_or_time(text: str):
+def duration_or_time(text: str) -> dt.timedelta | dt.datetime:
     """A time retained ('1 h', '2 d') or a cutoff timestamp ('2024-06-01 12:00:00', local time)."""
     try:
-        return O.duration(text, "time retained")
+        d = O.duration(text, "time retained")
+        if d is not None:   # '' is neither, below
+            return d
     except OptionError:
         pass
     try:
         return dt.datetime.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is neither a duration ('1 h', '30 min', '2 d') nor a timestamp ('2024-06-01 12:00:00')") from None
+            f"{text!r} is neither a duration ('1 h', '30 min', '2 d') nor a timestamp "
+            "('2024-06-01 12:00:00')") from None
 
 
 def non_negative(text: str) -> int:
@@ -202,7 +208,8 @@ def _check_reset_target(t, next_snapshot: int) -> None:
 
 def cmd_clear_consumers(cat, args) -> None:
     t = _table(cat, args)
-    cleared = sorted(t.maintenance.consumers.clear(including=args.including, excluding=args.excluding, dry_run=args.dry_run))
+    cleared = sorted(t.maintenance.consumers.clear(including=args.including, excluding=args.excluding,
+                                                   dry_run=args.dry_run))
     verb = "would clear" if args.dry_run else "cleared"
     text = f"{verb} {len(cleared)} consumer(s) of {t.name}" + (f": {', '.join(cleared)}" if cleared else "")
     _report(args, text, {"table": t.name, "dry_run": args.dry_run, "consumers": cleared})

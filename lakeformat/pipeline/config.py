@@ -329,9 +329,12 @@ class _Reader:
 
     def duration(self, v: Any, at: str) -> dt.timedelta:
         try:   # as text: a bare number is milliseconds, as in Paimon's options
-            return O.duration(str(v), at)
+            d = None if v is None else O.duration(str(v), at)
         except LakeformatError as e:
             raise PipelineConfigError(f"{self.where}: {e}") from None
+        if d is None:   # '' or a key left empty: "unset" to the library, a mistake in the config
+            raise self.error(at, f"must be a duration like '30 min', '6 h' or '1 d', got {_kind(v)}")
+        return d
 
     def names(self, v: Any, at: str) -> tuple[str, ...]:
         if v is None:

@@ -37,6 +37,8 @@ DEFAULT_MASTER = "local[*]"
 
 def _package_dir(name: str) -> Path:
     spec = importlib.util.find_spec(name)   # finds the folder without importing it (no pyspark)
+    if spec is None or not spec.submodule_search_locations:   # a broken install only
+        raise LakeformatError(f"{name} is missing from the installed lakeformat package")
     return Path(spec.submodule_search_locations[0])
 
 

@@ -143,7 +143,8 @@ def to_spark_column(p: P.Predicate, schema: TableSchema):
         for c in cols[1:]:
             out = (out & c) if isinstance(p, P.And) else (out | c)
         return out
-    p = P.as_leaf(p)
+    if not isinstance(p, (P.Compare, P.In, P.IsNull)):
+        raise TypeError(f"not a predicate: {p!r}")
     field = schema.field(p.column)
     c = F.col(f"`{p.column}`")
     if isinstance(p, P.IsNull):

@@ -125,8 +125,8 @@ def test_backfill_rerun_twice_starts_no_spark_job_and_leaves_no_duplicates(inges
 def test_failed_audit_discards_the_stage_and_fails_the_run(ingested):
     af, *_, run = ingested
     assert run["state"] == "failed"
-    assert run["tasks"] == {"landing": "success", "plan": "success", "ingest.stage[0]": "success", "ingest.audit[0]": "failed",
-                            "ingest.publish[0]": "upstream_failed"}
+    assert run["tasks"] == {"landing": "success", "plan": "success", "ingest.stage[0]": "success",
+                            "ingest.audit[0]": "failed", "ingest.publish[0]": "upstream_failed"}
     assert run["asset_events"] == []
     audit = run["xcom"]["ingest.audit[0]:audit"]
     assert audit["success"] is False and audit["discarded_files"] > 0

@@ -91,7 +91,8 @@ def _fits_in(d, width: int) -> None:
     cells = d.find_elements(By.CSS_SELECTOR, "td.num, td.t")
     assert any(c.text.endswith(("B", "KiB", "MiB")) for c in cells)
     wrapped = [c.text for c in cells if c.text and d.execute_script(
-        "const r = document.createRange(); r.selectNodeContents(arguments[0]); return r.getClientRects().length", c) > 1]
+        "const r = document.createRange(); r.selectNodeContents(arguments[0]); "
+        "return r.getClientRects().length", c) > 1]
     assert wrapped == [], f"cells wrapped at {width} px: {wrapped}"
 
 

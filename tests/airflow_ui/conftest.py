@@ -44,7 +44,8 @@ class Server:
     def token(self) -> str:
         """A REST token, asked for once (the API server's default lifetime outlasts the tests)."""
         if not self._token:
-            self._token = _post(f"{self.url}/auth/token", {"username": self.user, "password": self.password})["access_token"]
+            self._token = _post(f"{self.url}/auth/token",
+                                {"username": self.user, "password": self.password})["access_token"]
         return self._token
 
     def api(self, method: str, path: str, body=None) -> dict:

@@ -33,7 +33,7 @@ def test_a_table_per_results_file(tmp_path):
 
 
 def test_a_missing_file_or_no_goals_fails_the_build(tmp_path):
-    with pytest.raises(ValueError, match="gone.json, which does not exist"):
+    with pytest.raises(ValueError, match=r"gone\.json, which does not exist"):
         hooks.render("gone.json", tmp_path)
     with pytest.raises(ValueError, match="has no goals"):
         hooks.render("x.json", _results(tmp_path, []))

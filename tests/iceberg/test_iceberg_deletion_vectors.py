@@ -84,7 +84,8 @@ def test_full_compaction_and_expiration_remove_old_delete_files(catalog):
         t.write(rows([100 + i], "x", "d2"))
     assert_same_everywhere(t)
     assert delete_files(t) == []                  # no retained snapshot names a delete file any more
-    remove_orphan_files(t.ctx, older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)       # and orphan removal deletes nothing a version needs
+    # and orphan removal deletes nothing a version needs
+    remove_orphan_files(t.ctx, older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)
     assert_same_everywhere(t)
 
 
@@ -93,14 +94,14 @@ def test_orphan_removal_keeps_published_delete_files(catalog):
     before = delete_files(t)
     assert before
     leftover = os.path.join(iceberg_files(t.ctx).dir, "00000000-0000-0000-0000-000000000000-index-x-0.parquet")
-    open(leftover, "wb").write(b"left by a killed publish")
+    Path(leftover).write_bytes(b"left by a killed publish")
     remove_orphan_files(t.ctx, older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)
     assert delete_files(t) == before
     assert pyiceberg_rows(t) == lakeformat_rows(t) == duckdb_rows(t)
 
 
 def test_deletion_vectors_with_data_files_elsewhere_are_refused(catalog, tmp_path):
-    with pytest.raises(OptionError, match="deletion-vectors.enabled.*data-file.external-paths"):
+    with pytest.raises(OptionError, match=r"deletion-vectors\.enabled.*data-file\.external-paths"):
         catalog.create_table("db.pk", SCHEMA, primary_keys=["id", "dt"],
                              options={**DV, "data-file.external-paths": f"file://{tmp_path}/ext"})
 

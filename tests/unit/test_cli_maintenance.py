@@ -130,7 +130,8 @@ def test_expire_snapshots_clears_the_whole_backlog_in_steps(wh, capsys):
 
 
 def test_expire_snapshots_bad_arguments(wh, capsys):
-    for args, what in ((["--older-than", "yesterday"], "neither a duration"), (["--retain-min", "0"], "positive")):
+    for args, what in ((["--older-than", "yesterday"], "neither a duration"),
+                       (["--older-than", ""], "neither a duration"), (["--retain-min", "0"], "positive")):
         code, _, err = run(capsys, "--warehouse", wh, "expire-snapshots", "db.t", *args)
         assert code == 2 and what in err
     code, _, err = run(capsys, "--warehouse", wh, "expire-snapshots", "db.t", "--older-than", "2000-01-01 00:00:00")
@@ -226,6 +227,8 @@ def test_remove_orphan_files(wh, capsys):
     young.write_bytes(b"y" * 10)
     two_days_ago = time.time() - 2 * 86400
     os.utime(old, (two_days_ago, two_days_ago))
+    code, _, err = run(capsys, "--warehouse", wh, "remove-orphan-files", "db.t", "--older-than", "")
+    assert code == 2 and "--older-than: a duration like '1 h'" in err   # not the library's "unset"
     dry = run_json(capsys, wh, "remove-orphan-files", "db.t", "--dry-run")
     assert [Path(p).name for p in dry["orphans"]] == [old.name] and dry["too_young"] == 1
     assert old.exists()

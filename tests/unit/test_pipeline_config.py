@@ -147,6 +147,7 @@ def test_landing_wait_settings(tmp_path, landing, timeout, poke):
     ("pipeline.maintenance.dry_run", "maybe", "dry_run: must be true or false"),
     ("pipeline.maintenance.orphan_older_than", "-1 d", "not a duration"),
     ("pipeline.maintenance.orphan_older_than", "soon", "not a duration"),
+    ("pipeline.maintenance.orphan_older_than", "", "orphan_older_than: must be a duration like '30 min'.*got str ''"),
     ("pipeline.spark_conf", {"spark.x": [1]}, "pipeline.spark_conf.spark.x: must be a string"),
     # table options against the option registry, as create_table checks them
     ("tables.t.options", {"buckets": "2"}, r"unknown table option.*did you mean 'bucket'"),
@@ -184,6 +185,14 @@ def test_config_mistakes_are_errors_at_load_time(tmp_path, path, value, fragment
     with pytest.raises(PipelineConfigError, match=fragment) as e:
         load_config(str(p))
     assert str(p) in str(e.value)   # every message names the file
+
+
+def test_a_duration_left_empty_is_an_error_not_unset(tmp_path):
+    p = tmp_path / "tables.yaml"
+    p.write_text(yaml.safe_dump(_with("pipeline.landing.poke_interval", "")).replace("poke_interval: ''",
+                                                                                      "poke_interval:"))
+    with pytest.raises(PipelineConfigError, match=r"poke_interval: must be a duration like '30 min'.*got nothing"):
+        load_config(str(p))
 
 
 def test_hourly_landing_needs_an_hourly_schedule(tmp_path):

@@ -37,7 +37,8 @@ def table_files(t) -> set:
 
 
 def reachable(t) -> set:
-    refs = union([snapshot_refs(t.ctx, s) for s in t.snapshots()] + [snapshot_refs(t.ctx, g.snapshot) for g in t.tags.list()])
+    refs = union([snapshot_refs(t.ctx, s) for s in t.snapshots()]
+                 + [snapshot_refs(t.ctx, g.snapshot) for g in t.tags.list()])
     return set(refs.paths(t.path))
 
 

@@ -62,7 +62,8 @@ def test_the_config_of_an_ad_hoc_submit(tmp_path, monkeypatch):
     (tmp_path / "config" / "tables.yaml").write_text("tables: {}\n")
     assert submit.find_config(environ={}) == str(tmp_path / "config" / "tables.yaml")
     assert submit.find_config(environ={"LAKEFORMAT_CONFIG": "/etc/t.yaml"}) == "/etc/t.yaml"
-    assert submit.find_config("other.yaml", environ={"LAKEFORMAT_CONFIG": "/etc/t.yaml"}) == str(tmp_path / "other.yaml")
+    assert (submit.find_config("other.yaml", environ={"LAKEFORMAT_CONFIG": "/etc/t.yaml"})
+            == str(tmp_path / "other.yaml"))
 
 
 def _cli(*args, env=None):

@@ -75,8 +75,9 @@ def test_lower_layers_use_only_what_the_context_has():
             if not isinstance(node, ast.Attribute):
                 continue
             v = node.value
-            is_ctx = (isinstance(v, ast.Name) and v.id == "ctx") or \
-                (isinstance(v, ast.Attribute) and v.attr == "ctx" and isinstance(v.value, ast.Name) and v.value.id == "self")
+            is_ctx = (isinstance(v, ast.Name) and v.id == "ctx") or (
+                isinstance(v, ast.Attribute) and v.attr == "ctx" and isinstance(v.value, ast.Name)
+                and v.value.id == "self")
             if is_ctx and node.attr not in known:
                 offenders.append(f"{path.relative_to(ROOT.parent)}:{node.lineno} ctx.{node.attr}")
     assert not offenders, "not a TableContext attribute:\n" + "\n".join(offenders)

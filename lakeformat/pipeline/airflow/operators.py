@@ -4,7 +4,8 @@ medium tables, where starting a Spark application costs more than the work.
 Each one takes ``table`` (a name from ``config/tables.yaml`` or ``db.table``; templated) and
 ``conn_id`` (a lakeformat connection, see hooks.py), logs what it did in a user's words, and
 returns a small JSON summary as its XCom. Destructive ones take ``dry_run`` (templated, so a DAG
-param such as ``"{{ params.dry_run }}"`` works) and then change nothing.
+param such as ``"{{ params.dry_run }}"`` works) and then change nothing. It is kept as
+``dry_run_value``: an attribute ``dry_run`` would hide ``BaseOperator.dry_run()``.
 """
 from __future__ import annotations
 
@@ -116,7 +117,7 @@ class LakeformatExpireSnapshotsOperator(LakeformatTableOperator):
     given overrides, ``step`` at a time (default ``snapshot.expire.limit``) up to ``max_deletes``;
     files only they referenced are deleted. Tags and consumers keep theirs."""
 
-    template_fields = ("table", "dry_run", "older_than")
+    template_fields = ("table", "dry_run_value", "older_than")
 
     def __init__(self, *, retain_min: Optional[int] = None, retain_max: Optional[int] = None,
                  older_than: Duration = None, max_deletes: Optional[int] = None, step: Optional[int] = None,
@@ -125,15 +126,16 @@ class LakeformatExpireSnapshotsOperator(LakeformatTableOperator):
         self.retain_min, self.retain_max, self.max_deletes = retain_min, retain_max, max_deletes
         self.step = step
         self.older_than = older_than
-        self.dry_run = dry_run
+        self.dry_run_value = dry_run
 
     def execute(self, context) -> dict:
         t = self.get_table()
-        dry = as_bool(self.dry_run)
+        dry = as_bool(self.dry_run_value)
         ids_before = t.snapshot_manager.list_ids()
         result = t.maintenance.expire_snapshots(
-            retain_min=self.retain_min, retain_max=self.retain_max, older_than=as_duration(self.older_than, "older_than"),
-            step=self.step, max_deletes=self.max_deletes, dry_run=dry, progress=self.progress())
+            retain_min=self.retain_min, retain_max=self.retain_max,
+            older_than=as_duration(self.older_than, "older_than"), step=self.step, max_deletes=self.max_deletes,
+            dry_run=dry, progress=self.progress())
         summary = {"table": t.name, "dry_run": dry, **expire_summary(result, ids_before)}
         if summary["expired_snapshots"]:
             self.log.info("%s %s of %s (%s) and %s; %s remain (%s)", "Would expire" if dry else "Expired",
@@ -153,16 +155,16 @@ class LakeformatExpirePartitionsOperator(LakeformatTableOperator):
     judged by their partition values, in one commit. A table without that option (and no
     ``expiration_time`` given) keeps every partition: the table's own options decide."""
 
-    template_fields = ("table", "dry_run", "expiration_time")
+    template_fields = ("table", "dry_run_value", "expiration_time")
 
     def __init__(self, *, expiration_time: Duration = None, dry_run: Union[bool, str] = False, **kwargs):
         super().__init__(**kwargs)
         self.expiration_time = expiration_time
-        self.dry_run = dry_run
+        self.dry_run_value = dry_run
 
     def execute(self, context) -> dict:
         t = self.get_table()
-        dry = as_bool(self.dry_run)
+        dry = as_bool(self.dry_run_value)
         latest = t.snapshot_manager.latest_id()
         expiration_time = as_duration(self.expiration_time, "expiration_time")
         if expiration_time is None and t.typed_options.get(O.PARTITION_EXPIRATION_TIME) is None:
@@ -191,17 +193,17 @@ class LakeformatCleanConsumersOperator(LakeformatTableOperator):
     expressions those whose id matches (Paimon's clear_consumers). Snapshot expiration no
     longer waits for a deleted consumer."""
 
-    template_fields = ("table", "dry_run", "older_than", "including", "excluding")
+    template_fields = ("table", "dry_run_value", "older_than", "including", "excluding")
 
     def __init__(self, *, older_than: Duration = None, including: Optional[str] = None,
                  excluding: Optional[str] = None, dry_run: Union[bool, str] = False, **kwargs):
         super().__init__(**kwargs)
         self.older_than, self.including, self.excluding = older_than, including, excluding
-        self.dry_run = dry_run
+        self.dry_run_value = dry_run
 
     def execute(self, context) -> dict:
         t = self.get_table()
-        dry = as_bool(self.dry_run)
+        dry = as_bool(self.dry_run_value)
         consumers = t.maintenance.consumers
         before = consumers.list()
         if self.including or self.excluding:
@@ -233,16 +235,16 @@ class LakeformatRemoveOrphanFilesOperator(LakeformatTableOperator):
     references and that are older than ``older_than`` (default 1 day, so files of commits in
     flight are never touched). ``dry_run`` (default on) only lists them."""
 
-    template_fields = ("table", "dry_run", "older_than")
+    template_fields = ("table", "dry_run_value", "older_than")
 
     def __init__(self, *, older_than: Duration = dt.timedelta(days=1), dry_run: Union[bool, str] = True, **kwargs):
         super().__init__(**kwargs)
         self.older_than = older_than
-        self.dry_run = dry_run
+        self.dry_run_value = dry_run
 
     def execute(self, context) -> dict:
         t = self.get_table()
-        dry = as_bool(self.dry_run)
+        dry = as_bool(self.dry_run_value)
         older = as_duration(self.older_than, "older_than")
         if older is None:   # a zero span is a real choice, not "unset"
             older = dt.timedelta(days=1)

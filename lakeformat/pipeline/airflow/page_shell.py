@@ -18,7 +18,8 @@ header p{margin:4px 0 0;color:#b9c2d3;font-size:13px}main{padding:16px 24px}
 h2{margin:0 0 6px;font-size:18px}h2 small{color:#6b778c;font-weight:normal;font-size:13px}
 h3{font-size:14px;margin:12px 0 6px;color:#42526e}.facts{margin:0;color:#42526e;font-size:13px}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,480px),1fr));gap:24px}.grid>div{min-width:0}
-table{border-collapse:collapse;width:100%;font-size:13px}th,td{padding:3px 8px;border-bottom:1px solid #e6e9ef;text-align:left}
+table{border-collapse:collapse;width:100%;font-size:13px}
+th,td{padding:3px 8px;border-bottom:1px solid #e6e9ef;text-align:left}
 th{color:#6b778c;font-weight:600;white-space:nowrap}.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .bar{display:flex;height:14px;border-radius:7px;overflow:hidden;background:#e6e9ef}.seg{display:block;height:100%}
 .legend{font-size:12px;margin-top:6px}.kind{margin-right:12px}.kind i{display:inline-block;width:10px;height:10px;
@@ -39,7 +40,8 @@ def two_column_table(title: str, head: tuple[str, str], rows: list[tuple], empty
     if not rows:
         return f'<h3>{title}</h3><p class="muted">{empty}</p>'
     body = "".join(f'<tr class="{cls}"><td>{e(a)}</td><td class="num">{e(b)}</td></tr>' for a, b in rows)
-    return f'<h3>{title}</h3><table><thead><tr><th>{head[0]}</th><th>{head[1]}</th></tr></thead><tbody>{body}</tbody></table>'
+    return (f'<h3>{title}</h3><table><thead><tr><th>{head[0]}</th><th>{head[1]}</th></tr></thead>'
+            f'<tbody>{body}</tbody></table>')
 
 
 def document(title: str, header: str, body: str) -> str:

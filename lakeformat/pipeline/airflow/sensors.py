@@ -48,7 +48,8 @@ class LakeformatSnapshotSensor(BaseSensorOperator):
             try:
                 return int(self.after_snapshot_id)
             except (TypeError, ValueError):
-                raise LakeformatError(f"after_snapshot_id must be a snapshot id, not {self.after_snapshot_id!r}") from None
+                raise LakeformatError(
+                    f"after_snapshot_id must be a snapshot id, not {self.after_snapshot_id!r}") from None
         if self.reschedule:
             raise LakeformatError("mode='reschedule' needs after_snapshot_id: each reschedule would "
                                   "otherwise wait for a commit after itself")
