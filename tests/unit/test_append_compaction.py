@@ -301,6 +301,7 @@ def test_table_write_reports_the_append_when_its_compaction_conflicts(catalog, m
 
 # ---------------------------------------------------------------- pypaimon reads the result
 
+@pytest.mark.slow   # seconds, not milliseconds: make test runs it, make check does not
 def test_oracles_read_compacted_tables(catalog, tmp_path):
     from tests.interop.helpers import Oracle, check_readers
     wh = str(tmp_path / "wh")

@@ -177,6 +177,7 @@ def _rows(draw):
     return [t for t, _ in picks], columns
 
 
+@pytest.mark.slow   # seconds, not milliseconds: make test runs it, make check does not
 @settings(max_examples=150, deadline=None)
 @given(_rows(), st.integers(1, 64))
 def test_vectorised_equals_scalar_hash(rows, num_buckets):

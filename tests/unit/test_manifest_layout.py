@@ -42,6 +42,7 @@ def entries_for(parts, copies):
     return out
 
 
+@pytest.mark.slow   # seconds, not milliseconds: make test runs it, make check does not
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(parts=partitions, copies=st.sampled_from([1, 3, 70]), pred=predicates)
 def test_filtered_read_equals_brute_force(tmp_path, parts, copies, pred):

@@ -132,6 +132,7 @@ def net_peak(warehouse: str, how: str, buffer: str = "-") -> tuple[int, int]:
     return int(n), int(mib)
 
 
+@pytest.mark.slow   # seconds, not milliseconds: make test runs it, make check does not
 def test_streaming_an_append_table_needs_about_what_pyarrow_needs(tmp_path):
     cat = lf.Catalog(str(tmp_path / "wh"))
     cat.create_database("db")
@@ -146,6 +147,7 @@ def test_streaming_an_append_table_needs_about_what_pyarrow_needs(tmp_path):
     assert stream_mib * 2 < read_mib   # a whole read holds the table
 
 
+@pytest.mark.slow   # seconds, not milliseconds: make test runs it, make check does not
 def test_streaming_a_primary_key_table_is_bounded_by_the_read_buffer(tmp_path):
     cat = lf.Catalog(str(tmp_path / "wh"))
     cat.create_database("db")
