@@ -14,7 +14,7 @@ from lakeformat.io.snapshots import SnapshotManager
 from lakeformat.io.table_context import TableContext
 from lakeformat.maintenance.expire import ExpireResult, ExpireSettings, Progress, _Reader, expire_snapshots, \
     reason_limits, resolve_settings
-from lakeformat.maintenance.expire_reasons import expire_reasons
+from lakeformat.maintenance.expire_reasons import expire_reasons, first_young
 
 
 def expire_backlog(ctx: TableContext, *, step: Optional[int] = None, max_deletes: Optional[int] = None,
@@ -76,15 +76,9 @@ def _backlog(ctx: TableContext, cfg: ExpireSettings, cap: int) -> int:
     if earliest is None or latest is None:
         return 0
     time_of = _Reader(ctx, sm).time_of
-    lo, hi = max(latest - cfg.retain_max + 1, earliest), min(latest - cfg.retain_min + 1, earliest + cap)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        t = time_of(mid)
-        if t is not None and t >= cfg.older_than_millis:
-            hi = mid
-        else:
-            lo = mid + 1
-    return max(0, lo - earliest)
+    young = first_young(max(latest - cfg.retain_max + 1, earliest), min(latest - cfg.retain_min + 1, earliest + cap),
+                        time_of, cfg.older_than_millis)
+    return max(0, young - earliest)
 
 
 def _added_up(results: Sequence[ExpireResult], held: tuple = ()) -> ExpireResult:

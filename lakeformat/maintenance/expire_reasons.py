@@ -71,7 +71,7 @@ def expire_reasons(*, earliest: Optional[int], end: Optional[int], latest: Optio
     if max(earliest, by_max) < end:
         gone.append(f"{_span(max(earliest, by_max), end - 1)}: {lim.time_text}")
     kept: list[str] = []
-    young = _first_young(max(end, by_max), by_min, time_of, lim)
+    young = first_young(max(end, by_max), by_min, time_of, lim.older_than_millis)
     if young < by_min:
         kept.append(f"{_span(young, by_min - 1)}: {lim.young_text}")
     if by_min <= latest:
@@ -80,13 +80,13 @@ def expire_reasons(*, earliest: Optional[int], end: Optional[int], latest: Optio
     return tuple(gone), tuple(kept)
 
 
-def _first_young(lo: int, hi: int, time_of: Callable[[int], Optional[int]], lim: Limits) -> int:
-    """The first id in ``[lo, hi)`` committed at or after the cutoff (``hi`` if none), by
+def first_young(lo: int, hi: int, time_of: Callable[[int], Optional[int]], cutoff_millis: int) -> int:
+    """The first id in ``[lo, hi)`` committed at or after ``cutoff_millis`` (``hi`` if none), by
     bisection: commit times grow with ids, so a few snapshot reads at any backlog."""
     while lo < hi:
         mid = (lo + hi) // 2
         t = time_of(mid)
-        if t is not None and t >= lim.older_than_millis:
+        if t is not None and t >= cutoff_millis:
             hi = mid
         else:
             lo = mid + 1
