@@ -83,6 +83,10 @@ $(VENV)/.installed: $(LOCK) pyproject.toml | $(UV)
 	@$(MAKE) -s check-lock
 	$(UV) pip install -q --python $(PY) --offline -r $(LOCK) 2>/dev/null || $(UV) pip install -q --python $(PY) -r $(LOCK)
 	$(UV) pip install -q --python $(PY) --offline --no-deps -e . 2>/dev/null || $(UV) pip install -q --python $(PY) --no-deps -e .
+	@# setuptools leaves lakeformat.egg-info here; the installed metadata is the venv's. Left in the
+	@# checkout it is a second lakeformat to every process that has the checkout on its path, and
+	@# Airflow then finds the plugin's entry point twice ("already registered").
+	rm -rf lakeformat.egg-info
 	$(PY) -m pip check
 	@$(MAKE) -s bytecode
 	@touch $@
