@@ -151,6 +151,10 @@ def test_backfill_two_days_from_the_ui_beside_a_waiting_run_and_see_the_snapshot
 def test_rerun_with_all_runs_starts_no_spark_job(airflow_server, ui):
     table = lf.Catalog(str(airflow_server.warehouse)).get_table("demo.user_behavior")
     before = [s.id for s in table.snapshots()]
+    # Airflow runs one backfill of a DAG at a time, and marks one completed a scheduler loop
+    # after its last run ends: the dialog's backfill would be refused until then
+    for earlier in airflow_server.backfills(UI_DAG):
+        airflow_server.wait_backfill(UI_DAG, earlier["id"])
     ui.open_dag(UI_DAG)
     assert ui.backfill(*UI_DAYS, reprocess="completed", shot="07-rerun-all-runs").startswith("2 runs")
     backfill = max(b["id"] for b in airflow_server.backfills(UI_DAG))
