@@ -109,7 +109,7 @@ $(ORACLE)/.installed: $(ORACLE_LOCK) oracle-requirements.txt | $(UV)
 test: setup lint
 	$(VENV)/bin/lint-imports
 	@$(MAKE) -s docs
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=40
 
 # The docs site (mkdocs.yml, docs/) into build/site; --strict makes every warning (a broken link,
 # a missing page, a benchmark results file that is gone) an error. Preview: .venv/bin/mkdocs serve
