@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import sys
 
 from lakeformat.errors import LakeformatError
@@ -40,6 +39,8 @@ def cmd_submit(_catalog, args) -> None:
         catalog = json.loads(sub.env[CATALOG_ENV])
         catalog["options"] = mask_options(catalog["options"])
         shown = {**sub.env, CATALOG_ENV: json.dumps(catalog)}
+        import shlex   # only a dry run prints a command line
+
         print(" ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(shown.items())), shlex.join(argv))
         return
     sys.stdout.flush()
