@@ -125,3 +125,28 @@ def test_a_missing_vector_file_names_the_path_it_was_looked_for_at(tmp_path):
     with pytest.raises(CorruptFileError, match="deletion vector index file is missing") as err:
         t.read()
     assert where in str(err.value)
+
+
+def test_rollback_and_tag_deletion_remove_vector_files_beside_the_data(catalog):
+    t = catalog.create_table("db.rb", SCHEMA, primary_keys=KEYS, options={
+        "bucket": "1", "deletion-vectors.enabled": "true", "index-file-in-data-file-dir": "true"})
+    t.write(rows(*[(f"k{i}", 1, i, float(i)) for i in range(10)]))
+    t.write(rows(("k1", 1, 1, 1.5)))
+    base = t.latest_snapshot().id
+    kept = index_files_on_disk(Path(t.path))["beside"]
+    assert kept
+    t.create_tag("before", base)
+    t.write(rows(("k2", 1, 2, 2.5)))
+    t.write(rows(("k3", 1, 3, 3.5)))
+    assert len(index_files_on_disk(Path(t.path))["beside"]) > len(kept)
+    t.rollback_to(base)    # the later snapshots' vector files go, the tagged snapshot's stay
+    assert index_files_on_disk(Path(t.path))["beside"] == kept
+    assert {r["f0"]: r["f3"] for r in t.read().to_pylist()}["k2"] == 2.0
+    t.write(rows(("k4", 1, 4, 4.5)))   # a new snapshot: the tagged vector file is no longer live
+    t.expire_snapshots(retain_min=1, retain_max=1, older_than=dt.timedelta(0))
+    assert set(kept) <= set(index_files_on_disk(Path(t.path))["beside"]), "the tag still names it"
+    t.delete_tag("before")
+    now = index_files_on_disk(Path(t.path))["beside"]
+    live = IndexFiles.of(t.ctx).read_manifest(t.latest_snapshot().index_manifest)
+    assert not set(kept) & set(now) and now == sorted(f"bucket-0/{e.file.file_name}" for e in live)
+    assert {r["f0"]: r["f3"] for r in t.read().to_pylist()}["k4"] == 4.5
