@@ -175,3 +175,13 @@ def combine(previous: Iterable[IndexManifestEntry], changes: Iterable[IndexManif
         if e.kind == ADD:
             live[e.slot] = e
     return sorted(live.values(), key=lambda e: (e.file.index_type, e.partition, e.bucket))
+
+
+def global_indexes_on(entries: Iterable[IndexManifestEntry], field_ids: Iterable[int]) -> list[IndexManifestEntry]:
+    """The live global indexes covering any of ``field_ids`` (as their index field or an extra
+    field): a write changing those columns of existing rows (data evolution) would leave them
+    stale, so it must refuse or drop them (Paimon's ``global-index.column-update-action``,
+    default: refuse)."""
+    ids = set(field_ids)
+    return [e for e in entries if e.kind == ADD and (g := e.file.global_index) is not None
+            and ({g.index_field_id, *(g.extra_field_ids or ())} & ids)]

@@ -1,73 +1,20 @@
-"""Global indexes (index manifest entries with ``_GLOBAL_INDEX``): decoded, re-encoded as Paimon
-writes them, carried forward by every commit, and cleaned up by expiration and orphan removal.
+"""Global indexes (index manifest entries with ``_GLOBAL_INDEX``) across implementations: carried
+forward by lakeformat's commits, cleaned up by expiration and orphan removal, and read by pypaimon.
 
 The paimon-cpp fixture ``append_with_global_index`` (bitmap indexes on f0, f1, f2 over row ids
 0..7, one per snapshot 2-4) gives the real entries and index files."""
 import datetime as dt
-import io
 import os
 import shutil
 from pathlib import Path
 
-import fastavro
-import pyarrow as pa
 import pytest
 
-import lakeformat as lf
-from lakeformat.format import index_manifest as IM
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.index_manifest import GlobalIndexMeta, IndexFileMeta, IndexManifestEntry
 from lakeformat.io.index_files import IndexFiles, decode_manifest, encode_manifest
 from tests.interop.helpers import Oracle, assert_same_rows, check_readers, lit, pred
-
-FIXTURE = (Path(__file__).resolve().parents[1] / "fixtures" / "paimon-java" / "parquet" / "append_with_global_index.db"
-           / "append_with_global_index")
-TABLE = "append_with_global_index.append_with_global_index"
-MANIFESTS = sorted((FIXTURE / "manifest").glob("index-manifest-*"))
-SCHEMA = pa.schema([("f0", pa.string()), ("f1", pa.int32()), ("f2", pa.int32()), ("f3", pa.float64())])
-ROWS = [("Alice", 10, 1, 11.1), ("Bob", 10, 1, 12.1), ("Emily", 10, 0, 13.1), ("Tony", 10, 0, 14.1),
-        ("Lucy", 20, 1, 15.1), ("Bob", 10, 1, 16.1), ("Tony", 20, 0, 17.1), ("Alice", 20, None, 18.1)]
-
-
-def rows(rs):
-    return pa.Table.from_pylist([dict(zip(SCHEMA.names, r)) for r in rs], schema=SCHEMA)
-
-
-def records(data: bytes) -> list[dict]:
-    return list(fastavro.reader(io.BytesIO(data)))   # type: ignore[arg-type]
-
-
-def test_fixture_global_index_entries_decode():
-    latest = max(MANIFESTS, key=lambda p: len(decode_manifest(p.read_bytes())))
-    entries = decode_manifest(latest.read_bytes())
-    assert {e.file.index_type for e in entries} == {"bitmap"}
-    assert sorted(e.file.global_index.index_field_id for e in entries) == [0, 1, 2]
-    for e in entries:
-        assert e.file.global_index == GlobalIndexMeta(0, 7, e.file.global_index.index_field_id)
-        assert (FIXTURE / "index" / e.file.file_name).stat().st_size == e.file.file_size
-    # three files of one (partition, bucket, type): a global index is kept by file name
-    assert len(IM.combine(entries, [])) == 3
-
-
-@pytest.mark.parametrize("orc", [False, True])
-def test_reencoded_global_index_entries_are_the_same_records(orc):
-    for path in MANIFESTS:
-        data = path.read_bytes()
-        entries = decode_manifest(data)
-        again = encode_manifest(entries, "null", orc)
-        assert decode_manifest(again) == entries
-        if not orc:   # field for field what paimon-cpp wrote (plus pypaimon's null _SOURCE_META)
-            want = [dict(r, _GLOBAL_INDEX=None if r["_GLOBAL_INDEX"] is None else
-                         dict(r["_GLOBAL_INDEX"], _SOURCE_META=None)) for r in records(data)]
-            assert records(again) == want
-
-
-def test_an_unknown_field_of_a_global_index_is_refused():
-    from lakeformat.format.metadata_checks import UnsupportedMetadataError
-    rec = records(MANIFESTS[0].read_bytes())[0]
-    rec = dict(rec, _GLOBAL_INDEX=dict(rec["_GLOBAL_INDEX"], _NEW_THING=1))
-    with pytest.raises(UnsupportedMetadataError, match="_NEW_THING"):
-        IM.from_records([rec])
+from tests.unit.test_global_index_manifest import FIXTURE, MANIFESTS, ROWS, SCHEMA, TABLE, rows
 
 
 @pytest.mark.slow
@@ -160,19 +107,3 @@ def test_global_index_files_carried_through_appends_compaction_expiration_and_or
     t.expire_snapshots(retain_min=1, retain_max=1, older_than=dt.timedelta(0))
     assert not (index_dir / f0.file_name).exists() and (index_dir / f1.file_name).exists()
     assert_same_rows(t.read(), everything, SCHEMA.names, "after dropping an index")
-
-
-def test_a_table_with_global_indexes_opens_with_them_decoded(tmp_path):
-    """The fixture's refusal now names only what lakeformat still lacks (its table options), not
-    its global indexes."""
-    wh = tmp_path / "wh"
-    shutil.copytree(FIXTURE.parent, wh / FIXTURE.parent.name)
-    for p in wh.rglob("*"):
-        p.chmod(0o755 if p.is_dir() else 0o644)
-    try:
-        t = lf.Catalog(str(wh)).get_table(TABLE)
-        got = t.read()
-    except lf.errors.UnsupportedError as e:   # data evolution / row tracking: another part of issue 32
-        assert "_GLOBAL_INDEX" not in str(e) and "global index" not in str(e), e
-        return
-    assert_same_rows(got, rows(ROWS), SCHEMA.names, "the fixture")
