@@ -380,8 +380,9 @@ class FileStoreCommit:
 
     def _overwrite_index(self, latest: Optional[Snapshot],
                          entries: Sequence[ManifestEntry]) -> list[IndexManifestEntry]:
-        """An overwrite drops the index files (deletion vectors, hash indexes) of the buckets
-        whose files it deletes, as Paimon's overwrite does: they describe files that are gone."""
+        """An overwrite drops the index files (deletion vectors, hash indexes, global indexes) of
+        the partitions whose files it deletes, as Paimon's overwrite does: they describe rows that
+        are gone."""
         if latest is None or not latest.index_manifest:
             return []
         gone = {e.partition for e in entries if e.kind == DELETE}

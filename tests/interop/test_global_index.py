@@ -162,3 +162,22 @@ def test_pypaimon_global_indexes_decode_and_survive_lakeformats_reencoding(tmp_p
         assert list(fastavro.reader(io.BytesIO(again))) == list(fastavro.reader(io.BytesIO(data)))
         m.write_bytes(again)
     assert run_oracle(PYPAIMON_GLOBAL_INDEXES, wh, "read") == before
+
+
+def test_an_overwrite_drops_the_global_indexes_of_what_it_replaces(catalog):
+    t = catalog.create_table("db.gow", SCHEMA, partition_keys=["f1"], options={"bucket": "-1"})
+    w = t.new_write()
+    with w:
+        w.write(rows(ROWS))
+        msgs = {m.partition: m for m in w.prepare_commit()}
+    src = {e.file.global_index.index_field_id: e.file.file_name for e in decode_manifest(
+        max(MANIFESTS, key=lambda p: len(decode_manifest(p.read_bytes()))).read_bytes())}
+    t.new_commit().commit(list(msgs.values()))
+    p10, p20 = (next(p for p in msgs if t.partition_values(p) == (v,)) for v in (10, 20))
+    on10 = _global_index_message(t, msgs[p10], src[0], 0, 4)
+    on20 = _global_index_message(t, msgs[p20], src[2], 2, 2)
+    t.write(rows([("Neo", 20, 9, 9.9)]), overwrite={"f1": 20})
+    assert {e.file for e in _globals(t)} == {on10}, "partition 20's index described rows that are gone"
+    t.expire_snapshots(retain_min=1, retain_max=1, older_than=dt.timedelta(0))
+    assert Path(t.path, "index", on10.file_name).exists() and not Path(t.path, "index", on20.file_name).exists()
+    assert sorted(r["f0"] for r in t.read().to_pylist()) == ["Alice", "Bob", "Bob", "Emily", "Neo", "Tony"]
