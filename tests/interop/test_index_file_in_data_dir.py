@@ -150,3 +150,20 @@ def test_rollback_and_tag_deletion_remove_vector_files_beside_the_data(catalog):
     live = IndexFiles.of(t.ctx).read_manifest(t.latest_snapshot().index_manifest)
     assert not set(kept) & set(now) and now == sorted(f"bucket-0/{e.file.file_name}" for e in live)
     assert {r["f0"]: r["f3"] for r in t.read().to_pylist()}["k4"] == 4.5
+
+
+def test_dynamic_bucket_hash_index_files_beside_the_data(catalog, tmp_path):
+    t = catalog.create_table("db.dyn", SCHEMA, partition_keys=["f1"], primary_keys=KEYS, options={
+        "bucket": "-1", "index-file-in-data-file-dir": "true", "dynamic-bucket.target-row-num": "5"})
+    t.write(rows(*[(f"k{i}", 1, i, float(i)) for i in range(12)]))
+    t.write(rows(*[(f"k{i}", 1, i, -float(i)) for i in range(0, 12, 3)]))   # upserts find their buckets
+    got = {r["f0"]: r["f3"] for r in t.read().to_pylist()}
+    assert len(got) == 12 and got["k3"] == -3.0 and got["k4"] == 4.0
+    on_disk = index_files_on_disk(Path(t.path))
+    assert on_disk["index"] == [] and len(on_disk["beside"]) >= 3, on_disk
+    live = IndexFiles.of(t.ctx).read_manifest(t.latest_snapshot().index_manifest)
+    assert {e.file.index_type for e in live} == {"HASH"} and all(e.file.directory for e in live)
+    oracle = Oracle(tmp_path / "oracle")
+    i = oracle.read(catalog.warehouse, "db.dyn", readers=["pypaimon"])
+    want = rows(*[(k, 1, int(k[1:]), v) for k, v in got.items()])
+    check_readers(oracle.run(), i, want, KEYS, readers=["pypaimon"], what="dynamic buckets")
