@@ -1,5 +1,6 @@
-"""Global index entries (``_GLOBAL_INDEX``) of index manifests: decoded, re-encoded as Paimon writes
-them, checked; the interop side (commits, expiration, orphans, pypaimon) is tests/interop/test_global_index.py.
+"""Index manifests as Paimon writes them: global index entries (``_GLOBAL_INDEX``) decoded,
+re-encoded field for field and checked, and where index files live fixed for a table's life. The
+interop side (commits, expiration, orphans, pypaimon) is tests/interop/test_global_index.py.
 
 The paimon-cpp fixture ``append_with_global_index`` (bitmap indexes on f0, f1, f2 over row ids
 0..7, one per snapshot 2-4) gives the real entries and index files."""
@@ -104,3 +105,13 @@ def test_global_index_options_are_known(catalog):
         t.write(rows(ROWS[:2]))
         assert t.read().num_rows == 2
 
+
+
+def test_where_index_files_live_cannot_change_under_a_table(catalog):
+    """The index manifest names files, not where they are: toggling ``index-file-in-data-file-dir``
+    would send every reader to the wrong directory."""
+    from lakeformat.errors import SchemaError
+    t = catalog.create_table("db.loc", SCHEMA, options={"bucket": "-1"})
+    t.alter(lf.SetOption("index-file-in-data-file-dir", "false"))    # the default: no change
+    with pytest.raises(SchemaError, match="index-file-in-data-file-dir"):
+        t.alter(lf.SetOption("index-file-in-data-file-dir", "true"))
