@@ -227,7 +227,7 @@ class FileStoreCommit:
     def _discard_compaction(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the files only a compact increment that was not committed names (the files it
         merely moved up a level, and the data increment's files, are live)."""
-        index = IndexFiles(self.ctx.io, self.ctx.path)
+        index = IndexFiles.of(self.ctx)
         for m in messages:
             keep = self._published | {f.file_name for f in m.compact_before}
             d = self.ctx.bucket_dir_of(m.partition, m.bucket)
@@ -236,7 +236,7 @@ class FileStoreCommit:
                     self.ctx.io.delete(file_path(self.ctx, d, f))
             for ix in m.index_added:
                 if ix.file_name not in self._published:
-                    index.delete_index_file(ix.file_name)
+                    index.delete_index_file(index.locate(ix, m.partition, m.bucket))
 
     def _check_static_overwrite(self, messages: Sequence[CommitMessage], static: dict) -> None:
         """A static overwrite replaces the named partition with rows of that partition only: a
@@ -271,7 +271,7 @@ class FileStoreCommit:
         data, changelog and index files of the messages, and the manifests the attempt wrote. A
         directory holding several of them is listed once instead of asking per file."""
         t = self.ctx
-        index = IndexFiles(t.io, t.path)
+        index = IndexFiles.of(t)
         by_dir: dict[str, set[str]] = {}
         for m in messages:
             d = t.bucket_dir_of(m.partition, m.bucket)
@@ -279,7 +279,8 @@ class FileStoreCommit:
                 path = file_path(t, d, f)
                 by_dir.setdefault(path.rsplit("/", 1)[0], set()).add(path.rsplit("/", 1)[1])
             for ix in m.index_added:
-                by_dir.setdefault(index.index_dir, set()).add(ix.file_name)
+                ix_path = index.path(index.locate(ix, m.partition, m.bucket))
+                by_dir.setdefault(ix_path.rsplit("/", 1)[0], set()).add(ix.file_name)
         if manifests:
             by_dir.setdefault(join(t.path, "manifest"), set()).update(manifests)
 
@@ -379,13 +380,14 @@ class FileStoreCommit:
 
     def _overwrite_index(self, latest: Optional[Snapshot],
                          entries: Sequence[ManifestEntry]) -> list[IndexManifestEntry]:
-        """An overwrite drops the index files (deletion vectors, hash indexes) of the buckets
-        whose files it deletes, as Paimon's overwrite does: they describe files that are gone."""
+        """An overwrite drops the index files (deletion vectors, hash indexes, global indexes) of
+        the partitions whose files it deletes, as Paimon's overwrite does: they describe rows that
+        are gone."""
         if latest is None or not latest.index_manifest:
             return []
         gone = {e.partition for e in entries if e.kind == DELETE}
         return [IndexManifestEntry(DELETE, e.partition, e.bucket, e.file) for e in
-                IndexFiles(self.ctx.io, self.ctx.path).read_manifest(latest.index_manifest)
+                IndexFiles.of(self.ctx).read_manifest(latest.index_manifest)
                 if e.partition in gone]
 
     def _index_manifest(self, latest: Optional[Snapshot], changes: Sequence[IndexManifestEntry],
@@ -393,9 +395,7 @@ class FileStoreCommit:
         """The new snapshot's index manifest: the latest one unchanged (a write never drops
         index files it does not touch), or a new one with ``changes`` applied."""
         previous = latest.index_manifest if latest is not None else None
-        o = self.ctx.typed_options
-        files = IndexFiles(self.ctx.io, self.ctx.path, o.required(O.MANIFEST_COMPRESSION),
-                           o.required(O.MANIFEST_FORMAT))
+        files = IndexFiles.of(self.ctx)
         if not changes:
             if previous and previous != self._index_checked:
                 # decoded for its checks only: an index file of a kind lakeformat does not know is
@@ -561,7 +561,7 @@ class FileStoreCommit:
             log.warning("not deleting the files of %d commit message(s) of %s: a snapshot naming them may "
                         "have been committed (its outcome is unknown)", len(messages), self.ctx.name)
             return
-        index = IndexFiles(self.ctx.io, self.ctx.path)
+        index = IndexFiles.of(self.ctx)
         for m in messages:
             d = self.ctx.bucket_dir_of(m.partition, m.bucket)
             moved = {f.file_name for f in m.compact_before} & {f.file_name for f in m.compact_after}
@@ -570,4 +570,4 @@ class FileStoreCommit:
                     self.ctx.io.delete(join(d, f.file_name))
             for ix in m.index_added:
                 if ix.file_name not in self._published:
-                    index.delete_index_file(ix.file_name)
+                    index.delete_index_file(index.locate(ix, m.partition, m.bucket))

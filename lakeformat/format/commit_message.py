@@ -23,7 +23,8 @@ class CommitMessage:
     compact_before: tuple[DataFileMeta, ...] = ()
     compact_after: tuple[DataFileMeta, ...] = ()
     compact_changelog: tuple[DataFileMeta, ...] = ()
-    # index files (in index/) of this bucket the commit adds and removes: a compaction's new
+    # index files of this bucket (in index/ or beside its data files) the commit adds and removes; a
+    # global index file (its own row ranges) is committed the same way. A compaction's new
     # deletion vectors replace the bucket's old ones
     index_added: tuple[IndexFileMeta, ...] = ()
     index_deleted: tuple[IndexFileMeta, ...] = ()

@@ -20,8 +20,9 @@ Two kinds, both pure decisions over decoded metadata:
   carry no row ids.
 
 * **Index files of a kind lakeformat does not know** (``_INDEX_TYPE`` other than the deletion
-  vectors and hash indexes it implements): refused where the index manifest is decoded, so reads,
-  commits (which would carry the file along unread) and maintenance all refuse the table.
+  vectors and hash indexes it implements, on an entry that is not a global index): refused where
+  the index manifest is decoded, so reads, commits (which would carry the file along unread) and
+  maintenance all refuse the table. Global indexes (``_GLOBAL_INDEX``) of any type are carried along.
 
 The checks on manifest entries run on the decoded Arrow columns: whole-column ``null_count`` and
 field-name comparisons, nothing per entry unless a rare value is present.
@@ -68,10 +69,16 @@ LIST_FIELDS = frozenset({
 # ignores them safely, but the orphan scan would delete files the table names: refused when set.
 REFUSED_LIST_FIELDS = {"_EXTRA_FILES": "extra files of a manifest (manifest sidecars)"}
 INDEX_FIELDS = frozenset({"_VERSION", "_KIND", "_PARTITION", "_BUCKET", "_INDEX_TYPE", "_FILE_NAME",
-                          "_FILE_SIZE", "_ROW_COUNT", "_DELETIONS_VECTORS_RANGES", "_DELETION_VECTORS_RANGES"})
-# Paimon's (and pypaimon's) index manifest also has these; lakeformat implements neither
-REFUSED_INDEX_FIELDS = {"_EXTERNAL_PATH": "an index file stored outside the table's index/ directory",
-                        "_GLOBAL_INDEX": "a global index over row ids (data evolution)"}
+                          "_FILE_SIZE", "_ROW_COUNT", "_DELETIONS_VECTORS_RANGES", "_DELETION_VECTORS_RANGES",
+                          # a global index over row ids (btree, bitmap, vector, full-text): carried
+                          # along; plain scans do not depend on it (format/index_manifest.py)
+                          "_GLOBAL_INDEX"})
+# Paimon's (and pypaimon's) index manifest also has this; lakeformat does not implement it
+REFUSED_INDEX_FIELDS = {
+    "_EXTERNAL_PATH": "an index file stored outside the table's index/ directory (an explicit path)"}
+# _SOURCE_META: pypaimon's addition (what the index was built from); carried along byte for byte
+GLOBAL_INDEX_FIELDS = frozenset({"_ROW_RANGE_START", "_ROW_RANGE_END", "_INDEX_FIELD_ID", "_EXTRA_FIELD_IDS",
+                                 "_INDEX_META", "_SOURCE_META"})
 DV_RANGE_FIELDS = frozenset({"f0", "f1", "f2", "_CARDINALITY"})
 SNAPSHOT_KEYS_IGNORED = frozenset({
     "writerVersion",   # the writing program's version (pypaimon): informational
@@ -217,7 +224,12 @@ def check_index_record(d: Mapping, types: Collection[str], path: str = "") -> No
     _require(d, ("_INDEX_TYPE", "_FILE_NAME"))
     check_version(d.get("_VERSION"), INDEX_VERSION, "index manifest entry", path)
     check_record(d, INDEX_FIELDS, "index manifest entry", path, REFUSED_INDEX_FIELDS)
-    check_index_type(d["_INDEX_TYPE"], d["_FILE_NAME"], types, path)
+    g = d.get("_GLOBAL_INDEX")
+    if g is not None:   # a global index's type names its kind (bitmap, btree, ...): any is carried along
+        _require(g, ("_ROW_RANGE_START", "_ROW_RANGE_END", "_INDEX_FIELD_ID"))
+        check_record(g, GLOBAL_INDEX_FIELDS, "global index meta", path)
+    else:
+        check_index_type(d["_INDEX_TYPE"], d["_FILE_NAME"], types, path)
     for r in d.get("_DELETIONS_VECTORS_RANGES") or d.get("_DELETION_VECTORS_RANGES") or ():
         if r is not None:
             check_record(r, DV_RANGE_FIELDS, "deletion vector range", path)

@@ -225,6 +225,9 @@ DELETION_VECTORS_BITMAP64 = _opt("deletion-vectors.bitmap64", False, _bool,
 DYNAMIC_BUCKET_TARGET_ROWS = _opt("dynamic-bucket.target-row-num", 2_000_000, parse_long, "Rows per dynamic bucket.")
 DYNAMIC_BUCKET_MAX_BUCKETS = _opt("dynamic-bucket.max-buckets", -1, _int, "Dynamic buckets per partition; -1: any.")
 # manifests and commit
+INDEX_FILE_IN_DATA_FILE_DIR = _opt("index-file-in-data-file-dir", False, _bool,
+                                   "Deletion-vector and hash index files beside their bucket's data files "
+                                   "instead of in index/.")
 MANIFEST_FORMAT = _opt("manifest.format", "avro", enum(*_FORMATS), "Format of manifest files.")
 MANIFEST_COMPRESSION = _opt("manifest.compression", "zstd", enum("zstd", "deflate", "snappy", "bzip2", "xz", "null",
                                                                  "none"), "Compression of manifest files.")

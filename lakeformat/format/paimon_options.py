@@ -119,6 +119,16 @@ _HARMLESS_DOC = {
         "metastore.partitioned-table", "metastore.tag-to-partition", "metastore.tag-to-partition.preview",
         "partition.mark-done-action", "partition.mark-done-action.custom.class", "commit.callbacks",
         "tag.callbacks", "partition", "primary-key", "owner", "comment", "object-location"),
+    # global-index.column-update-action matters only to writes of some columns of existing rows
+    # (data evolution), which must then check the indexes of the columns they change
+    "settings of global indexes, which lakeformat carries along but neither builds nor searches": (
+        "global-index.enabled", "global-index.search-mode", "scalar-index.search-mode", "vector-index.search-mode",
+        "full-text-index.search-mode", "global-index.external-path", "global-index.filter.refine-from-data",
+        "global-index.thread-num", "global-index.row-count-per-shard", "global-index.build.parallelism",
+        "global-index.column-update-action", "btree-index.fallback-scan-max-size", "btree-index.block-size",
+        "btree-index.bloom-filter.enabled", "btree-index.records-per-range", "sorted-index.records-per-file",
+        "bitmap-index.fallback-scan-max-size", "bitmap-index.dictionary-block-size", "bitmap-index.compression",
+        "bitmap-index.compression-level"),
     "settings of a feature refused through its own switch (tag.automatic-creation, record-level.expire-time)": (
         "record-level.time-field", "tag.automatic-completion", "tag.batch.customized-name", "tag.creation-delay",
         "tag.creation-period", "tag.num-retained-max", "tag.period-formatter"),

@@ -266,10 +266,15 @@ def check_layout_change(old: Mapping[str, str], new: Mapping[str, str]) -> None:
     """Which bucket a row lives in must not change under existing files, as in Paimon:
     'bucket-key' cannot change, and 'bucket' cannot move between -1 (dynamic or unaware) and a
     fixed count. A fixed count may change; writers then refuse to add to partitions written with
-    the old count until an overwrite rewrites them (see TableWrite)."""
+    the old count until an overwrite rewrites them (see TableWrite). Where bucket index files are
+    (``index-file-in-data-file-dir``) cannot change either."""
     if _bucket_keys(old) != _bucket_keys(new):
         raise SchemaError(f"cannot change 'bucket-key' from {old.get('bucket-key')!r} to {new.get('bucket-key')!r}: "
                           "rows already written were placed by the old key; create a new table and copy the rows")
+    key = "index-file-in-data-file-dir"   # index manifests name files, not where they are
+    if old.get(key, "false").strip().lower() != new.get(key, "false").strip().lower():
+        raise SchemaError(f"cannot change {key!r} from {old.get(key, 'false')!r} to {new.get(key, 'false')!r}: the "
+                          "index files already written would be looked for in the wrong directory")
     try:
         was, now = int(old.get("bucket", "-1")), int(new.get("bucket", "-1"))
     except ValueError:

@@ -96,7 +96,7 @@ def plan_compaction(ctx: TableContext, full: bool = False,
         if not matchers or any(m(e.partition) for m in matchers):
             buckets.setdefault((e.partition, e.bucket), []).append(e.file)
     dvs: dict[tuple[bytes, int], list] = {}
-    for ix in IndexFiles(ctx.io, ctx.path).read_manifest(latest.index_manifest):
+    for ix in IndexFiles.of(ctx).read_manifest(latest.index_manifest):
         if ix.file.index_type == DELETION_VECTORS:
             dvs.setdefault((ix.partition, ix.bucket), []).append(ix.file)
     if not ctx.schema.primary_keys:   # buckets the picker leaves alone are not even opened

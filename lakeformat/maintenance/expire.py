@@ -384,24 +384,24 @@ def collect_deletions(ctx: TableContext, reader: _Reader, plan: ExpirePlan, exis
         manifests=tuple(dict.fromkeys(join(mdir, n) for _, ms, _ in meta for n in ms)),
         manifest_lists=tuple(dict.fromkeys(join(mdir, n) for _, _, ls in meta for n in ls)),
         snapshots=tuple(expired_ids),
-        index_files=tuple(join(ctx.path, "index", n) for n in index_files),
+        index_files=tuple(index_files),
         index_manifests=tuple(join(mdir, n) for n in index_manifests))
 
 
 def _expired_index(ctx: TableContext, reader: _Reader, expired_ids: Sequence[int],
                    kept: Sequence[Snapshot]) -> tuple[list[str], list[str]]:
-    """(index files, index manifests) that only expired snapshots use. An index manifest is
-    shared by a contiguous run of snapshots and an index file, once replaced, never comes back,
+    """(paths of index files, index manifests) that only expired snapshots use. An index manifest
+    is shared by a contiguous run of snapshots and an index file, once replaced, never comes back,
     so the first kept snapshot and the tags are all the kept side there is."""
-    index = IndexFiles(ctx.io, ctx.path)
+    index = IndexFiles.of(ctx)   # where the files are: index/ or their buckets' directories
     keep_manifests = {s.index_manifest for s in kept if s.index_manifest}
-    keep_files = {e.file.file_name for name in keep_manifests for e in index.read_manifest(name)}
+    keep_files = {index.path(e.file) for name in keep_manifests for e in index.read_manifest(name)}
     doomed = sorted({s.index_manifest for s in map(reader.snapshot, expired_ids)
                      if s is not None and s.index_manifest and s.index_manifest not in keep_manifests})
     files: set[str] = set()
     for name in doomed:
         try:
-            files |= {e.file.file_name for e in index.read_manifest(name)}
+            files |= {index.path(e.file) for e in index.read_manifest(name)}
         except CorruptFileError:   # deleted by an earlier, interrupted run (its index files first)
             continue
     return sorted(files - keep_files), doomed

@@ -422,7 +422,7 @@ class IcebergPublisher:
             return []
         if prev_summary.get(_INDEX_MANIFEST) == (snap.index_manifest or ""):
             return base
-        vectors = [e for e in IndexFiles(self.ctx.io, self.ctx.path).read_manifest(snap.index_manifest)
+        vectors = [e for e in IndexFiles.of(self.ctx).read_manifest(snap.index_manifest)
                    if e.kind == ADD and e.file.index_type == DELETION_VECTORS and e.file.dv_ranges]
         if not vectors:
             return []
@@ -436,7 +436,7 @@ class IcebergPublisher:
         """Write the position delete file of one deletion-vector index file."""
         d = self._bucket_dir(e.partition, e.bucket)
         vectors = {join(d, name): positions for name, positions in
-                   IndexFiles(self.ctx.io, self.ctx.path).read_deletion_vectors(e.file).items()}
+                   IndexFiles.of(self.ctx).read_deletion_vectors(e.file).items()}
         data = position_deletes(vectors)
         path = self.files.write(position_deletes_name(e.file.file_name, str(uuid.uuid4())), data)
         written.append(path)

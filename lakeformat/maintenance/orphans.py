@@ -100,6 +100,8 @@ class Reachable:
     iceberg: frozenset = frozenset()
 
     def reaches(self, c: Candidate) -> bool:
+        if c.area == "data" and c.name in self.index:   # index-file-in-data-file-dir: beside the data
+            return True
         names = self.data if c.area == "data" else {MANIFEST: self.manifest, INDEX: self.index,
                                                       STATISTICS: self.statistics, ICEBERG: self.iceberg}.get(c.area)
         return names is not None and c.name in names

@@ -26,7 +26,7 @@ class FileRefs:
     manifests: frozenset = frozenset()        # names under manifest/
     data_files: frozenset = frozenset()       # full paths: data, changelog and extra files
     index_manifests: frozenset = frozenset()  # names under manifest/
-    index_files: frozenset = frozenset()      # names under index/: deletion vectors, hash indexes
+    index_files: frozenset = frozenset()      # full paths: deletion vectors, hash and global indexes
 
     def __or__(self, other: FileRefs) -> FileRefs:
         return FileRefs(self.manifest_lists | other.manifest_lists, self.manifests | other.manifests,
@@ -46,7 +46,7 @@ class FileRefs:
         """Every file as a path, in safe deletion order (data and index files, manifests, index
         manifests, manifest lists): a half-finished deletion leaves unreferenced files only."""
         manifest_dir = join(table_path, "manifest")
-        return (sorted(self.data_files) + [join(table_path, "index", n) for n in sorted(self.index_files)]
+        return (sorted(self.data_files) + sorted(self.index_files)
                 + [join(manifest_dir, n) for n in sorted(self.manifests)]
                 + [join(manifest_dir, n) for n in sorted(self.index_manifests)]
                 + [join(manifest_dir, n) for n in sorted(self.manifest_lists)])
@@ -82,8 +82,9 @@ def _index(snapshot: Snapshot) -> frozenset:
 
 
 def index_file_names(ctx: TableContext, snapshot: Snapshot) -> frozenset:
-    """The index files (deletion vectors, hash indexes) live in ``snapshot``."""
-    return frozenset(e.file.file_name for e in IndexFiles(ctx.io, ctx.path).read_manifest(snapshot.index_manifest))
+    """Paths of the index files (deletion vectors, hash and global indexes) live in ``snapshot``."""
+    index = IndexFiles.of(ctx)
+    return frozenset(index.path(e.file) for e in index.read_manifest(snapshot.index_manifest))
 
 
 def snapshot_refs(ctx: TableContext, snapshot: Snapshot) -> FileRefs:

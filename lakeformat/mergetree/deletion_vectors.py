@@ -14,9 +14,12 @@ from lakeformat.io.index_files import IndexFiles
 
 
 class BucketDeletionVectors:
-    def __init__(self, index_files: IndexFiles, restored: Sequence[IndexFileMeta] = (), bitmap64: bool = False):
+    def __init__(self, index_files: IndexFiles, partition: bytes, bucket: int,
+                 restored: Sequence[IndexFileMeta] = (), bitmap64: bool = False):
         self.index_files, self.bitmap64 = index_files, bitmap64
-        self.live = tuple(restored)   # the bucket's live index files, replaced at the next hand-over
+        self.partition, self.bucket = partition, bucket
+        # the bucket's live index files (located: index/ or beside the data), replaced at the next hand-over
+        self.live = tuple(index_files.locate(m, partition, bucket) for m in restored)
         self.vectors: dict[str, np.ndarray] = {}
         for meta in self.live:
             self.vectors.update(index_files.read_deletion_vectors(meta))
@@ -45,7 +48,8 @@ class BucketDeletionVectors:
         with every vector of the bucket replaces the old one."""
         if not self.changed:
             return (), ()
-        added = (self.index_files.write_deletion_vectors(self.vectors, self.bitmap64),) if self.vectors else ()
+        added = (self.index_files.write_deletion_vectors(
+            self.vectors, self.bitmap64, self.partition, self.bucket),) if self.vectors else ()
         removed, self.live = self.live, added
         self.changed = False
         return added, removed

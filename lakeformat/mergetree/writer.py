@@ -95,7 +95,7 @@ class MergeTreeWriter:
         self.compact_after: dict[str, DataFileMeta] = {}
         self.changelog_producer = o.get(O.CHANGELOG_PRODUCER)
         # merge-on-write: older versions of the keys a compaction writes are marked deleted
-        self.dv = BucketDeletionVectors(IndexFiles(ctx.io, ctx.path), restored_index,
+        self.dv = BucketDeletionVectors(IndexFiles.of(ctx), partition, bucket, restored_index,
                                         o.required(O.DELETION_VECTORS_BITMAP64)) if o.get(O.DELETION_VECTORS) else None
         self.first_row = o.get(O.MERGE_ENGINE) == "first-row"
         if (o.get(O.CHANGELOG_PRODUCER) == "lookup" and self.dv is None

@@ -230,7 +230,7 @@ class FileScan:
 
     def index_entries(self, snapshot: Snapshot) -> list[IndexManifestEntry]:
         """The live index files of ``snapshot`` (of matching partitions)."""
-        entries = IndexFiles(self.ctx.io, self.ctx.path).read_manifest(snapshot.index_manifest)
+        entries = IndexFiles.of(self.ctx).read_manifest(snapshot.index_manifest)
         if self.partitions is not None:
             entries = [e for e in entries if self.partitions.matches(e.partition)]
         return entries

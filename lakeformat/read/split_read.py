@@ -56,7 +56,7 @@ class SplitRead:
         self.threads = threads
         self.out_schema = pa.schema([self.schema.arrow_schema().field(c) for c in self.columns])
         self.dv_table = ctx.typed_options.get(O.DELETION_VECTORS)
-        self._index_files = IndexFiles(ctx.io, ctx.path)
+        self._index_files = IndexFiles.of(ctx)
         self._vectors: dict[str, dict[str, np.ndarray]] = {}   # per index file, read once per SplitRead
         self._lock = threading.Lock()
 

@@ -215,7 +215,7 @@ def _native_frame(spark, table, group: NativeFiles, needed: Sequence[str]) -> Da
 def _vectors(table, group: NativeFiles) -> dict:
     """File name to the positions its deletion vector deletes, for the group's files."""
     names = {p.rsplit("/", 1)[-1] for p in group.paths}
-    index_files = IndexFiles(table.io, table.path)
+    index_files = IndexFiles.of(table.ctx)
     out: dict[str, Any] = {}
     for meta in group.deletion_files:
         out.update((n, d) for n, d in index_files.read_deletion_vectors(meta).items() if n in names)

@@ -154,7 +154,7 @@ class UnitReader:
         d = self.table.bucket_dir_of(unit.split.partition_bytes, unit.split.bucket)
         deletions: dict = {}   # the bucket's deletion vectors, per data file
         for meta in unit.split.deletion_files:
-            deletions.update(IndexFiles(self.table.io, self.table.path).read_deletion_vectors(meta))
+            deletions.update(IndexFiles.of(self.table.ctx).read_deletion_vectors(meta))
         if unit.kind == FILE:
             for f in unit.files:
                 for data in iter_columns(self.table, join(d, f.file_name), f, self.fields, (), BATCH_ROWS,

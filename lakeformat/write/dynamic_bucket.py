@@ -24,7 +24,7 @@ class DynamicBuckets:
         o = ctx.typed_options
         self.target = o.required(O.DYNAMIC_BUCKET_TARGET_ROWS)
         self.max_buckets = o.required(O.DYNAMIC_BUCKET_MAX_BUCKETS)
-        self.index_files = IndexFiles(ctx.io, ctx.path)
+        self.index_files = IndexFiles.of(ctx)
         self.ignore_previous_files = ignore_previous_files
         self._live: Optional[dict[tuple[bytes, int], IndexFileMeta]] = None   # HASH files of the latest snapshot
         self._partitions: dict[bytes, PartitionIndex] = {}
@@ -65,7 +65,7 @@ class DynamicBuckets:
         for partition, buckets in self._grown.items():
             index = self._partitions[partition]
             for b in sorted(buckets):
-                new = self.index_files.write_hashes(index.hashes[index.buckets == b])
+                new = self.index_files.write_hashes(index.hashes[index.buckets == b], partition, b)
                 old = live.get((partition, b))
                 out[(partition, b)] = ((new,), (old,) if old is not None else ())
                 live[(partition, b)] = new

@@ -175,7 +175,7 @@ class TableWrite:
         if self._index is None:
             latest = self.ctx.latest_snapshot()
             self._index = {}
-            for e in IndexFiles(self.ctx.io, self.ctx.path).read_manifest(latest.index_manifest) if latest else ():
+            for e in IndexFiles.of(self.ctx).read_manifest(latest.index_manifest) if latest else ():
                 if e.file.index_type == DELETION_VECTORS:
                     self._index.setdefault((e.partition, e.bucket), []).append(e.file)
         return self._index.get((partition, bucket), [])

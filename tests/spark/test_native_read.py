@@ -215,6 +215,21 @@ def test_a_deletion_vector_table_written_by_paimon_java_is_read_natively(spark, 
     assert sorted(map(tuple, (r.values() for r in got.to_pylist()))) == sorted(map(tuple, case["rows"]))
 
 
+def test_deletion_vectors_beside_the_data_files_are_read_natively(spark, tmp_path, dv_reader):
+    """``index-file-in-data-file-dir`` (paimon-cpp's pk_dv_index_in_data_no_external): the vector
+    files sit in the bucket directories; Spark's read applies them as lakeformat's own read does."""
+    wh = tmp_path / "parquet"
+    name = "pk_dv_index_in_data_no_external"
+    shutil.copytree(FIXTURES / "parquet" / f"{name}.db", wh / f"{name}.db")
+    t = lf.Catalog(str(wh)).get_table(f"{name}.{name}")
+    scan = t.scan()
+    plan = plan_read(scan.table, scan.plan())
+    assert plan.native_files > 0 and any(g.deletion_files for g in plan.native)
+    got = lfs.read_table(spark, f"{name}.{name}", warehouse=str(wh)).toArrow()
+    assert_same_rows(got, t.read(), ["f0", "f1", "f2"], name)
+    assert "Tony" not in got.column("f0").to_pylist()
+
+
 def test_deleted_positions_apply_to_their_own_file_only(spark, catalog, dv_reader):
     """One row deleted: its position is dropped in its file, and the row at the same position of
     the other bucket's file stays (a key of the position alone would drop both)."""
