@@ -31,3 +31,17 @@ def test_a_long_step_prints_still_running_with_the_latest_progress(tmp_path, mon
     assert "still running (" in shown
     assert "ingest demo.t 2024-06-01: 1 of 4 tasks of stage 2 (save) done, 3 running" in shown
     assert "still running" not in logged and "1 of 4 tasks" in logged
+
+
+def test_a_step_shows_only_its_own_progress_lines(tmp_path):
+    log = tmp_path / "airflow-tasks.log"
+    log.write_text("INFO lakeformat.progress: ingest demo.t 2024-06-01: 4 of 4 tasks of stage 2 (save) done, 0 running\n"
+                   "- expect_column_values_to_be_between(column='price'): 25 of 4,770 rows unexpected\n")
+    since = log.stat().st_size
+    assert demo._latest_progress(log, 0) == "ingest demo.t 2024-06-01: 4 of 4 tasks of stage 2 (save) done, 0 running"
+    assert demo._latest_progress(log, since) == ""   # the earlier step's line is not this step's
+    with open(log, "a") as f:
+        f.write("[2026-11-29] INFO - 2026-11-29 11:03:12,025 INFO lakeformat.progress: compact demo.t: "
+                "1 of 2 tasks of stage 0 (collect) done, 1 running\n"
+                "audit: 25 of 4,770 rows unexpected\n")
+    assert demo._latest_progress(log, since) == "compact demo.t: 1 of 2 tasks of stage 0 (collect) done, 1 running"

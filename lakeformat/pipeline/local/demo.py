@@ -56,8 +56,9 @@ BAD_DAY = DAYS[1]
 ROWS_PER_DAY = 100_000
 CONSUMER = "price-report"   # a downstream reader whose progress the report shows
 STILL_RUNNING_EVERY = 15.0  # seconds between "still running" lines of a long step
-# a ProgressReporter line in the task log ("ingest demo.t 2024-06-01: 3 of 4 tasks of stage 2 ...")
-PROGRESS_LINE = re.compile(r"([^\s:\]][^:\]\n]*: [\d,]+ of [\d,]+ [^\n]*)$", re.M)
+# a ProgressReporter line in the task log ("... lakeformat.progress: ingest demo.t 2024-06-01: 3 of
+# 4 tasks of stage 2 ..."); other "N of M" lines (an audit's "25 of 4,770 rows unexpected") are not
+PROGRESS_LINE = re.compile(r"lakeformat\.progress:? ([^\n]*: [\d,]+ of [\d,]+ [^\n]*)$", re.M)
 
 
 class Demo:
@@ -115,10 +116,11 @@ class Demo:
         out = Console(file=os.fdopen(os.dup(screen.fileno()), "w"), width=self.console.width,
                       force_terminal=self.console.is_terminal, no_color=self.console.no_color)
         stop, began = threading.Event(), time.perf_counter()
+        since = self.log.stat().st_size if self.log.exists() else 0   # this step's lines only
 
         def beat() -> None:
             while not stop.wait(STILL_RUNNING_EVERY):
-                latest = _latest_progress(self.log)
+                latest = _latest_progress(self.log, since)
                 out.print(f"[dim]{time.perf_counter() - self.started:6.1f} s[/]    still running "
                           f"({time.perf_counter() - began:.0f} s)" + (f": {latest}" if latest else ""),
                           highlight=False, markup=True)
@@ -255,11 +257,12 @@ class Demo:
         self.console.print(out)
 
 
-def _latest_progress(log: Path) -> str:
-    """The last progress line in the tail of the task log (empty if none yet)."""
+def _latest_progress(log: Path, since: int = 0) -> str:
+    """The last progress line in the tail of the task log after offset ``since`` (empty if none
+    yet): an earlier step's last line must not pass for this one's."""
     try:
         with open(log, "rb") as f:
-            f.seek(max(0, f.seek(0, os.SEEK_END) - 65536))
+            f.seek(max(since, f.seek(0, os.SEEK_END) - 65536))
             tail = f.read().decode("utf-8", "replace")
     except OSError:
         return ""

@@ -3,7 +3,10 @@
 Writers run with ``write-only = true`` (see ``config/tables.yaml``): they only add files. This DAG
 compacts every configured table, one task group per table:
 
-    exists ─► compact (spark-submit lakeformat/pipeline/jobs/compact.py) ─► expire_snapshots (the plugin's operator)
+    exists ─► plan ─► compact (spark-submit lakeformat/pipeline/jobs/compact.py) ─► expire_snapshots (the plugin's operator)
+
+``plan`` asks the table which buckets need compacting (the same decision the job makes); with
+none, the compact task is skipped, naming why, and no Spark job starts; expiration still runs.
 
 It runs on ``pipeline.compaction.schedule`` (hourly by default) OR as soon as any ingest DAG
 publishes into a table (the tables' Assets, ``pipeline.compaction.on_publish``): Airflow 3's
@@ -15,12 +18,15 @@ keeps two compactions of one table from racing. Param ``full`` rewrites each buc
 """
 from __future__ import annotations
 
-from airflow.sdk import DAG, AssetAny, AssetOrTimeSchedule, CronTriggerTimetable, Param, TaskGroup
+import logging
+
+from airflow.sdk import DAG, AssetAny, AssetOrTimeSchedule, CronTriggerTimetable, Param, TaskGroup, task
 
 from lakeformat.pipeline.airflow.dags import (LakeformatSparkSubmitOperator, job_args, shared_dag_args,
                                               spark_conf, table_asset, table_exists_task)
+from lakeformat.pipeline.airflow.hooks import LakeformatHook
 from lakeformat.pipeline.airflow.operators import LakeformatExpireSnapshotsOperator
-from lakeformat.pipeline.config import PipelineConfig
+from lakeformat.pipeline.config import PipelineConfig, TableSpec
 from lakeformat.pipeline.submit import job_file
 
 
@@ -31,6 +37,24 @@ def _schedule(config: PipelineConfig):
     if assets is not None and cron is not None:
         return AssetOrTimeSchedule(timetable=cron, assets=assets)
     return assets or cron
+
+
+def compaction_plan_task(spec: TableSpec, config: PipelineConfig):
+    """Whether the table has buckets to compact (``plan_compaction``, as the job decides); with
+    none only the compact task is skipped: the tasks after it keep their trigger rules."""
+    @task.short_circuit(task_id="plan", retries=0, ignore_downstream_trigger_rules=False)
+    def plan(params=None) -> bool:
+        full = bool((params or {}).get("full"))
+        t = LakeformatHook(config.connection).get_catalog().get_table(spec.identifier)
+        jobs = t.maintenance.plan_compaction(full=full)
+        log = logging.getLogger("lakeformat.dags.compaction")
+        if not jobs:
+            log.info("%s: nothing to compact (%s): no Spark job", spec.identifier,
+                     "every bucket is already one sorted run" if full else "no bucket has enough small files")
+        else:
+            log.info("%s: %d bucket(s) to compact%s", spec.identifier, len(jobs), " fully" if full else "")
+        return bool(jobs)
+    return plan()
 
 
 def build_compaction_dag(config: PipelineConfig) -> DAG:
@@ -53,7 +77,7 @@ def build_compaction_dag(config: PipelineConfig) -> DAG:
                     conf=spark_conf(config), name=f"lakeformat-compact-{spec.name}", verbose=False)
                 expire = LakeformatExpireSnapshotsOperator(
                     task_id="expire_snapshots", table=spec.identifier, conn_id=config.connection,
-                    config=config.path)
-                table_exists_task(spec, config) >> compact >> expire
+                    config=config.path, trigger_rule="none_failed")
+                table_exists_task(spec, config) >> compaction_plan_task(spec, config) >> compact >> expire
     return dag
 
