@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import itertools
 import uuid
 from dataclasses import dataclass
 from typing import Optional, Union
@@ -16,6 +17,7 @@ from lakeformat.errors import DataError, LakeformatError, NotFoundError
 from lakeformat.format import options as O
 from lakeformat.format import predicate as P
 from lakeformat.format import types as T
+from lakeformat.format.branch import MAIN as MAIN_BRANCH
 from lakeformat.format.iceberg.schema import check_table
 from lakeformat.format.manifest import ManifestEntry
 from lakeformat.format.options import Options, validate
@@ -31,6 +33,7 @@ from lakeformat.mergetree.kv_file import KIND
 from lakeformat.read.entries import delta_entries, live_entries
 from lakeformat.read.scan import FileScan, Split
 from lakeformat.read.split_read import SplitRead
+from lakeformat.table.fallback import fallback_batches, plan_fallback, read_fallback
 from lakeformat.table.maintenance import TableMaintenance
 from lakeformat.table.stream import TableStream, read_incremental
 from lakeformat.table.system_tables import system_table
@@ -59,8 +62,9 @@ class Table:
     ``TableContext``), never the table, so what follows an operation happens here, once."""
 
     def __init__(self, io: FileIO, path: str, name: str, schema: Optional[TableSchema] = None,
-                 lock: Optional[CatalogLock] = None, iceberg_cache: Optional[IcebergCache] = None):
-        self.ctx = TableContext(io, path, name, schema, lock, iceberg_cache)
+                 lock: Optional[CatalogLock] = None, iceberg_cache: Optional[IcebergCache] = None,
+                 branch: str = MAIN_BRANCH):
+        self.ctx = TableContext(io, path, name, schema, lock, iceberg_cache, branch)
         O.warn_unknown(self.ctx.schema.options, name)
 
     # -- metadata (the context's) ------------------------------------------------------------
@@ -68,6 +72,7 @@ class Table:
     path = property(lambda self: self.ctx.path)
     name = property(lambda self: self.ctx.name)
     lock = property(lambda self: self.ctx.lock)
+    branch = property(lambda self: self.ctx.branch)   # "main", or the branch this table object reads and writes
     iceberg_cache = property(lambda self: self.ctx.iceberg_cache)   # the catalog's
     schema_manager = property(lambda self: self.ctx.schema_manager)
     snapshot_manager = property(lambda self: self.ctx.snapshot_manager)
@@ -329,8 +334,14 @@ class Table:
 
     def read(self, columns: Optional[Sequence[str]] = None, filter: Optional[P.Predicate] = None,
              snapshot_id: Optional[int] = None, as_of=None, tag: Optional[str] = None) -> pa.Table:
+        """The rows at the latest snapshot, or one ``snapshot_id``, ``as_of`` or ``tag`` travel to;
+        with ``scan.fallback-branch``, partitions this branch lacks come from that branch."""
         scan = self.scan(filter, columns, snapshot_id, as_of, tag)
-        return scan.table.read_splits(scan.plan(), columns, filter)
+        data = scan.table.read_splits(scan.plan(), columns, filter)
+        fallback = plan_fallback(self, scan, filter, snapshot_id, as_of, tag)
+        if fallback is None or not fallback.splits:
+            return data
+        return pa.concat_tables([data, read_fallback(fallback, data.schema, filter)])
 
     def to_batches(self, columns: Optional[Sequence[str]] = None, filter: Optional[P.Predicate] = None,
                    snapshot_id: Optional[int] = None, as_of=None,
@@ -339,7 +350,12 @@ class Table:
         files are read batch by batch, primary-key buckets merged in key slices of about
         ``read_buffer`` bytes (default ``write-buffer-size``); see SplitRead.to_batches."""
         scan = self.scan(filter, columns, snapshot_id, as_of, tag)
-        return SplitRead(scan.table.ctx, columns, filter).to_batches(scan.plan(), buffer=read_buffer)
+        reader = SplitRead(scan.table.ctx, columns, filter)
+        fallback = plan_fallback(self, scan, filter, snapshot_id, as_of, tag)
+        batches = reader.to_batches(scan.plan(), buffer=read_buffer)
+        if fallback is None or not fallback.splits:
+            return batches
+        return itertools.chain(batches, fallback_batches(fallback, reader.out_schema, filter, read_buffer))
 
     def read_incremental(self, start_snapshot: Optional[int] = None, end_snapshot: Optional[int] = None,
                          columns: Optional[Sequence[str]] = None, filter: Optional[P.Predicate] = None,
