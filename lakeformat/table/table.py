@@ -33,6 +33,7 @@ from lakeformat.mergetree.kv_file import KIND
 from lakeformat.read.entries import delta_entries, live_entries
 from lakeformat.read.scan import FileScan, Split
 from lakeformat.read.split_read import SplitRead
+from lakeformat.table.branches import Branches
 from lakeformat.table.fallback import fallback_batches, plan_fallback, read_fallback
 from lakeformat.table.maintenance import TableMaintenance
 from lakeformat.table.stream import TableStream, read_incremental
@@ -191,6 +192,11 @@ class Table:
     @property
     def tags(self):
         return self.maintenance.tags
+
+    @property
+    def branches(self) -> Branches:
+        """Create, list, delete and fast-forward branches (lakeformat/table/branches.py)."""
+        return Branches(self)
 
     @property
     def consumers(self):
