@@ -1,7 +1,8 @@
 """``lakeformat`` maintenance verbs, named after Paimon's procedures.
 
 compact, expire-snapshots, expire-partitions, reset-consumer, clear-consumers, create-tag,
-delete-tag, branches, create-branch, delete-branch, fast-forward, rollback, remove-orphan-files, and iceberg-sync (Paimon's Iceberg compatibility). Verbs that delete take
+delete-tag, branches, create-branch, delete-branch, fast-forward, rollback, remove-orphan-files,
+and iceberg-sync (Paimon's Iceberg compatibility). Verbs that delete take
 ``--dry-run`` (report, change nothing); long ones report progress on stderr (a live bar on a terminal, a line now and
 then in a log), so ``--json`` output on stdout stays clean.
 """

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from itertools import chain
 from typing import Optional
 
 import pyarrow.fs as pafs
@@ -27,6 +28,8 @@ from lakeformat.errors import AlreadyExistsError, LakeformatError, NotFoundError
 from lakeformat.format.branch import MAIN, validate_branch_name
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.fileio import FileIO, join
+from lakeformat.io.index_files import IndexFiles
+from lakeformat.io.manifests import ManifestFile, ManifestList
 from lakeformat.io.schemas import SchemaManager
 from lakeformat.io.snapshots import SnapshotManager
 from lakeformat.io.table_context import BRANCH_DIR, BRANCH_PREFIX, TableContext, branch_path
@@ -161,18 +164,51 @@ def fast_forward(ctx: TableContext, name: str) -> Optional[Snapshot]:
     return msm.get(ids[-1])
 
 
-def other_branches_reach(ctx: TableContext) -> Optional[frozenset]:
+def other_branches_reach(ctx: TableContext, threads: int = 8) -> Optional[frozenset]:
     """Names of the files (data, manifests, manifest lists, index manifests, index and statistics
-    files) that the snapshots, tags and changelogs of every branch other than ``ctx``'s reach;
-    None when the table has no other branch (nothing to protect). Raises LakeformatError if one
-    of them cannot be read: then nothing may be deleted."""
-    from lakeformat.maintenance.orphans import reachable_files   # orphans imports this module
-
+    files) that the snapshots, tags and changelogs of every branch other than ``ctx``'s name;
+    None when there is no other branch (nothing to protect). Raises if one of them cannot be
+    read (a snapshot expired meanwhile excepted): then the caller deletes nothing."""
     roots = [branch_path(ctx.path, b) for b in [MAIN, *list_branches(ctx.io, ctx.path)] if b != ctx.branch]
-    if ctx.branch == MAIN and len(roots) == 0:
+    if ctx.branch == MAIN and not list_branches(ctx.io, ctx.path):
         return None
-    r = reachable_files(ctx, roots=roots, staged=False)
-    return r.data | r.manifest | r.index | r.statistics
+    io = ctx.io
+    records: list[tuple[str, Snapshot]] = []     # (path of the metadata file, what it holds)
+    for root in roots:
+        for kind, prefix, numbered in (("snapshot", "snapshot-", True), (TAG_DIR, TAG_PREFIX, False),
+                                       ("changelog", "changelog-", True)):
+            for n in io.list_names(join(root, kind)):
+                if not n.startswith(prefix) or not n[len(prefix):] or (numbered and not n[len(prefix):].isdigit()):
+                    continue
+                path = join(root, kind, n)
+                try:
+                    records.append((path, Snapshot.from_json(io.read_bytes(path).decode())))
+                except FileNotFoundError:
+                    continue   # expired or deleted while listed
+    users: dict[str, list[str]] = {}
+    for path, s in records:
+        for name in s.manifest_lists():
+            users.setdefault(name, []).append(path)
+    mlist = ManifestList(io, ctx.path)
+    manifests: set[str] = set()
+    for name in sorted(users):
+        try:
+            manifests |= {m.file_name for m in mlist.read(name)}
+        except Exception:
+            if any(io.exists(p) for p in users[name]):   # still named: it must be read
+                raise
+    mfile = ManifestFile(io, ctx.path, [f.type for f in ctx.schema.partition_fields], ctx.schema.id)
+    data: set[str] = set()
+    for _, named in mfile.read_all(sorted(manifests), threads, file_names=True):
+        if isinstance(named, Exception):
+            raise named
+        data.update(chain.from_iterable(named))
+    index_manifests = {s.index_manifest for _, s in records if s.index_manifest}
+    index: set[str] = set()
+    for name in sorted(index_manifests):
+        index |= {e.file.file_name for e in IndexFiles(io, ctx.path).read_manifest(name)}
+    statistics = {s.statistics for _, s in records if s.statistics}
+    return frozenset(set(users) | manifests | data | index_manifests | index | statistics)
 
 
 def keep_unreached(paths, reached: Optional[frozenset]) -> list:

@@ -197,7 +197,7 @@ def _branch_roots(ctx: TableContext) -> list[str]:
 
 def reachable_files(ctx: TableContext, progress: Optional[Progress] = None, threads: int = 8,
                     seen: Optional[set] = None, kinds: Sequence[str] = ("tag", "changelog", "snapshot"),
-                    roots: Optional[Sequence[str]] = None, staged: bool = True) -> Reachable:
+                    roots: Optional[Sequence[str]] = None) -> Reachable:
     """Everything a snapshot, tag, changelog, branch or stage of the table reaches. Raises
     LakeformatError (naming the file) if any of them cannot be read. ``seen`` (updated) holds
     the stages and metadata files read before: a second call reads only new ones. ``roots``:
@@ -205,8 +205,7 @@ def reachable_files(ctx: TableContext, progress: Optional[Progress] = None, thre
     manifests and data files all branches name are the table's own (shared)."""
     seen = set() if seen is None else seen
     try:
-        staged_commits = [s for s in list_staged(ctx) if ("staged", s.stage_id, s.create_time) not in seen] \
-            if staged else []
+        staged_commits = [s for s in list_staged(ctx) if ("staged", s.stage_id, s.create_time) not in seen]
     except Exception as e:
         raise _Refuse(f"a staged commit cannot be read ({e})", e) from None
     data: set[str] = set()

@@ -82,7 +82,7 @@ def test_rt_fixture_fallback_to_a_primary_key_branch(tmp_path):
 
 def test_unknown_branch_and_bad_names(tmp_path):
     cat = _fixture_catalog(tmp_path, RT)
-    with pytest.raises(NotFoundError, match="branch 'nope'.*branches: \\['rt'\\]"):
+    with pytest.raises(NotFoundError, match=r"branch 'nope'.*branches: \['rt'\]"):
         cat.get_table(f"{RT}.{RT}$branch_nope")
     t = cat.get_table(f"{RT}.{RT}$branch_rt")
     for bad in ("main", "a/b", "..", "123", ""):
@@ -158,7 +158,7 @@ def test_fast_forward_makes_main_the_branch(tmp_path):
 
 def test_staging_on_a_branch_is_refused_by_name(tmp_path):
     from lakeformat.table import staging
-    cat, t = _table(tmp_path)
+    _, t = _table(tmp_path)
     t.write(_data([1]))
     t.branches.create("b")
     b = t.branches.table("b")
