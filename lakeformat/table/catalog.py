@@ -110,6 +110,9 @@ class Catalog:
         if not self.database_exists(db):
             raise NotFoundError(f"database {db!r} does not exist; create it first")
         opts = validate(dict(options or {}), columns=schema.names if isinstance(schema, pa.Schema) else None)
+        if opts.get("branch", MAIN_BRANCH).strip() not in ("", MAIN_BRANCH):
+            raise OptionError("the option 'branch' picks a branch when a table is opened; create the table, then "
+                              "a branch of it (Table.branches.create)")
         ts = new_schema(schema, partition_keys, primary_keys, opts, comment)
         check_table_formats(ts)
         check_table(ts)

@@ -27,6 +27,10 @@ def _fixture_catalog(tmp_path, *names):
     return Catalog(str(wh))
 
 
+def _ids(t, **kw):
+    return sorted(r["id"] for r in t.read(**kw).to_pylist())
+
+
 def _rows(t, **kw):
     return sorted(t.read(**kw).to_pylist(), key=lambda r: tuple(str(v) for v in r.values()))
 
@@ -219,3 +223,28 @@ def test_orphan_removal_keeps_every_branch_s_files(tmp_path):
     result = t.remove_orphan_files(older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)
     assert any("data-" in p for p in result.orphans)   # b's own data file went with b
     assert sorted(r["id"] for r in t.read().to_pylist()) == [1]
+
+
+def test_fallback_by_tag_and_time_and_streams_follow_the_branch_alone(tmp_path):
+    cat, t = _table(tmp_path)
+    t.write(_data([1], "a"))
+    t.branches.create("fb", empty=True)
+    fb = cat.get_table("db.t$branch_fb")
+    fb.write(_data([2], "b"))
+    fb.create_tag("v")
+    t.alter(lf_set_option("scan.fallback-branch", "fb"))
+    assert _ids(t) == [1, 2]
+    with pytest.raises(NotFoundError, match="tag 'v1'"):
+        t.read(tag="v1")                          # main has no tag v1 (and neither has fb)
+    t.create_tag("v")
+    assert _ids(t, tag="v") == [1, 2]             # main's tag v, fb's tag v
+    assert _ids(t, as_of=fb.latest_snapshot().time_millis - 1) == [1]   # fb had nothing then
+    batches = list(t.stream(max_batches=1, poll_interval=0.01))
+    assert [sorted(r["id"] for r in data.to_pylist()) for _, data in batches] == [[1]]
+    with pytest.raises(Exception, match="option 'branch'"):
+        cat.create_table("db.x", SCHEMA, options={"branch": "b"})
+
+
+def lf_set_option(key, value):
+    from lakeformat.format.schema import SetOption
+    return SetOption(key, value)
