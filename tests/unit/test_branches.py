@@ -248,3 +248,15 @@ def test_fallback_by_tag_and_time_and_streams_follow_the_branch_alone(tmp_path):
 def lf_set_option(key, value):
     from lakeformat.format.schema import SetOption
     return SetOption(key, value)
+
+
+def test_the_branch_option_opens_that_branch(tmp_path):
+    cat, t = _table(tmp_path)
+    t.write(_data([1]))
+    t.branches.create("b", empty=True)
+    cat.get_table("db.t$branch_b").write(_data([2]))
+    t.alter(lf_set_option("branch", "b"))            # Paimon's 'branch' option: the table reads branch b
+    assert cat.get_table("db.t").branch == "b" and _ids(cat.get_table("db.t")) == [2]
+    assert _ids(cat.get_table("db.t$branch_main")) == [1]
+    with pytest.raises(LakeformatError, match="names branch"):
+        cat.get_table("db.t$branch_b", branch="c")
