@@ -170,7 +170,7 @@ def other_branches_reach(ctx: TableContext, threads: int = 8) -> Optional[frozen
     None when there is no other branch (nothing to protect). Raises if one of them cannot be
     read (a snapshot expired meanwhile excepted): then the caller deletes nothing."""
     roots = [branch_path(ctx.path, b) for b in [MAIN, *list_branches(ctx.io, ctx.path)] if b != ctx.branch]
-    if ctx.branch == MAIN and not list_branches(ctx.io, ctx.path):
+    if not roots:
         return None
     io = ctx.io
     records: list[tuple[str, Snapshot]] = []     # (path of the metadata file, what it holds)

@@ -260,3 +260,15 @@ def test_the_branch_option_opens_that_branch(tmp_path):
     assert _ids(cat.get_table("db.t$branch_main")) == [1]
     with pytest.raises(LakeformatError, match="names branch"):
         cat.get_table("db.t$branch_b", branch="c")
+
+
+@pytest.mark.slow   # imports pyspark
+def test_spark_plans_refuse_a_fallback_table_by_name(tmp_path):
+    from lakeformat.errors import UnsupportedOptionError
+    from lakeformat.spark import scan as S
+    cat = _fixture_catalog(tmp_path, RT)
+    main = cat.get_table(f"{RT}.{RT}")
+    with pytest.raises(UnsupportedOptionError, match=r"scan\.fallback-branch='rt'"):
+        S.snapshot_units(main, main.latest_snapshot(), None)
+    rt = cat.get_table(f"{RT}.{RT}$branch_rt")       # the branch itself has no fallback: planned as usual
+    assert len(S.snapshot_units(rt, rt.latest_snapshot(), None)) > 0
