@@ -272,3 +272,14 @@ def test_spark_plans_refuse_a_fallback_table_by_name(tmp_path):
         S.snapshot_units(main, main.latest_snapshot(), None)
     rt = cat.get_table(f"{RT}.{RT}$branch_rt")       # the branch itself has no fallback: planned as usual
     assert len(S.snapshot_units(rt, rt.latest_snapshot(), None)) > 0
+
+
+def test_spark_table_options_open_a_branch(tmp_path):
+    from lakeformat.spark.options import parse
+    cat, t = _table(tmp_path)
+    t.write(_data([1]))
+    t.branches.create("b")
+    ref = parse({"table": "db.t$branch_b", "warehouse": str(tmp_path / "wh")}).table
+    assert ref.open().branch == "b" and ref.open(schema_id=0).branch == "b"
+    ref.open().write(_data([2]))
+    assert _ids(t) == [1] and _ids(cat.get_table("db.t$branch_b")) == [1, 2]
