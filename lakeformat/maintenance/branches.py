@@ -109,7 +109,8 @@ def delete_branch(ctx: TableContext, name: str) -> None:
         raise NotFoundError(f"branch {name!r} of {ctx.name} does not exist "
                             f"(branches: {list_branches(ctx.io, ctx.path)})")
     if ctx.branch == name:
-        raise LakeformatError(f"cannot delete branch {name!r} through a table of that branch; open the table")
+        raise LakeformatError(f"cannot delete branch {name!r} through its own table {ctx.name}: delete it through "
+                              "main's table")
     main = SchemaManager(ctx.io, ctx.path).latest()
     if main is not None and main.options.get("scan.fallback-branch") == name:
         raise LakeformatError(f"branch {name!r} is the scan.fallback-branch of {ctx.name}: reads of main need "

@@ -15,7 +15,7 @@ Incremental and streaming reads follow the branch alone, as in Paimon.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 from collections.abc import Iterator, Sequence
 
@@ -33,10 +33,10 @@ from lakeformat.read.split_read import SplitRead
 
 @dataclass(frozen=True)
 class FallbackPlan:
-    """What a read takes from the fallback branch: its table, and its splits of the partitions
-    the read branch lacks."""
+    """What a read takes from the fallback branch: its name, and its splits (``Split.branch``
+    set) of the partitions the read branch lacks."""
 
-    table: object            # the fallback branch's Table
+    branch: str
     splits: tuple[Split, ...]
 
 
@@ -85,12 +85,13 @@ def plan_fallback(table, scan, filter: Optional[P.Predicate], snapshot_id=None, 
         return None
     fb_snapshot = _fallback_snapshot(table, fb, scan.snapshot, snapshot_id, as_of, tag)
     if fb_snapshot is None:
-        return FallbackPlan(fb, ())
+        return FallbackPlan(fb.branch, ())
     ctx = scan.table.ctx
     have = set() if scan.snapshot is None else {ctx.partition_values(e.partition)
                                                 for e in live_entries(ctx, scan.snapshot)}
-    splits = tuple(s for s in FileScan(fb.ctx, filter).plan(fb_snapshot) if tuple(s.partition) not in have)
-    return FallbackPlan(fb, splits)
+    splits = tuple(replace(s, branch=fb.branch) for s in FileScan(fb.ctx, filter).plan(fb_snapshot)
+                   if tuple(s.partition) not in have)
+    return FallbackPlan(fb.branch, splits)
 
 
 def _conform(data: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -98,21 +99,12 @@ def _conform(data: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays([data.column(f.name).cast(f.type) for f in schema], schema=schema)
 
 
-def read_fallback(plan: FallbackPlan, out_schema: pa.Schema, filter: Optional[P.Predicate]) -> pa.Table:
-    if not plan.splits:
-        return out_schema.empty_table()
-    data = SplitRead(plan.table.ctx, out_schema.names, filter).read(plan.splits)   # type: ignore[attr-defined]
-    return _conform(data, out_schema)
+def read_fallback(fb, splits: Sequence[Split], out_schema: pa.Schema, filter: Optional[P.Predicate]) -> pa.Table:
+    """Rows of ``splits`` of the fallback branch's table ``fb``, in the read branch's columns."""
+    return _conform(SplitRead(fb.ctx, out_schema.names, filter).read(splits), out_schema)
 
 
-def fallback_batches(plan: FallbackPlan, out_schema: pa.Schema, filter: Optional[P.Predicate],
+def fallback_batches(fb, splits: Sequence[Split], out_schema: pa.Schema, filter: Optional[P.Predicate],
                      buffer: Optional[int]) -> Iterator[pa.RecordBatch]:
-    if not plan.splits:
-        return
-    reader = SplitRead(plan.table.ctx, out_schema.names, filter)   # type: ignore[attr-defined]
-    for batch in reader.to_batches(list(plan.splits), buffer=buffer):
+    for batch in SplitRead(fb.ctx, out_schema.names, filter).to_batches(splits, buffer=buffer):
         yield from _conform(pa.Table.from_batches([batch]), out_schema).to_batches()
-
-
-def out_schema(ctx, columns: Optional[Sequence[str]], filter: Optional[P.Predicate]) -> pa.Schema:
-    return SplitRead(ctx, columns, filter).out_schema

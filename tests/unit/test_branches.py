@@ -283,3 +283,17 @@ def test_spark_table_options_open_a_branch(tmp_path):
     assert ref.open().branch == "b" and ref.open(schema_id=0).branch == "b"
     ref.open().write(_data([2]))
     assert _ids(t) == [1] and _ids(cat.get_table("db.t$branch_b")) == [1, 2]
+
+
+def test_planned_splits_carry_the_fallback_branch_and_previews_read_them(tmp_path):
+    from lakeformat.table.preview import read_preview
+    cat = _fixture_catalog(tmp_path, PT)
+    main = cat.get_table(f"{PT}.{PT}")
+    splits = main.scan().plan()
+    assert [s.branch for s in splits] == [None, "test"]
+    assert main.read_splits(splits).equals(main.read())
+    assert [s.branch for s in main.scan(fallback=False).plan()] == [None]
+    # the CLI's `read` (and the Lakehouse page's preview) show what Table.read shows
+    assert read_preview(main, limit=0).rows.equals(main.read())
+    assert read_preview(main, limit=0, snapshot_id=1).rows.equals(main.read(snapshot_id=1))
+    assert read_preview(main, filter="pt = 2", limit=1).rows.to_pylist() == [{"pt": 2, "value": 210, "value2": None}]
