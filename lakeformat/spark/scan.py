@@ -95,7 +95,8 @@ def snapshot_units(table, snapshot: Optional[Snapshot], predicate: Optional[P.Pr
 def refuse_fallback(table) -> None:
     """Spark plans a branch's own files: a table with ``scan.fallback-branch`` is refused here
     (lakeformat's own reads, ``Table.read``, take the fallback partitions)."""
-    name = table.typed_options.get(O.SCAN_FALLBACK_BRANCH)
+    latest = table.schema_manager.latest() or table.schema   # a time-travelled view has older options
+    name = latest.options.get(O.SCAN_FALLBACK_BRANCH.key)
     if name and name.strip() and name != table.ctx.branch:
         raise UnsupportedOptionError(f"cannot read {table.name} in Spark: lakeformat does not implement "
                                      f"scan.fallback-branch={name!r} (fallback branches) on the Spark path; "
