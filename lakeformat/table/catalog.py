@@ -101,7 +101,12 @@ class Catalog:
                       if i.type.name == "Directory" and SchemaManager(self.io, i.path).list_ids())
 
     def table_exists(self, identifier: str) -> bool:
-        return bool(SchemaManager(self.io, self.table_path(identifier)).list_ids())
+        """Whether ``"db.t"`` exists (``"db.t$branch_b"``: that branch of it)."""
+        base, branch = split_branch(identifier)
+        path = self.table_path(base)
+        if branch is not None and branch != MAIN_BRANCH:
+            path = branch_path(path, branch)
+        return bool(SchemaManager(self.io, path).list_ids())
 
     def create_table(self, identifier: str, schema: pa.Schema, partition_keys: Sequence[str] = (),
                      primary_keys: Sequence[str] = (), options: Optional[Mapping[str, str]] = None,
@@ -145,6 +150,9 @@ class Catalog:
         return Table(self.io, path, branch_identifier(base, branch), None, self.lock, self.iceberg_cache, branch)
 
     def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
+        if split_branch(identifier)[1] is not None:
+            raise LakeformatError(f"{identifier} names a branch: delete it with Table.branches.delete, "
+                                  "or drop the table by its own name")
         if not self.table_exists(identifier):
             if ignore_if_not_exists:
                 return

@@ -297,3 +297,12 @@ def test_planned_splits_carry_the_fallback_branch_and_previews_read_them(tmp_pat
     assert read_preview(main, limit=0).rows.equals(main.read())
     assert read_preview(main, limit=0, snapshot_id=1).rows.equals(main.read(snapshot_id=1))
     assert read_preview(main, filter="pt = 2", limit=1).rows.to_pylist() == [{"pt": 2, "value": 210, "value2": None}]
+
+
+def test_catalog_table_exists_and_drop_table_know_branches(tmp_path):
+    cat, t = _table(tmp_path)
+    t.branches.create("b", empty=True)
+    assert cat.table_exists("db.t$branch_b") and not cat.table_exists("db.t$branch_c")
+    with pytest.raises(LakeformatError, match="names a branch"):
+        cat.drop_table("db.t$branch_b")
+    assert cat.table_exists("db.t")
