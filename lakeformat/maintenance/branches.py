@@ -13,7 +13,10 @@ shares (Paimon's layout). So:
   main's snapshots (and tags on them) from b's earliest snapshot on, and its schemas that b does
   not have: main then is b. Files only main's removed snapshots used become orphans;
 - a snapshot expiration, a tag deletion or a rollback on one branch must not delete a file
-  another branch still names: :func:`other_branches_reach` gives those names.
+  another branch still names: :func:`other_branches_reach` gives those names. A branch created
+  from a snapshot while an expiration of that very snapshot is deleting its files can still
+  lose them (the expiration read the branches before the new one existed): branch from a tag,
+  as Paimon does, when expirations may run meanwhile.
 """
 from __future__ import annotations
 
