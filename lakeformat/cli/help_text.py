@@ -49,6 +49,17 @@ VERBS: dict[str, tuple[str, tuple[str, ...]]] = {
                    ("lakeformat create-tag demo.user_behavior end-of-june --time-retained '90 d'",)),
     "delete-tag": ("Delete a tag (its snapshot's files go with the next expiration if nothing else holds them).",
                    ("lakeformat delete-tag demo.user_behavior end-of-june",)),
+    "branches": ("The table's branches other than main (read one as DATABASE.TABLE$branch_NAME).",
+                 ("lakeformat branches demo.user_behavior",)),
+    "create-branch": ("Create a branch at the latest snapshot, a snapshot (--from-snapshot) or a tag (--from-tag), "
+                      "or with the schema only (--empty). It shares the table's files; write it as "
+                      "DATABASE.TABLE$branch_NAME.",
+                      ("lakeformat create-branch demo.user_behavior audit --from-tag first-day",)),
+    "delete-branch": ("Delete a branch; files only it used go with the next orphan-file removal.",
+                      ("lakeformat delete-branch demo.user_behavior audit",)),
+    "fast-forward": ("Make main what a branch is: its snapshots, schemas and tags replace main's from the "
+                     "branch's first snapshot on. Stop main's writers first.",
+                     ("lakeformat fast-forward demo.user_behavior audit",)),
     "rollback": ("Make a snapshot or tag the latest again; newer snapshots, tags and their files go.",
                  ("lakeformat rollback demo.user_behavior --to first-day --dry-run",)),
     "remove-orphan-files": ("Delete files no snapshot, tag or staged commit reaches, older than --older-than. "

@@ -1,7 +1,8 @@
 """``lakeformat`` maintenance verbs, named after Paimon's procedures.
 
 compact, expire-snapshots, expire-partitions, reset-consumer, clear-consumers, create-tag,
-delete-tag, rollback, remove-orphan-files, and iceberg-sync (Paimon's Iceberg compatibility). Verbs that delete take
+delete-tag, branches, create-branch, delete-branch, fast-forward, rollback, remove-orphan-files,
+and iceberg-sync (Paimon's Iceberg compatibility). Verbs that delete take
 ``--dry-run`` (report, change nothing); long ones report progress on stderr (a live bar on a terminal, a line now and
 then in a log), so ``--json`` output on stdout stays clean.
 """
@@ -27,7 +28,7 @@ from rich.progress import (
 from rich.text import Text
 
 from lakeformat.cli.output import plain
-from lakeformat.errors import DataError, LakeformatError, OptionError
+from lakeformat.errors import DataError, LakeformatError, NotFoundError, OptionError
 from lakeformat.format.human import human_duration
 from lakeformat.format import options as O
 from lakeformat.format.partition import parse_partition_spec
@@ -234,6 +235,39 @@ def cmd_delete_tag(cat, args) -> None:
             {"table": t.name, "tag": tag.name, "snapshot": tag.snapshot.id, "dry_run": args.dry_run})
 
 
+def cmd_branches(cat, args) -> None:
+    t = _table(cat, args)
+    names = t.branches.list()
+    _report(args, "\n".join(names) if names else f"{t.name} has no branch besides main",
+            {"table": t.name, "branches": names})
+
+
+def cmd_create_branch(cat, args) -> None:
+    t = _table(cat, args)
+    snap = t.branches.create(args.branch, from_snapshot=args.from_snapshot, from_tag=args.from_tag, empty=args.empty)
+    at = f"tag {args.from_tag} (snapshot {snap.id})" if args.from_tag and snap else \
+        f"snapshot {snap.id}" if snap else "no snapshot (schema only)"
+    _report(args, f"created branch {args.branch} of {t.name} at {at}",
+            {"table": t.name, "branch": args.branch, "snapshot": snap.id if snap else None, "tag": args.from_tag})
+
+
+def cmd_delete_branch(cat, args) -> None:
+    t = _table(cat, args)
+    if args.branch not in t.branches:
+        raise NotFoundError(f"branch {args.branch!r} of {t.name} does not exist (branches: {t.branches.list()})")
+    if not args.dry_run:
+        t.branches.delete(args.branch)
+    _report(args, f"{'would delete' if args.dry_run else 'deleted'} branch {args.branch} of {t.name}",
+            {"table": t.name, "branch": args.branch, "dry_run": args.dry_run})
+
+
+def cmd_fast_forward(cat, args) -> None:
+    t = _table(cat, args)
+    snap = t.branches.fast_forward(args.branch)
+    _report(args, f"fast-forwarded {t.name} to branch {args.branch}: latest snapshot {snap.id if snap else None}",
+            {"table": t.name, "branch": args.branch, "snapshot": snap.id if snap else None})
+
+
 def cmd_rollback(cat, args) -> None:
     started = time.monotonic()
     t = _table(cat, args)
@@ -313,6 +347,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = verb("delete-tag", cmd_delete_tag, "delete a tag", True)
     p.add_argument("tag")
+
+    p = verb("branches", cmd_branches, "list the table's branches")
+
+    p = verb("create-branch", cmd_create_branch, "create a branch at the latest snapshot, a snapshot or a tag")
+    p.add_argument("branch")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--from-snapshot", type=positive, metavar="ID", help="start at this snapshot")
+    g.add_argument("--from-tag", metavar="TAG", help="start at this tag (copied into the branch)")
+    g.add_argument("--empty", action="store_true", help="no snapshot: the schema only (Paimon's default)")
+
+    p = verb("delete-branch", cmd_delete_branch, "delete a branch", True)
+    p.add_argument("branch")
+
+    p = verb("fast-forward", cmd_fast_forward, "make main what a branch is")
+    p.add_argument("branch")
 
     p = verb("rollback", cmd_rollback, "make a snapshot or tag the latest; newer snapshots go", True)
     p.add_argument("--to", required=True, metavar="SNAPSHOT|TAG", help="snapshot id or tag name")

@@ -47,6 +47,7 @@ from lakeformat.errors import (
     LakeformatError,
     NotFoundError,
     StorageError,
+    UnsupportedError,
 )
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.index_manifest import INDEX_TYPES, DeletionVectorRange, IndexFileMeta
@@ -238,6 +239,9 @@ def stage(ctx: TableContext, messages: Sequence[CommitMessage], stage_id: str, *
     """Record ``messages`` (from ``TableWrite.prepare_commit``) as stage ``stage_id`` without
     committing them. Fails if the stage exists (publish or discard it first) or if a message's
     files are missing."""
+    if not ctx.is_main:   # stages live in the table's staged/, which main's publish and cleanup read
+        raise UnsupportedError(f"cannot stage a commit on {ctx.name}: lakeformat stages commits of the main "
+                               "branch only (write the branch directly: a branch is itself an audit area)")
     path = _path(ctx, stage_id)
     if not isinstance(commit_user, str) or not commit_user:
         raise LakeformatError("a stage needs a commit_user (the user that will publish it)")

@@ -218,6 +218,8 @@ STATS_DENSE_STORE = _opt("metadata.stats-dense-store", True, _bool, "Manifests s
 PATH = _opt("path", None, _str, "Location of the table (set by the catalog).")
 TYPE = _opt("type", "table", _str, "Kind of table: table, format-table, materialized-table, object-table.")
 BRANCH = _opt("branch", "main", _str, "Branch the table reads and writes.")
+SCAN_FALLBACK_BRANCH = _opt("scan.fallback-branch", None, _str,
+                            "Batch reads take partitions missing on this branch from that branch.")
 DELETION_VECTORS = _opt("deletion-vectors.enabled", False, _bool,
                         "Merge-on-write: compaction marks older versions in deletion vectors; reads skip level 0.")
 DELETION_VECTORS_BITMAP64 = _opt("deletion-vectors.bitmap64", False, _bool,

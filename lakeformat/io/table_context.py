@@ -10,6 +10,11 @@ schema and typed options, and the schema and snapshot managers; what is derived 
 Everything but ``schema`` is fixed for the context's life; ``schema`` changes when the façade
 refreshes or alters the table, so writers and readers holding the context see the new one, as
 they did holding the table. ``with_schema`` gives a view of another schema (time travel).
+
+Branches: a context is of one branch of the table (``branch``, default ``main``). A branch ``b``
+keeps its own ``snapshot/``, ``schema/``, ``tag/``, ``consumer/`` and ``changelog/`` under
+``branch_path`` (``<table>/branch/branch-b``); data files, manifests, index and statistics files
+stay in the table's directories (``path``), shared by every branch, as Paimon lays them out.
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ import pyarrow as pa
 from lakeformat.errors import LakeformatError, NotFoundError
 from lakeformat.format import options as O
 from lakeformat.format.binary_row import deserialize_row
+from lakeformat.format.branch import MAIN as MAIN_BRANCH
 from lakeformat.format.options import Options, target_file_size
 from lakeformat.format.partition import partition_path
 from lakeformat.format.schema import TableSchema
@@ -32,6 +38,14 @@ from lakeformat.io.fileio import FileIO, join
 from lakeformat.io.iceberg_cache import IcebergCache
 from lakeformat.io.schemas import SchemaManager
 from lakeformat.io.snapshots import SnapshotManager
+
+
+BRANCH_DIR, BRANCH_PREFIX = "branch", "branch-"
+
+
+def branch_path(table_path: str, branch: str) -> str:
+    """The directory of a branch's metadata: the table's own for ``main``."""
+    return table_path if branch == MAIN_BRANCH else join(table_path, BRANCH_DIR, BRANCH_PREFIX + branch)
 
 
 class Lock(Protocol):
@@ -44,16 +58,19 @@ class TableContext:
     """A table's storage, schema, options and metadata managers (see the module docstring)."""
 
     def __init__(self, io: FileIO, path: str, name: str, schema: Optional[TableSchema] = None,
-                 lock: Optional[Lock] = None, iceberg_cache: Optional[IcebergCache] = None):
+                 lock: Optional[Lock] = None, iceberg_cache: Optional[IcebergCache] = None,
+                 branch: str = MAIN_BRANCH):
         self.io, self.path, self.name = io, path, name
+        self.branch = branch
+        self.branch_path = branch_path(path, branch)   # where this branch's snapshots, schemas, tags live
         self.lock = lock   # None: commits create snapshots by conditional create alone
         # what Iceberg publishes reuse: the catalog's, shared by the tables it opens
         self.iceberg_cache = iceberg_cache if iceberg_cache is not None else IcebergCache()
-        self.schema_manager = SchemaManager(io, path)
-        self.snapshot_manager = SnapshotManager(io, path)
+        self.schema_manager = SchemaManager(io, self.branch_path)
+        self.snapshot_manager = SnapshotManager(io, self.branch_path)
         latest = schema or self.schema_manager.latest()
         if latest is None:
-            raise NotFoundError(f"table {name} has no schema at {path}")
+            raise NotFoundError(f"table {name} has no schema at {self.branch_path}")
         self.schema: TableSchema = latest
         self._typed_options: tuple[Optional[TableSchema], Optional[Options]] = (None, None)
 
@@ -79,6 +96,10 @@ class TableContext:
     @property
     def target_file_size(self) -> int:
         return target_file_size(self.typed_options, bool(self.schema.primary_keys))
+
+    @property
+    def is_main(self) -> bool:
+        return self.branch == MAIN_BRANCH
 
     @property
     def partition_keys(self) -> list[str]:

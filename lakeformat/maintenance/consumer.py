@@ -50,7 +50,7 @@ class ConsumerManager:
     def __init__(self, ctx: TableContext):
         self.ctx = ctx
         self.io = ctx.io
-        self.dir = join(ctx.path, "consumer")
+        self.dir = join(ctx.branch_path, "consumer")
 
     def path(self, consumer_id: str) -> str:
         return join(self.dir, CONSUMER_PREFIX + validate_ref_name(consumer_id, "consumer"))

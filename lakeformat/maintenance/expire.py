@@ -12,6 +12,9 @@ one), never one a consumer still needs (>= the smallest ``nextSnapshot``), and a
 3. manifests, then manifest lists, of the expired snapshots that neither snapshot ``end`` nor an
    overlapping tag refers to (a manifest is shared by a contiguous run of snapshots, so the
    first kept snapshot and the tags decide);
+
+   none of the files in 1-3 that a snapshot, tag or changelog of another branch of the table
+   names (branches share the table's manifests and data files; see maintenance/branches.py);
 4. the ``snapshot-N`` files, ascending, with the EARLIEST hint following.
 
 Why that order: until step 4 every snapshot file still names its metadata, so a run killed at any
@@ -57,6 +60,7 @@ from lakeformat.io.index_files import IndexFiles
 from lakeformat.io.manifests import ManifestList
 from lakeformat.io.snapshots import SnapshotManager
 from lakeformat.io.table_context import TableContext
+from lakeformat.maintenance.branches import keep_unreached, other_branches_reach
 from lakeformat.maintenance.consumer import ConsumerManager
 from lakeformat.maintenance.deletes import delete_files
 from lakeformat.maintenance.expire_reasons import expire_reasons, limits
@@ -240,6 +244,16 @@ class Deletions:
     index_files: tuple[str, ...] = ()       # deletion vectors and hash indexes no kept snapshot or tag uses
     index_manifests: tuple[str, ...] = ()
 
+    def without(self, reached: Optional[frozenset]) -> Deletions:
+        """These deletions but the files another branch still names (shared files: a branch's
+        snapshots name the table's manifests and data files)."""
+        if not reached:
+            return self
+        keep = functools.partial(keep_unreached, reached=reached)
+        return Deletions(tuple(keep(self.data_files)), tuple(keep(self.changelog_files)), tuple(keep(self.manifests)),
+                         tuple(keep(self.manifest_lists)), self.snapshots, tuple(keep(self.index_files)),
+                         tuple(keep(self.index_manifests)))
+
 
 # ---------------------------------------------------------------- reading metadata
 
@@ -335,7 +349,7 @@ def collect_deletions(ctx: TableContext, reader: _Reader, plan: ExpirePlan, exis
                 keep_lists.add(name)
                 keep_manifests.update(m.file_name for m in reader.metas(name, required=True))
     except CorruptFileError:
-        sdir = join(ctx.path, "snapshot")
+        sdir = join(ctx.branch_path, "snapshot")
         if not ctx.io.exists(reader.sm.path(plan.end)) or \
                 any(e > plan.end for e in _intents(ctx.io.list_names(sdir))):
             return None   # a concurrent run is expiring `end`: the kept side must be read whole, so plan again
@@ -453,7 +467,7 @@ def _snapshot_range(ctx: TableContext, sm: SnapshotManager, from_hints: bool,
     ``from_hints``: then the ids between the EARLIEST and LATEST hints (ids are contiguous;
     one missing is skipped when read) and no intents."""
     if not from_hints:
-        names = ctx.io.list_names(join(ctx.path, "snapshot"))
+        names = ctx.io.list_names(join(ctx.branch_path, "snapshot"))
         return _snapshot_ids(names), _intents(names)
     earliest = sm.earliest_id()
     latest = sm.latest_id() if latest is None else latest
@@ -485,10 +499,10 @@ def expire_snapshots(ctx: TableContext, *, retain_min: Optional[int] = None, ret
     cfg = resolve_settings(ctx, retain_min, retain_max, older_than, max_deletes, now)
     lim = reason_limits(ctx, cfg, retain_min, retain_max, older_than)
     io = ctx.io
-    sdir = join(ctx.path, "snapshot")
+    sdir = join(ctx.branch_path, "snapshot")
     for _attempt in range(3):
         # fresh (nothing cached from before this run), except for the hinted check after a commit
-        sm = ctx.snapshot_manager if from_hints and _attempt == 0 else SnapshotManager(io, ctx.path)
+        sm = ctx.snapshot_manager if from_hints and _attempt == 0 else SnapshotManager(io, ctx.branch_path)
         existing, intents = _snapshot_range(ctx, sm, from_hints, latest)
         if not existing:
             return ExpireResult(dry_run=dry_run)
@@ -515,12 +529,13 @@ def expire_snapshots(ctx: TableContext, *, retain_min: Optional[int] = None, ret
                                         lim=lim)
             return ExpireResult(dry_run=dry_run, held=held, expired_because=gone, kept=kept)
         if sm is ctx.snapshot_manager:   # due: read what is deleted without the long-lived cache
-            sm = SnapshotManager(io, ctx.path)
+            sm = SnapshotManager(io, ctx.branch_path)
             reader = _Reader(ctx, sm)
         deletions = collect_deletions(ctx, reader, plan, existing, _tagged_snapshots(ctx))
         if deletions is None:
             log.info("snapshot %d of %s was expired concurrently; planning again", plan.end, ctx.name)
             continue
+        deletions = deletions.without(other_branches_reach(ctx))
         gone, kept = expire_reasons(earliest=plan.begin, end=plan.end, latest=latest, time_of=reader.time_of,
                                     lim=lim)
         result = ExpireResult(
@@ -558,7 +573,7 @@ def _held(ctx: TableContext, earliest: int, plan: Optional[ExpirePlan], free: Op
 
 def _execute(ctx: TableContext, sm: SnapshotManager, plan: ExpirePlan, d: Deletions, intents: list[int],
              progress: Optional[Progress]) -> None:
-    io, sdir = ctx.io, join(ctx.path, "snapshot")
+    io, sdir = ctx.io, join(ctx.branch_path, "snapshot")
     if plan.end not in intents:
         io.write_bytes(join(sdir, f"{INTENT_PREFIX}{plan.end}"), str(plan.begin).encode())
     total = (len(d.data_files) + len(d.changelog_files) + len(d.manifests) + len(d.manifest_lists)

@@ -61,7 +61,7 @@ def expire_backlog(ctx: TableContext, *, step: Optional[int] = None, max_deletes
 def _explained(ctx, r: ExpireResult, begin: Optional[int], lim) -> ExpireResult:
     """``r`` with the reasons worded for the limits as the caller gave them, over the whole
     backlog (the runs saw the settings as arguments and each only its own step)."""
-    sm = SnapshotManager(ctx.io, ctx.path)
+    sm = SnapshotManager(ctx.io, ctx.branch_path)
     earliest = begin if begin is not None else sm.earliest_id()
     gone, kept = expire_reasons(earliest=earliest, end=r.end, latest=sm.latest_id(),
                                 time_of=_Reader(ctx, sm).time_of, lim=lim)
@@ -71,7 +71,7 @@ def _explained(ctx, r: ExpireResult, begin: Optional[int], lim) -> ExpireResult:
 def _backlog(ctx: TableContext, cfg: ExpireSettings, cap: int) -> int:
     """About how many snapshots are due now (tags and consumers aside), for progress: the
     first young one is found by bisection (commit times grow with ids), reading a few."""
-    sm = SnapshotManager(ctx.io, ctx.path)
+    sm = SnapshotManager(ctx.io, ctx.branch_path)
     earliest, latest = sm.earliest_id(), sm.latest_id()
     if earliest is None or latest is None:
         return 0

@@ -71,7 +71,8 @@ log = logging.getLogger(__name__)
 
 
 def enabled(ctx: TableContext) -> bool:
-    return ctx.typed_options.get(O.ICEBERG_STORAGE) != "disabled"
+    """Iceberg metadata follows main only: a branch's snapshots are never published there."""
+    return ctx.is_main and ctx.typed_options.get(O.ICEBERG_STORAGE) != "disabled"
 
 
 def iceberg_files(ctx: TableContext) -> IcebergFiles:
@@ -581,6 +582,8 @@ def publish_after_change(ctx: TableContext, deltas: Optional[dict[int, list[Mani
 
 def iceberg_sync(ctx: TableContext, rebuild: bool = False) -> PublishResult:
     """Repair or rebuild the Iceberg metadata of the table now (the ``iceberg-sync`` verb)."""
+    if not ctx.is_main:
+        raise LakeformatError(f"{ctx.name} is branch {ctx.branch!r}: Iceberg metadata follows the main branch only")
     if not enabled(ctx):
         raise LakeformatError(f"{ctx.name} does not publish Iceberg metadata: set the option "
                               "metadata.iceberg.storage to table-location or hadoop-catalog first")

@@ -58,7 +58,8 @@ from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.fileio import join
 from lakeformat.io.index_files import IndexFiles
 from lakeformat.io.manifests import ManifestFile, ManifestList
-from lakeformat.io.table_context import TableContext
+from lakeformat.io.table_context import TableContext, branch_path
+from lakeformat.maintenance.branches import list_branches
 from lakeformat.maintenance.deletes import delete_files
 from lakeformat.maintenance.iceberg import enabled as iceberg_enabled
 from lakeformat.maintenance.iceberg import iceberg_files
@@ -193,9 +194,7 @@ def _records(ctx: TableContext, root: str, kinds: Sequence[str], seen: set) -> l
 
 
 def _branch_roots(ctx: TableContext) -> list[str]:
-    d = join(ctx.path, "branch")
-    return [join(d, i.base_name) for i in ctx.io.list_dir(d)
-            if i.type == pafs.FileType.Directory and i.base_name.startswith("branch-")]
+    return [branch_path(ctx.path, b) for b in list_branches(ctx.io, ctx.path)]
 
 
 def reachable_files(ctx: TableContext, progress: Optional[Progress] = None, threads: int = 8,
@@ -203,14 +202,16 @@ def reachable_files(ctx: TableContext, progress: Optional[Progress] = None, thre
                     roots: Optional[Sequence[str]] = None) -> Reachable:
     """Everything a snapshot, tag, changelog, branch or stage of the table reaches. Raises
     LakeformatError (naming the file) if any of them cannot be read. ``seen`` (updated) holds
-    the stages and metadata files read before: a second call reads only new ones."""
+    the stages and metadata files read before: a second call reads only new ones. ``roots``:
+    the metadata directories of the branches to follow (default: every branch's); the
+    manifests and data files all branches name are the table's own (shared)."""
     seen = set() if seen is None else seen
     try:
-        staged = [s for s in list_staged(ctx) if ("staged", s.stage_id, s.create_time) not in seen]
+        staged_commits = [s for s in list_staged(ctx) if ("staged", s.stage_id, s.create_time) not in seen]
     except Exception as e:
         raise _Refuse(f"a staged commit cannot be read ({e})", e) from None
     data: set[str] = set()
-    for s in staged:
+    for s in staged_commits:
         data |= s.file_names()
         seen.add(("staged", s.stage_id, s.create_time))
     manifest_names: set[str] = set()
@@ -222,16 +223,15 @@ def reachable_files(ctx: TableContext, progress: Optional[Progress] = None, thre
         data |= data_r
         index |= index_r
         statistics |= {r.statistics for _, r in records if r.statistics}
-        if root == ctx.path:
-            manifest_names |= manifest_r
+        manifest_names |= manifest_r
     return Reachable(frozenset(data), frozenset(manifest_names), frozenset(index), frozenset(statistics))
 
 
 def _reach_records(ctx: TableContext, root: str, records: Sequence[tuple[str, Snapshot]], progress, threads: int):
     """(data file names, manifest/ names, index file names) that ``records`` reach."""
     io = ctx.io
-    mlist = ManifestList(io, root)
-    mfile = ManifestFile(io, root, [f.type for f in ctx.schema.partition_fields], ctx.schema.id)
+    mlist = ManifestList(io, ctx.path)   # every branch's manifests are in the table's manifest/
+    mfile = ManifestFile(io, ctx.path, [f.type for f in ctx.schema.partition_fields], ctx.schema.id)
     users: dict[str, list[tuple[str, Snapshot]]] = {}   # manifest (list) name -> records naming it
     for rec in records:
         for name in rec[1].manifest_lists():
@@ -258,7 +258,7 @@ def _reach_records(ctx: TableContext, root: str, records: Sequence[tuple[str, Sn
     index_manifests = sorted({r.index_manifest for _, r in records if r.index_manifest})
     index: set[str] = set()
     for name in index_manifests:
-        index |= _index_files(io, root, name)
+        index |= _index_files(io, ctx.path, name)
     return data, set(users) | set(index_manifests), index
 
 
@@ -280,7 +280,8 @@ def _refuse_unless_expired(ctx: TableContext, root: str, users: Sequence[tuple[s
     alive = [f"{kind} (snapshot {s.id})" if kind != "snapshot" else f"snapshot {s.id}" for kind, s in users
              if kind != "snapshot" or ctx.io.exists(join(root, "snapshot", f"snapshot-{s.id}"))]
     if alive:
-        raise _Refuse(f"{join(root, MANIFEST, name)} (named by {', '.join(alive[:3])}) cannot be read ({error})", error)
+        raise _Refuse(f"{join(ctx.path, MANIFEST, name)} (named by {', '.join(alive[:3])}) cannot be read "
+                      f"({error})", error)
     log.info("%s vanished with its expired snapshot(s) while orphan cleaning read it", name)
 
 
@@ -393,7 +394,7 @@ def remove_orphan_files(ctx: TableContext, *, older_than: dt.timedelta = dt.time
             # a stage or tag made while we read (from a snapshot then expired) protects its files
             # too; without an age limit, so does a snapshot committed meanwhile
             kinds = ("tag", "changelog", "snapshot") if older_than < MIN_OLDER_THAN else ("tag", "changelog")
-            late = reachable_files(ctx, seen=seen, kinds=kinds, roots=[ctx.path])
+            late = reachable_files(ctx, seen=seen, kinds=kinds)   # every branch: one may be new
             orphans = [c for c in orphans if not late.reaches(c)]
     except _Refuse as e:
         todo = ("lakeformat does not understand that file, so it cannot tell which files it keeps alive"

@@ -28,6 +28,7 @@ from lakeformat.format import options as O
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.fileio import join
 from lakeformat.io.table_context import TableContext
+from lakeformat.maintenance.branches import keep_unreached, other_branches_reach
 from lakeformat.maintenance.consumer import ConsumerManager
 from lakeformat.maintenance.references import (
     FileRefs,
@@ -111,12 +112,12 @@ def resolve_target(ctx: TableContext, target: Union[int, str]) -> tuple[Snapshot
 
 
 def _changelog_ids(ctx: TableContext) -> list[int]:
-    names = ctx.io.list_names(join(ctx.path, "changelog"))
+    names = ctx.io.list_names(join(ctx.branch_path, "changelog"))
     return sorted(int(n[10:]) for n in names if n.startswith("changelog-") and n[10:].isdigit())
 
 
 def _read_changelog(ctx: TableContext, cid: int) -> Snapshot:
-    path = join(ctx.path, "changelog", f"changelog-{cid}")
+    path = join(ctx.branch_path, "changelog", f"changelog-{cid}")
     try:
         return Snapshot.from_json(ctx.io.read_bytes(path).decode())
     except UnsupportedMetadataError as e:
@@ -158,7 +159,7 @@ def rollback_to(ctx: TableContext, target: Union[int, str], progress: Optional[P
                          {t.name: t.snapshot.id for t in tags}, ConsumerManager(ctx).list())
 
     doomed = doomed_files(ctx, snapshot, plan, tags)   # read before anything goes
-    paths = doomed.paths(ctx.path)
+    paths = keep_unreached(doomed.paths(ctx.path), other_branches_reach(ctx) if doomed else None)
     if dry_run:
         return RollbackResult(snapshot, plan.snapshots, plan.tags, plan.consumers, len(paths), plan.recreate,
                               tuple(paths), True)
@@ -169,7 +170,7 @@ def rollback_to(ctx: TableContext, target: Union[int, str], progress: Optional[P
         ctx.io.delete(sm.path(i))
         sm.forget(i)
     for i in plan.changelogs:
-        ctx.io.delete(join(ctx.path, "changelog", f"changelog-{i}"))
+        ctx.io.delete(join(ctx.branch_path, "changelog", f"changelog-{i}"))
     sm.write_hint(sm.LATEST, snapshot.id)
     for name in plan.tags:
         ctx.io.delete(TagManager(ctx).path(name))

@@ -28,6 +28,7 @@ from lakeformat.format.names import validate_ref_name
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.fileio import join
 from lakeformat.io.table_context import TableContext
+from lakeformat.maintenance.branches import keep_unreached, other_branches_reach
 from lakeformat.maintenance.references import (
     FileRefs,
     changelog_refs,
@@ -103,7 +104,7 @@ class TagManager:
     def __init__(self, ctx: TableContext):
         self.ctx = ctx
         self.io = ctx.io
-        self.dir = join(ctx.path, "tag")
+        self.dir = join(ctx.branch_path, "tag")
 
     def path(self, name: str) -> str:
         return join(self.dir, TAG_PREFIX + validate_ref_name(name, "tag"))
@@ -184,13 +185,14 @@ class TagManager:
         if not self.ctx.snapshot_manager.exists(tag.snapshot.id) and \
                 not any(t.snapshot.id == tag.snapshot.id and t.name != name for t in tags):
             orphaned = self.files_only_held_by(tag, [t for t in tags if t.name != name])
+        paths = keep_unreached(orphaned.paths(self.ctx.path), other_branches_reach(self.ctx) if orphaned else None)
         if dry_run:
-            return len(orphaned)
+            return len(paths)
         self.io.delete(self.path(name))     # the tag first: a kill then leaves only unreferenced files
-        for path in orphaned.paths(self.ctx.path):
+        for path in paths:
             self.io.delete(path)
-        log.info("deleted tag %r of %s (%d files only it held)", name, self.ctx.name, len(orphaned))
-        return len(orphaned)
+        log.info("deleted tag %r of %s (%d files only it held)", name, self.ctx.name, len(paths))
+        return len(paths)
 
     def files_only_held_by(self, tag: Tag, others: builtins.list[Tag]) -> FileRefs:
         """Files of an expired tagged snapshot that nothing else refers to. History is linear,
@@ -207,7 +209,7 @@ class TagManager:
         if above:
             keep.append(min(above, key=lambda s: s.id))
         protected = union(snapshot_refs(self.ctx, s) for s in keep)
-        changelog = join(self.ctx.path, "changelog", f"changelog-{tag.snapshot.id}")
+        changelog = join(self.ctx.branch_path, "changelog", f"changelog-{tag.snapshot.id}")
         if self.io.exists(changelog):   # a long-lived changelog still serves this snapshot's changes
             protected = protected | changelog_refs(self.ctx, tag.snapshot)
         return snapshot_refs(self.ctx, tag.snapshot) - protected

@@ -72,6 +72,7 @@ class Split:
     bucket: int
     files: tuple[DataFileMeta, ...]
     deletion_files: tuple[IndexFileMeta, ...] = ()   # deletion-vector index files of the bucket
+    branch: Optional[str] = None   # set on a split of a scan.fallback-branch: read through that branch
 
     @property
     def row_count(self) -> int:

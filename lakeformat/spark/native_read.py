@@ -107,6 +107,7 @@ def _spark_casts_agree(table, schema_id: int) -> bool:
 def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
     """Which planned files Spark reads natively and which sections lakeformat merges (pure)."""
     O.check_supported(table.schema.options, O.READ, table.name)
+    S.refuse_fallback(table)
     dv_table = bool(table.typed_options.get(O.DELETION_VECTORS))
     native: dict[tuple[int, bool], list[str]] = {}
     row_counts: dict[tuple[int, bool], list[int]] = {}

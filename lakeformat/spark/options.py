@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from lakeformat.commit.lock import lock_from_options
 from lakeformat.errors import OptionError
 from lakeformat.format import options as O
+from lakeformat.format.branch import split_branch
 from lakeformat.format.names import split_identifier, validate_name, validate_ref_name
 from lakeformat.format.partition import parse_partition_spec
 from lakeformat.io.fileio import FileIO
@@ -79,10 +80,10 @@ class TableRef:
             t = Table(FileIO.for_uri(self.path, opts), self.path.rstrip("/"), os.path.basename(self.path.rstrip("/")),
                       lock=lock_from_options(self.path, opts))
         if schema_id is not None and t.schema.id != schema_id:
-            t = type(t)(t.io, t.path, t.name, t.schema_manager.get(schema_id), t.lock)
+            t = type(t)(t.io, t.path, t.name, t.schema_manager.get(schema_id), t.lock, branch=t.branch)
         if self.table_options:
             schema = dataclasses.replace(t.schema, options={**t.schema.options, **dict(self.table_options)})
-            t = type(t)(t.io, t.path, t.name, schema, t.lock)
+            t = type(t)(t.io, t.path, t.name, schema, t.lock, branch=t.branch)
         return t
 
 
@@ -156,7 +157,7 @@ def _table_ref(opts: dict, table_opts: dict) -> TableRef:
             raise OptionError(f"option 'table' ({opts[TABLE]}) needs option 'warehouse' too")
         if opts.get(PATH):
             raise OptionError("give option 'table' (with 'warehouse') or a path, not both")
-        split_identifier(opts[TABLE])
+        split_identifier(split_branch(opts[TABLE])[0])   # db.t, or a branch of it: db.t$branch_b
         return TableRef(opts[WAREHOUSE], opts[TABLE], None, catalog, dynamic)
     if opts.get(PATH):
         return TableRef(None, None, opts[PATH], catalog, dynamic)

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.datasource import InputPartition
 
-from lakeformat.errors import NotFoundError
+from lakeformat.errors import NotFoundError, UnsupportedOptionError
 from lakeformat.format import options as O
 from lakeformat.format import predicate as P
 from lakeformat.format.manifest import DataFileMeta
@@ -86,9 +86,21 @@ def split_units(table, splits: Sequence[Split]) -> list[ReadUnit]:
 
 def snapshot_units(table, snapshot: Optional[Snapshot], predicate: Optional[P.Predicate]) -> list[ReadUnit]:
     """Everything live in ``snapshot`` that may match ``predicate``."""
+    refuse_fallback(table)
     if snapshot is None:
         return []
     return split_units(table, FileScan(table, predicate).plan(snapshot))
+
+
+def refuse_fallback(table) -> None:
+    """Spark plans a branch's own files: a table with ``scan.fallback-branch`` is refused here
+    (lakeformat's own reads, ``Table.read``, take the fallback partitions)."""
+    latest = table.schema_manager.latest() or table.schema   # a time-travelled view has older options
+    name = latest.options.get(O.SCAN_FALLBACK_BRANCH.key)
+    if name and name.strip() and name != table.ctx.branch:
+        raise UnsupportedOptionError(f"cannot read {table.name} in Spark: lakeformat does not implement "
+                                     f"scan.fallback-branch={name!r} (fallback branches) on the Spark path; "
+                                     "read it with Table.read or the CLI")
 
 
 def changelog_read(table) -> bool:

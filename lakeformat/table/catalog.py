@@ -9,6 +9,7 @@ import pyarrow as pa
 
 from lakeformat.commit.lock import LOCK_OPTION_KEYS, lock_from_options
 from lakeformat.errors import AlreadyExistsError, LakeformatError, NotFoundError, OptionError
+from lakeformat.format.branch import MAIN as MAIN_BRANCH, branch_identifier, split_branch, validate_branch_name
 from lakeformat.format.iceberg.schema import check_table
 from lakeformat.format.names import split_identifier, validate_name
 from lakeformat.format.options import validate
@@ -16,6 +17,8 @@ from lakeformat.format.schema import new_schema
 from lakeformat.io.file_format import check_table_formats
 from lakeformat.io.fileio import S3_OPTION_KEYS, FileIO, join
 from lakeformat.io.schemas import SchemaManager
+from lakeformat.io.table_context import branch_path
+from lakeformat.maintenance.branches import list_branches
 from lakeformat.io.iceberg_cache import IcebergCache
 from lakeformat.secrets import mask_options, register_options
 from lakeformat.table.table import Table
@@ -98,7 +101,12 @@ class Catalog:
                       if i.type.name == "Directory" and SchemaManager(self.io, i.path).list_ids())
 
     def table_exists(self, identifier: str) -> bool:
-        return bool(SchemaManager(self.io, self.table_path(identifier)).list_ids())
+        """Whether ``"db.t"`` exists (``"db.t$branch_b"``: that branch of it)."""
+        base, branch = split_branch(identifier)
+        path = self.table_path(base)
+        if branch is not None and branch != MAIN_BRANCH:
+            path = branch_path(path, branch)
+        return bool(SchemaManager(self.io, path).list_ids())
 
     def create_table(self, identifier: str, schema: pa.Schema, partition_keys: Sequence[str] = (),
                      primary_keys: Sequence[str] = (), options: Optional[Mapping[str, str]] = None,
@@ -107,6 +115,9 @@ class Catalog:
         if not self.database_exists(db):
             raise NotFoundError(f"database {db!r} does not exist; create it first")
         opts = validate(dict(options or {}), columns=schema.names if isinstance(schema, pa.Schema) else None)
+        if opts.get("branch", MAIN_BRANCH).strip() not in ("", MAIN_BRANCH):
+            raise OptionError("the option 'branch' picks a branch when a table is opened; create the table, then "
+                              "a branch of it (Table.branches.create)")
         ts = new_schema(schema, partition_keys, primary_keys, opts, comment)
         check_table_formats(ts)
         check_table(ts)
@@ -117,15 +128,31 @@ class Catalog:
             raise AlreadyExistsError(f"table {identifier} exists already")
         return Table(self.io, path, identifier, ts, self.lock, self.iceberg_cache)
 
-    def get_table(self, identifier: str) -> Table:
-        path = self.table_path(identifier)
+    def get_table(self, identifier: str, branch: Optional[str] = None) -> Table:
+        """The table ``"db.t"``, or a branch of it: ``"db.t$branch_b"`` or ``branch="b"`` (a
+        ``branch`` option in the table's own options picks one too, as in Paimon)."""
+        base, named = split_branch(identifier)
+        if named is not None and branch is not None and named != branch:
+            raise LakeformatError(f"{identifier!r} names branch {named!r} but branch={branch!r} was given")
+        path = self.table_path(base)
         sm = SchemaManager(self.io, path)
         ids = sm.list_ids()
         if not ids:
-            raise NotFoundError(f"table {identifier} does not exist (no schema under {path})")
-        return Table(self.io, path, identifier, sm.get(ids[-1]), self.lock, self.iceberg_cache)
+            raise NotFoundError(f"table {base} does not exist (no schema under {path})")
+        schema = sm.get(ids[-1])
+        branch = branch or named or schema.options.get("branch", MAIN_BRANCH).strip() or MAIN_BRANCH
+        if branch == MAIN_BRANCH:
+            return Table(self.io, path, base, schema, self.lock, self.iceberg_cache)
+        validate_branch_name(branch)
+        if not SchemaManager(self.io, branch_path(path, branch)).list_ids():
+            raise NotFoundError(f"branch {branch!r} of {base} does not exist "
+                                f"(branches: {list_branches(self.io, path)})")
+        return Table(self.io, path, branch_identifier(base, branch), None, self.lock, self.iceberg_cache, branch)
 
     def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
+        if split_branch(identifier)[1] is not None:
+            raise LakeformatError(f"{identifier} names a branch: delete it with Table.branches.delete, "
+                                  "or drop the table by its own name")
         if not self.table_exists(identifier):
             if ignore_if_not_exists:
                 return

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import pyarrow as pa
 
 from lakeformat.errors import DataError
+from lakeformat.format import options as O
 from lakeformat.format.filter_text import parse_filter
 from lakeformat.format.snapshot import Snapshot
 
@@ -28,7 +29,7 @@ def read_preview(table, filter: Optional[str] = None, columns: Optional[Sequence
                  limit: Optional[int] = 20, snapshot_id: Optional[int] = None, as_of=None,
                  tag: Optional[str] = None) -> Preview:
     """At most ``limit`` rows (None or 0: all) matching ``filter`` of the chosen snapshot."""
-    scan = table.scan(snapshot_id=snapshot_id, as_of=as_of, tag=tag)   # resolves the snapshot only
+    scan = table.scan(snapshot_id=snapshot_id, as_of=as_of, tag=tag, fallback=False)   # resolves the snapshot only
     view, snap = scan.table, scan.snapshot
     arrow = view.schema.arrow_schema()
     if columns:
@@ -38,10 +39,15 @@ def read_preview(table, filter: Optional[str] = None, columns: Optional[Sequence
                             f"the columns are {', '.join(arrow.names)}")
     predicate = parse_filter(filter, arrow)
     out_schema = pa.schema([arrow.field(c) for c in columns]) if columns else arrow
-    if snap is None:
+    fallback = table.typed_options.get(O.SCAN_FALLBACK_BRANCH)
+    if snap is None and not fallback:
         return Preview(out_schema.empty_table(), None, False)
     batches, got, more = [], 0, False
-    for batch in view.to_batches(columns=list(columns) if columns else None, filter=predicate, snapshot_id=snap.id):
+    # the snapshot resolved above, pinned; with scan.fallback-branch, as the caller asked (the
+    # fallback branch's snapshot follows from it: its latest for a read of the latest)
+    travel = dict(snapshot_id=snapshot_id, as_of=as_of, tag=tag) if fallback else dict(snapshot_id=snap.id)
+    for batch in (table if fallback else view).to_batches(columns=list(columns) if columns else None,
+                                                          filter=predicate, **travel):
         if limit and got >= limit:   # the limit is reached: is there another row?
             more = batch.num_rows > 0
             if more:

@@ -66,7 +66,8 @@ def start_position(table, end: Optional[int]) -> tuple[Optional[int], bool]:
 
 def full_snapshot(table, sid: int, columns, filter) -> pa.Table:
     """Every row of snapshot ``sid``, as inserts (``_row_kind`` +I on changelog reads)."""
-    data = table.read(columns, filter, snapshot_id=sid)
+    scan = table.scan(filter, columns, snapshot_id=sid, fallback=False)   # streams ignore scan.fallback-branch
+    data = scan.table.read_splits(scan.plan(), columns, filter)
     if table._changelog_read():
         data = data.append_column(ROW_KIND, pa.array(["+I"] * data.num_rows, pa.string()))
     return data

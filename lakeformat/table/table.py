@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import itertools
 import uuid
 from dataclasses import dataclass
 from typing import Optional, Union
@@ -16,6 +17,7 @@ from lakeformat.errors import DataError, LakeformatError, NotFoundError
 from lakeformat.format import options as O
 from lakeformat.format import predicate as P
 from lakeformat.format import types as T
+from lakeformat.format.branch import MAIN as MAIN_BRANCH
 from lakeformat.format.iceberg.schema import check_table
 from lakeformat.format.manifest import ManifestEntry
 from lakeformat.format.options import Options, validate
@@ -31,6 +33,8 @@ from lakeformat.mergetree.kv_file import KIND
 from lakeformat.read.entries import delta_entries, live_entries
 from lakeformat.read.scan import FileScan, Split
 from lakeformat.read.split_read import SplitRead
+from lakeformat.table.branches import Branches
+from lakeformat.table.fallback import FallbackPlan, fallback_batches, plan_fallback, read_fallback
 from lakeformat.table.maintenance import TableMaintenance
 from lakeformat.table.stream import TableStream, read_incremental
 from lakeformat.table.system_tables import system_table
@@ -47,11 +51,13 @@ class TableScan:
     snapshot: Optional[Snapshot]
     filter: Optional[P.Predicate] = None
     columns: Optional[Sequence[str]] = None
+    fallback: Optional[FallbackPlan] = None   # what scan.fallback-branch adds (lakeformat/table/fallback.py)
 
     def plan(self) -> list[Split]:
-        if self.snapshot is None:
-            return []
-        return FileScan(self.table.ctx, self.filter).plan(self.snapshot)
+        """This branch's splits, then those of its fallback branch (``Split.branch`` set), which
+        ``Table.read_splits`` reads through that branch."""
+        own = [] if self.snapshot is None else FileScan(self.table.ctx, self.filter).plan(self.snapshot)
+        return own + (list(self.fallback.splits) if self.fallback is not None else [])
 
 
 class Table:
@@ -59,8 +65,9 @@ class Table:
     ``TableContext``), never the table, so what follows an operation happens here, once."""
 
     def __init__(self, io: FileIO, path: str, name: str, schema: Optional[TableSchema] = None,
-                 lock: Optional[CatalogLock] = None, iceberg_cache: Optional[IcebergCache] = None):
-        self.ctx = TableContext(io, path, name, schema, lock, iceberg_cache)
+                 lock: Optional[CatalogLock] = None, iceberg_cache: Optional[IcebergCache] = None,
+                 branch: str = MAIN_BRANCH):
+        self.ctx = TableContext(io, path, name, schema, lock, iceberg_cache, branch)
         O.warn_unknown(self.ctx.schema.options, name)
 
     # -- metadata (the context's) ------------------------------------------------------------
@@ -68,6 +75,7 @@ class Table:
     path = property(lambda self: self.ctx.path)
     name = property(lambda self: self.ctx.name)
     lock = property(lambda self: self.ctx.lock)
+    branch = property(lambda self: self.ctx.branch)   # "main", or the branch this table object reads and writes
     iceberg_cache = property(lambda self: self.ctx.iceberg_cache)   # the catalog's
     schema_manager = property(lambda self: self.ctx.schema_manager)
     snapshot_manager = property(lambda self: self.ctx.snapshot_manager)
@@ -186,6 +194,11 @@ class Table:
     @property
     def tags(self):
         return self.maintenance.tags
+
+    @property
+    def branches(self) -> Branches:
+        """Create, list, delete and fast-forward branches (lakeformat/table/branches.py)."""
+        return Branches(self)
 
     @property
     def consumers(self):
@@ -316,19 +329,31 @@ class Table:
         return view
 
     def scan(self, filter: Optional[P.Predicate] = None, columns: Optional[Sequence[str]] = None,
-             snapshot_id: Optional[int] = None, as_of=None, tag: Optional[str] = None) -> TableScan:
+             snapshot_id: Optional[int] = None, as_of=None, tag: Optional[str] = None,
+             fallback: bool = True) -> TableScan:
         """A planned read of the latest snapshot, or of the one ``snapshot_id``, ``as_of`` or ``tag``
         (or the scan.* options) travel to, which is read with its own schema (``scan.table``)."""
         snapshot = self._snapshot_for(snapshot_id, as_of, tag)
         table = self.as_of_schema(snapshot) if self._time_travel(snapshot_id, as_of, tag) else self
-        return TableScan(table, snapshot, filter, columns)
+        scan = TableScan(table, snapshot, filter, columns)
+        if fallback:   # a batch read: partitions this branch lacks come from scan.fallback-branch
+            scan.fallback = plan_fallback(self, scan, filter, snapshot_id, as_of, tag)
+        return scan
 
     def read_splits(self, splits: Sequence[Split], columns: Optional[Sequence[str]] = None,
                     filter: Optional[P.Predicate] = None) -> pa.Table:
-        return SplitRead(self.ctx, columns, filter).read(splits)
+        """The rows of planned splits; those of a fallback branch (``Split.branch``) are read
+        through that branch and given this table's columns."""
+        reader = SplitRead(self.ctx, columns, filter)
+        data = reader.read([s for s in splits if s.branch is None])
+        parts = [read_fallback(self.branches.table(b), fb, data.schema, filter)
+                 for b, fb in _by_branch(splits).items()]
+        return pa.concat_tables([data, *parts]) if parts else data
 
     def read(self, columns: Optional[Sequence[str]] = None, filter: Optional[P.Predicate] = None,
              snapshot_id: Optional[int] = None, as_of=None, tag: Optional[str] = None) -> pa.Table:
+        """The rows at the latest snapshot, or one ``snapshot_id``, ``as_of`` or ``tag`` travel to;
+        with ``scan.fallback-branch``, partitions this branch lacks come from that branch."""
         scan = self.scan(filter, columns, snapshot_id, as_of, tag)
         return scan.table.read_splits(scan.plan(), columns, filter)
 
@@ -339,7 +364,12 @@ class Table:
         files are read batch by batch, primary-key buckets merged in key slices of about
         ``read_buffer`` bytes (default ``write-buffer-size``); see SplitRead.to_batches."""
         scan = self.scan(filter, columns, snapshot_id, as_of, tag)
-        return SplitRead(scan.table.ctx, columns, filter).to_batches(scan.plan(), buffer=read_buffer)
+        splits = scan.plan()
+        reader = SplitRead(scan.table.ctx, columns, filter)
+        batches = reader.to_batches([s for s in splits if s.branch is None], buffer=read_buffer)
+        return itertools.chain(batches, *(
+            fallback_batches(self.branches.table(b), fb, reader.out_schema, filter, read_buffer)
+            for b, fb in _by_branch(splits).items()))
 
     def read_incremental(self, start_snapshot: Optional[int] = None, end_snapshot: Optional[int] = None,
                          columns: Optional[Sequence[str]] = None, filter: Optional[P.Predicate] = None,
@@ -407,6 +437,15 @@ class Table:
                         "schema_id": e.file.schema_id,
                         "path": join(self.bucket_dir_of(e.partition, e.bucket), e.file.file_name)})
         return sorted(out, key=lambda d: (str(d["partition"]), d["bucket"], d["file_name"]))
+
+
+def _by_branch(splits: Sequence[Split]) -> dict[str, list[Split]]:
+    """Splits of fallback branches, by branch."""
+    out: dict[str, list[Split]] = {}
+    for s in splits:
+        if s.branch is not None:
+            out.setdefault(s.branch, []).append(s)
+    return out
 
 
 DELETE_KIND = 3
