@@ -35,7 +35,8 @@ def test_a_long_step_prints_still_running_with_the_latest_progress(tmp_path, mon
 
 def test_a_step_shows_only_its_own_progress_lines(tmp_path):
     log = tmp_path / "airflow-tasks.log"
-    log.write_text("INFO lakeformat.progress: ingest demo.t 2024-06-01: 4 of 4 tasks of stage 2 (save) done, 0 running\n"
+    log.write_text("INFO lakeformat.progress: ingest demo.t 2024-06-01: 4 of 4 tasks of stage 2 (save) done, "
+                   "0 running\n"
                    "- expect_column_values_to_be_between(column='price'): 25 of 4,770 rows unexpected\n")
     since = log.stat().st_size
     assert demo._latest_progress(log, 0) == "ingest demo.t 2024-06-01: 4 of 4 tasks of stage 2 (save) done, 0 running"

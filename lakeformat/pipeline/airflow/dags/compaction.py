@@ -3,7 +3,7 @@
 Writers run with ``write-only = true`` (see ``config/tables.yaml``): they only add files. This DAG
 compacts every configured table, one task group per table:
 
-    exists ─► plan ─► compact (spark-submit lakeformat/pipeline/jobs/compact.py) ─► expire_snapshots (the plugin's operator)
+    exists ─► plan ─► compact (spark-submit jobs/compact.py) ─► expire_snapshots (the plugin's operator)
 
 ``plan`` asks the table which buckets need compacting (the same decision the job makes); with
 none, the compact task is skipped, naming why, and no Spark job starts; expiration still runs.
