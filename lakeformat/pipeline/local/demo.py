@@ -22,7 +22,6 @@ Exits non-zero when anything turns out other than described above.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import re
@@ -91,7 +90,7 @@ class Demo:
             if self.catalog.database_exists(db):
                 self.catalog.drop_database(db, cascade=True)
         self.console.print(f"[bold]warehouse[/] {self.warehouse}   [bold]airflow home[/] {self.work / 'airflow'}"
-                           f"\n[bold]task logs[/] {self.log} (kept when something goes wrong)")
+                           f"\n[bold]task logs[/] {self.work}/airflow-tasks*.log (kept when something goes wrong)")
         self.step(f"landing files for {DAYS[0]}..{DAYS[-1]} ({ROWS_PER_DAY:,} events a day; "
                   f"{BAD_DAY} with rows that break the quality rules)")
         subprocess.run([sys.executable, "-m", "lakeformat.pipeline.landing", "--landing", str(self.landing),
@@ -134,34 +133,76 @@ class Demo:
             out.file.close()
 
     def ingest(self) -> None:
+        """Each table's days in a process of its own (:mod:`.demo_lane`), the tables side by side
+        as Airflow runs their DAGs; a line per finished day, and while they run a "still
+        running" line with each lane's latest progress."""
+        self.step("ingest DAGs, the tables side by side: " + ", ".join(
+            f"lakeformat_ingest_{s.name}" for s in self.config.tables) + f" for {DAYS[0]}..{DAYS[-1]}")
+        lanes = {spec.name: self.start_lane(spec.name) for spec in self.config.tables}
+        outcomes: dict[tuple[str, str], dict] = {}
+        began, beat = time.perf_counter(), time.perf_counter()
+        while True:
+            running = [n for n, (proc, *_) in lanes.items() if proc.poll() is None]
+            for name, (_, out, _) in lanes.items():
+                for o in _outcomes(out):
+                    if (o["day"], name) not in outcomes:
+                        outcomes[(o["day"], name)] = o
+                        self.step(f"lakeformat_ingest_{name} for {o['day']}: {_outcome_words(o)} "
+                                  f"({o['seconds']:.0f} s)")
+            if not running:
+                break
+            if time.perf_counter() - beat >= STILL_RUNNING_EVERY:
+                beat = time.perf_counter()
+                latest = "; ".join(p for n in running if (p := _latest_progress(lanes[n][2])))
+                self.console.print(f"[dim]{beat - self.started:6.1f} s[/]    still running "
+                                   f"({beat - began:.0f} s)" + (f": {latest}" if latest else ""), highlight=False)
+            time.sleep(0.5)
+        for name, (proc, _, log) in lanes.items():
+            self.expect(proc.returncode == 0, f"the ingest lane of {name} exited with {proc.returncode}: see {log}")
+        self.report_ingest(outcomes)
+
+    def start_lane(self, table: str):
+        """Start :mod:`.demo_lane` for ``table`` on a copy of the migrated Airflow database."""
+        home = self.work / f"airflow-{table}"
+        home.mkdir()
+        shutil.copy(self.work / "airflow" / "airflow.db", home / "airflow.db")
+        out, log = self.work / f"ingest-{table}.jsonl", self.work / f"airflow-tasks-{table}.log"
+        env = dict(os.environ, AIRFLOW_HOME=str(home),
+                   AIRFLOW__DATABASE__SQL_ALCHEMY_CONN=f"sqlite:///{home / 'airflow.db'}")
+        with open(log, "ab") as err:
+            proc = subprocess.Popen([sys.executable, "-m", "lakeformat.pipeline.local.demo_lane", "--table", table,
+                                     "--out", str(out), "--log", str(log), *DAYS],
+                                    env=env, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
+        return proc, out, log
+
+    def report_ingest(self, outcomes: dict[tuple[str, str], dict]) -> None:
         out = RichTable(title="ingest: one dag.test() run per table and day (spark-submit jobs/ingest.py)")
         for c in ("day", "table", "run", "rows", "snapshot", "seconds"):
             out.add_column(c, justify="right" if c in ("rows", "snapshot", "seconds") else "left")
         failures = []
         for day in DAYS:
-            when = dt.datetime.fromisoformat(day).replace(tzinfo=dt.UTC)
             for spec in self.config.tables:
-                self.step(f"lakeformat_ingest_{spec.name} for {day}")
-                t0 = time.perf_counter()
-                r = self.run(f"lakeformat_ingest_{spec.name}", when)
-                secs = time.perf_counter() - t0
-                published = r.xcoms("ingest.publish")
-                audits = r.xcoms("ingest.audit", "audit")
-                if r.ok and published:
-                    p = published[0]
-                    out.add_row(day, spec.identifier, "[green]published[/]", f"{p['rows']:,}",
-                                str(p["snapshot_id"]), f"{secs:.1f}")
-                elif audits:
-                    out.add_row(day, spec.identifier, "[red]audit failed[/]", f"{audits[0]['rows']:,}", "-",
-                                f"{secs:.1f}")
-                    failures.append(audits[0])
-                else:
-                    out.add_row(day, spec.identifier, f"[red]{r.state}[/]", "-", "-", f"{secs:.1f}")
-                    self.expect(False, f"ingest of {spec.name} for {day} {r.state} outside the audit: "
-                                       f"failed tasks {r.failed_tasks()}; see {self.log}")
+                o = outcomes.get((day, spec.name))
+                if o is None:
+                    out.add_row(day, spec.identifier, "[red]not run[/]", "-", "-", "-")
+                    self.expect(False, f"no ingest of {spec.name} for {day}: see "
+                                       f"{self.work / f'airflow-tasks-{spec.name}.log'}")
                     continue
-                self.expect(r.ok == (day != BAD_DAY),
-                            f"ingest of {spec.name} for {day} {'passed' if r.ok else 'failed'} its audit")
+                secs = f"{o['seconds']:.1f}"
+                if o["ok"] and o["published"]:
+                    p = o["published"][0]
+                    out.add_row(day, spec.identifier, "[green]published[/]", f"{p['rows']:,}",
+                                str(p["snapshot_id"]), secs)
+                elif o["audits"]:
+                    out.add_row(day, spec.identifier, "[red]audit failed[/]", f"{o['audits'][0]['rows']:,}", "-", secs)
+                    failures.append(o["audits"][0])
+                else:
+                    out.add_row(day, spec.identifier, f"[red]{o['state']}[/]", "-", "-", secs)
+                    self.expect(False, f"ingest of {spec.name} for {day} {o['state']} outside the audit: failed "
+                                       f"tasks {o['failed_tasks']}; see {self.work / f'airflow-tasks-{spec.name}.log'}")
+                    continue
+                self.expect(o["ok"] == (day != BAD_DAY),
+                            f"ingest of {spec.name} for {day} {'passed' if o['ok'] else 'failed'} its audit")
         self.console.print(out)
         for a in failures:
             self.console.print(f"[red]audit failed[/] (stage discarded, {a['discarded_files']} files deleted):\n"
@@ -268,6 +309,24 @@ def _latest_progress(log: Path, since: int = 0) -> str:
         return ""
     found = PROGRESS_LINE.findall(tail)
     return found[-1].strip() if found else ""
+
+
+def _outcomes(path: Path) -> list[dict]:
+    """The days a lane has finished (its complete JSON lines so far)."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return []
+    return [json.loads(line) for line in text.splitlines(keepends=True) if line.endswith("\n")]
+
+
+def _outcome_words(o: dict) -> str:
+    if o["ok"] and o["published"]:
+        p = o["published"][0]
+        return f"published as snapshot {p['snapshot_id']} ({p['rows']:,} rows)"
+    if o["audits"]:
+        return f"audit failed ({o['audits'][0]['rows']:,} rows staged and discarded)"
+    return f"{o['state']} (failed tasks: {', '.join(o['failed_tasks']) or 'none'})"
 
 
 def _ids(ids) -> str:
