@@ -126,6 +126,10 @@ class FileScan:
         self.value_filter = None if filter is None or P.columns(filter) <= part_names else filter
         if self.schema.primary_keys and self.value_filter is not None:
             self.value_filter = P.only_on(filter, set(self.schema.primary_keys))
+        # a data-evolution file's statistics cover its own columns of rows that other files complete
+        self.evolution = bool(ctx.typed_options.get(O.DATA_EVOLUTION))
+        if self.evolution:
+            self.value_filter = None
         self.partitions = PartitionFilter(self.part_pred, self.part_fields) if self.part_pred else None
         self.threads = threads
         self._part_types = [f.type for f in self.part_fields]
@@ -174,7 +178,7 @@ class FileScan:
         partial = [e.file for e in entries if e.file.write_cols is not None]
         if partial:
             check_write_cols(partial, lambda sid: self.ctx.schema_manager.get(sid).names,
-                             f"table {self.ctx.path}, snapshot {snapshot.id}")
+                             f"table {self.ctx.path}, snapshot {snapshot.id}", partial_ok=self.evolution)
 
     def keep(self, e: ManifestEntry) -> bool:
         """Partition pruning on exact values, then file pruning on value statistics."""
