@@ -212,3 +212,81 @@ def test_compacting_a_data_evolution_table_is_refused_by_name(tmp_path):
     with pytest.raises(UnsupportedError, match="data-evolution"):
         t.compact(full=True)
     assert rows(t.read(columns=["f2"])) == [{"f2": 102}, {"f2": 104}]
+
+
+# ---------------------------------------------------------------- data evolution: some columns of rows
+
+WIDE = pa.schema([("id", pa.int64()), ("v", pa.string()), ("x", pa.float64())])
+DE_OPTIONS = {"row-tracking.enabled": "true", "data-evolution.enabled": "true"}
+
+
+def wide(ids) -> pa.Table:
+    ids = list(ids)
+    return pa.table({"id": ids, "v": [f"v{i}" for i in ids], "x": [i / 2 for i in ids]}, schema=WIDE)
+
+
+@pytest.mark.slow
+def test_update_columns_writes_column_files_that_pypaimon_merges_the_same_way(catalog, tmp_path):
+    t = catalog.create_table("db.de", WIDE, options=DE_OPTIONS)
+    t.write(wide(range(3)))
+    t.write(wide(range(3, 5)))
+    t.update_columns(pa.table({"_ROW_ID": pa.array([4, 1], pa.int64()), "v": ["E", "B"]}))
+    t.update_columns({"_ROW_ID": pa.array([1], pa.int64()), "x": [-1.0], "v": ["BB"]})
+    cols = ["id", "v", "x", "_ROW_ID", "_SEQUENCE_NUMBER"]
+    ours = rows(t.read(columns=cols))
+    assert [(r["id"], r["v"], r["x"], r["_ROW_ID"]) for r in ours] == [
+        (0, "v0", 0.0, 0), (1, "BB", -1.0, 1), (2, "v2", 1.0, 2), (3, "v3", 1.5, 3), (4, "E", 2.0, 4)]
+    assert [r["_SEQUENCE_NUMBER"] for r in ours] == [4, 4, 4, 3, 3]   # the newest file of each range
+    latest = t.snapshot_manager.latest()
+    assert latest.next_row_id == 5 and latest.total_record_count == 5 + 5 + 3
+    added = [e.file for e in FileScan(t.ctx).delta_entries(latest)]
+    assert [(f.first_row_id, f.row_count, set(f.write_cols)) for f in added] == [(0, 3, {"v", "x"})]
+    wh = str(Path(t.path).parents[1])
+    theirs = oracle(tmp_path, [{"op": "read", "warehouse": wh, "table": "db.de", "columns": cols}])
+    assert sorted(theirs[0], key=lambda r: r["_ROW_ID"]) == ours
+    assert rows(t.read(columns=["id"], filter=lf.col("v") == "BB")) == [{"id": 1}]
+
+
+@pytest.mark.slow
+def test_lakeformat_reads_pypaimons_partial_column_writes(tmp_path):
+    import pyarrow.parquet as pq
+    wh = str(tmp_path / "wh")
+    pq.write_table(WIDE.empty_table(), tmp_path / "schema.parquet")
+    pq.write_table(wide(range(4)), tmp_path / "all.parquet")
+    pq.write_table(pa.table({"_ROW_ID": pa.array([0, 3], pa.int64()), "x": [9.0, 9.5]}), tmp_path / "upd.parquet")
+    pq.write_table(wide(range(4, 6)).select(["id", "v"]), tmp_path / "some.parquet")
+    oracle(tmp_path, [
+        {"op": "create", "warehouse": wh, "table": "db.p", "schema": str(tmp_path / "schema.parquet"),
+         "options": DE_OPTIONS},
+        {"op": "write", "warehouse": wh, "table": "db.p", "data": str(tmp_path / "all.parquet")},
+        {"op": "update", "warehouse": wh, "table": "db.p", "data": str(tmp_path / "upd.parquet"), "columns": ["x"]},
+        {"op": "write", "warehouse": wh, "table": "db.p", "data": str(tmp_path / "some.parquet"),
+         "write_cols": ["id", "v"]}])
+    cols = ["id", "v", "x", "_ROW_ID", "_SEQUENCE_NUMBER"]
+    theirs = oracle(tmp_path, [{"op": "read", "warehouse": wh, "table": "db.p", "columns": cols, "snapshot": s}
+                               for s in (1, 2, 3)])
+    t = lf.Catalog(wh).get_table("db.p")
+    for s, their in zip((1, 2, 3), theirs):
+        assert rows(t.read(columns=cols, snapshot_id=s)) == sorted(their, key=lambda r: r["_ROW_ID"]), s
+    assert [r["x"] for r in rows(t.read(columns=["x"]))] == [9.0, 0.5, 1.0, 9.5, None, None]
+    # and lakeformat updates pypaimon's table in turn
+    t.update_columns({"_ROW_ID": pa.array([5], pa.int64()), "x": [7.0]})
+    assert rows(t.read(columns=["id", "x"], filter=lf.col("id") == 5)) == [{"id": 5, "x": 7.0}]
+    theirs = oracle(tmp_path, [{"op": "read", "warehouse": wh, "table": "db.p", "columns": ["id", "x"]}])
+    assert sorted(theirs[0], key=lambda r: r["id"]) == rows(t.read(columns=["id", "x"]))
+
+
+def test_update_columns_refuses_what_it_cannot_do(catalog):
+    t = catalog.create_table("db.de", WIDE, options=DE_OPTIONS)
+    t.write(wide(range(3)))
+    with pytest.raises(lf.errors.DataError, match="not rows"):
+        t.update_columns({"_ROW_ID": pa.array([3], pa.int64()), "v": ["x"]})
+    with pytest.raises(lf.errors.DataError, match="unique"):
+        t.update_columns({"_ROW_ID": pa.array([1, 1], pa.int64()), "v": ["x", "y"]})
+    with pytest.raises(SchemaError, match="nope"):
+        t.update_columns({"_ROW_ID": pa.array([1], pa.int64()), "nope": ["x"]})
+    plain = catalog.create_table("db.rt", WIDE, options={"row-tracking.enabled": "true"})
+    plain.write(wide(range(2)))
+    with pytest.raises(UnsupportedError, match=r"data-evolution\.enabled"):
+        plain.update_columns({"_ROW_ID": pa.array([0], pa.int64()), "v": ["x"]})
+    assert t.snapshot_manager.latest().id == 1
