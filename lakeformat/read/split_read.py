@@ -130,8 +130,8 @@ class SplitRead:
         wanted = [self.schema.field(c) for c in self.needed]
         assigned = assign_columns(group, wanted, lambda sid: self.ctx.schema_manager.get(sid).fields)
         newest, n = group[0], group[0].row_count
-        if self.system and all(f is not newest for f, _ in assigned):
-            assigned = [(newest, [])] + assigned
+        if self.system and physical_system_columns(newest) and all(f is not newest for f, _ in assigned):
+            assigned = [(newest, [])] + assigned   # read for its stored row ids / versions only
         parts: list[pa.Table] = []
         physical: dict[str, pa.ChunkedArray] = {}
         for f, fields in assigned:

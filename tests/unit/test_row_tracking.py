@@ -237,6 +237,8 @@ def test_update_columns_writes_column_files_that_pypaimon_merges_the_same_way(ca
     assert [(r["id"], r["v"], r["x"], r["_ROW_ID"]) for r in ours] == [
         (0, "v0", 0.0, 0), (1, "BB", -1.0, 1), (2, "v2", 1.0, 2), (3, "v3", 1.5, 3), (4, "E", 2.0, 4)]
     assert [r["_SEQUENCE_NUMBER"] for r in ours] == [4, 4, 4, 3, 3]   # the newest file of each range
+    assert rows(t.read(columns=["_ROW_ID"])) == [{"_ROW_ID": i} for i in range(5)]   # from metadata alone
+    assert t.read(columns=[]).num_rows == 5
     latest = t.snapshot_manager.latest()
     assert latest.next_row_id == 5 and latest.total_record_count == 5 + 5 + 3
     added = [e.file for e in FileScan(t.ctx).delta_entries(latest)]
