@@ -292,3 +292,25 @@ def test_update_columns_refuses_what_it_cannot_do(catalog):
     with pytest.raises(UnsupportedError, match=r"data-evolution\.enabled"):
         plain.update_columns({"_ROW_ID": pa.array([0], pa.int64()), "v": ["x"]})
     assert t.snapshot_manager.latest().id == 1
+
+
+@pytest.mark.slow
+def test_lakeformat_appends_to_and_compacts_the_fixtures_and_pypaimon_reads_them(tmp_path):
+    wh = str(tmp_path / "wh")
+    new = pa.table({"f0": ["Eve", "Finn"], "f1": pa.array([6, 7], pa.int32()), "f2": pa.array([16, 17], pa.int32()),
+                    "f3": [6.1, 7.1]})
+    rt = copy_fixture(tmp_path, RT)
+    rt.write(new)
+    rt.compact(full=True)
+    de = copy_fixture(tmp_path, DE)
+    de.write(new)
+    ours_rt = rows(lf.Catalog(wh).get_table(f"{RT}.{RT}").read(columns=FIXTURE_COLUMNS))
+    ours_de = rows(lf.Catalog(wh).get_table(f"{DE}.{DE}").read(columns=FIXTURE_COLUMNS))
+    assert [r["_ROW_ID"] for r in ours_rt] == list(range(6)) and [r["f0"] for r in ours_rt][-2:] == ["Eve", "Finn"]
+    assert [(r["_ROW_ID"], r["_SEQUENCE_NUMBER"]) for r in ours_rt] == [(0, 1), (1, 1), (2, 2), (3, 2), (4, 5), (5, 5)]
+    assert [(r["f2"], r["_ROW_ID"], r["_SEQUENCE_NUMBER"]) for r in ours_de] == [
+        (102, 0, 2), (104, 1, 2), (16, 2, 3), (17, 3, 3)]
+    theirs = oracle(tmp_path, [{"op": "read", "warehouse": wh, "table": f"{n}.{n}", "columns": FIXTURE_COLUMNS}
+                               for n in (RT, DE)])
+    assert sorted(theirs[0], key=lambda r: r["_ROW_ID"]) == ours_rt
+    assert sorted(theirs[1], key=lambda r: r["_ROW_ID"]) == ours_de
