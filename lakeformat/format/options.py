@@ -545,6 +545,9 @@ def check_iceberg(opts: Options) -> None:
         raise OptionError(f"option {ICEBERG_STORAGE.key!r} ({opts.get(ICEBERG_STORAGE)}) with "
                           f"{DELETION_VECTORS.key!r} = true and {_EXTERNAL_PATHS!r} is not supported: "
                           "lakeformat publishes deletion vectors only for data files in the table's directory")
+    if opts.get(ICEBERG_STORAGE) != "disabled" and opts.get(DATA_EVOLUTION):
+        raise OptionError(f"option {ICEBERG_STORAGE.key!r} with {DATA_EVOLUTION.key!r} = true is not supported: "
+                          "Iceberg readers would read a file of some columns of rows as whole rows")
     formats = {opts.get(FILE_FORMAT), *(opts.get(FILE_FORMAT_PER_LEVEL) or {}).values()}
     if opts.get(ICEBERG_STORAGE) != "disabled" and formats != {"parquet"}:
         raise OptionError(f"option {ICEBERG_STORAGE.key!r} needs Parquet data files: lakeformat's ORC and Avro "

@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Optional
 from collections.abc import Sequence
 
+from lakeformat.errors import UnsupportedError
 from lakeformat.format import options as O
 from lakeformat.format import predicate as P
 from lakeformat.format.binary_row import deserialize_row
@@ -270,5 +271,9 @@ class FileScan:
         entries = []
         for s in snapshots:
             if s.commit_kind == "APPEND":
-                entries += [e for e in self.delta_entries(s) if e.kind == ADD]
+                added = [e for e in self.delta_entries(s) if e.kind == ADD]
+                if self.evolution and any(e.file.write_cols is not None for e in added):
+                    raise UnsupportedError(f"table {self.ctx.name}: snapshot {s.id} wrote some columns of rows "
+                                           "(data evolution); lakeformat does not implement incremental reads of it")
+                entries += added
         return self.splits(snapshots[-1], entries) if snapshots else []

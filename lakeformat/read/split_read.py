@@ -115,7 +115,7 @@ class SplitRead:
         id, and the system columns of row tracking come from file metadata."""
         return self.evolution or bool(self.tracking and self.system)
 
-    def _groups(self, split: Split) -> list[list[DataFileMeta]]:
+    def groups(self, split: Split) -> list[list[DataFileMeta]]:
         if not self.evolution:
             return [[f] for f in split.files]
         if split.deletion_files:
@@ -158,7 +158,7 @@ class SplitRead:
         table), a key section of a primary-key bucket."""
         if not self.schema.primary_keys:
             if self._by_row_id():
-                return [(self.read_group, s, g) for s in splits for g in self._groups(s)]
+                return [(self.read_group, s, g) for s in splits for g in self.groups(s)]
             return [(self.read_file, s, f) for s in splits for f in s.files]
         key_of = self.ctx.key_decoder()
         tasks: list = []
@@ -188,7 +188,7 @@ class SplitRead:
     def _streams(self, splits: Sequence[Split], buffer: Optional[int]) -> list:
         if not self.schema.primary_keys:
             if self._by_row_id():
-                return [partial(self._iter_group, s, g) for s in splits for g in self._groups(s)]
+                return [partial(self._iter_group, s, g) for s in splits for g in self.groups(s)]
             return [partial(self.iter_file, s, f) for s in splits for f in s.files]
         key_of = self.ctx.key_decoder()
         streams = []

@@ -314,3 +314,17 @@ def test_lakeformat_appends_to_and_compacts_the_fixtures_and_pypaimon_reads_them
                                for n in (RT, DE)])
     assert sorted(theirs[0], key=lambda r: r["_ROW_ID"]) == ours_rt
     assert sorted(theirs[1], key=lambda r: r["_ROW_ID"]) == ours_de
+
+
+def test_streamed_reads_and_what_data_evolution_refuses(catalog):
+    t = catalog.create_table("db.de", WIDE, options=DE_OPTIONS)
+    t.write(wide(range(3)))
+    t.update_columns({"_ROW_ID": pa.array([2], pa.int64()), "v": ["C"]})
+    batches = list(t.to_batches(columns=["v", "_ROW_ID"]))
+    assert pa.Table.from_batches(batches).to_pylist() == [
+        {"v": "v0", "_ROW_ID": 0}, {"v": "v1", "_ROW_ID": 1}, {"v": "C", "_ROW_ID": 2}]
+    assert rows(t.read_incremental(0, 1)) == rows(wide(range(3)))   # an append of whole rows
+    with pytest.raises(UnsupportedError, match="some columns of rows"):
+        t.read_incremental(1, 2)   # a file of some columns alone is no rows
+    with pytest.raises(OptionError, match="Iceberg"):
+        catalog.create_table("db.ice", WIDE, options={**DE_OPTIONS, "metadata.iceberg.storage": "table-location"})
