@@ -48,7 +48,7 @@ from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.index_manifest import HASH, IndexManifestEntry, combine
 from lakeformat.format.manifest import ADD, DELETE, ManifestEntry, ManifestFileMeta
 from lakeformat.format.metadata_checks import check_writable
-from lakeformat.format.row_tracking import assign_row_ids
+from lakeformat.format.row_tracking import assign_row_ids, lost_ranges, updates_of
 from lakeformat.format.snapshot import APPEND, COMPACT, OVERWRITE, Snapshot, inherited
 from lakeformat.io.data_file import file_path
 from lakeformat.io.fileio import join
@@ -332,6 +332,7 @@ class FileStoreCommit:
                     self._check_conflicts(latest, attempt_entries)
                     next_row_id = None
                     if tracking:   # row ids and versions depend on the snapshot this attempt makes
+                        self._check_row_ranges(latest, attempt_entries)
                         attempt_entries, next_row_id = assign_row_ids(
                             attempt_entries, (latest.next_row_id or 0) if latest else 0, seen_latest + 1)
                     if delta_metas is None or overwrite is not None or tracking:
@@ -441,6 +442,27 @@ class FileStoreCommit:
                 f"files {list(c.files)}. Nothing was committed; abort this writer's files and retry "
                 "the work on the latest snapshot.",
                 snapshot_id=culprit, files=c.files, partition=values, bucket=c.bucket)
+
+    def _check_row_ranges(self, latest: Optional[Snapshot], entries: list[ManifestEntry]) -> None:
+        """Files updating some columns of existing rows (data evolution) need their row id range
+        still live in ``latest``."""
+        updates = updates_of(entries)
+        if not updates:
+            return
+        touched = {(e.partition, e.bucket) for e in updates}
+        live = [] if latest is None else live_entries(self.ctx, latest, partitions={p for p, _ in touched})
+        lost = lost_ranges(updates, live)
+        if lost:
+            f = lost[0].file
+            first = f.first_row_id or 0
+            raise CommitConflictError(
+                f"commit to {self.ctx.name} conflicts with the latest snapshot "
+                f"{latest.id if latest else None}: file {f.file_name} updates columns {list(f.write_cols or ())} "
+                f"of row ids {first}..{first + f.row_count - 1}, "
+                "which no live file holds any more (an overwrite or compaction replaced them). Nothing was "
+                "committed; abort this writer's files and retry the update on the latest snapshot.",
+                snapshot_id=latest.id if latest else None, files=[x.file.file_name for x in lost],
+                partition=self.ctx.partition_values(lost[0].partition), bucket=lost[0].bucket)
 
     def _who_removed(self, files: Sequence[str], latest_id: int) -> int:
         """The newest snapshot whose delta deleted one of ``files`` (the latest if none found)."""

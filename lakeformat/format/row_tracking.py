@@ -175,3 +175,17 @@ def tracked_file_schema(schema: pa.Schema) -> pa.Schema:
         field = pa.field(c, SYSTEM_TYPES[c], nullable=c == ROW_ID)
         schema = schema.append(field.with_metadata({b"PARQUET:field_id": str(SYSTEM_FIELD_IDS[c]).encode()}))
     return schema
+
+
+def updates_of(entries: Sequence[ManifestEntry]) -> list[ManifestEntry]:
+    """Added files of some columns of existing rows: an append that already names its first row id."""
+    return [e for e in entries if e.kind == ADD and e.file.file_source == FILE_SOURCE_APPEND
+            and e.file.first_row_id is not None and e.file.write_cols is not None]
+
+
+def lost_ranges(updates: Sequence[ManifestEntry], live: Sequence[ManifestEntry]) -> list[ManifestEntry]:
+    """Those of ``updates`` whose row id range (partition, bucket, first row id, row count) no
+    live file starts any more: a concurrent overwrite or compaction replaced the rows they update,
+    and committing them would leave columns without rows."""
+    ranges = {(e.partition, e.bucket, e.file.first_row_id, e.file.row_count) for e in live}
+    return [e for e in updates if (e.partition, e.bucket, e.file.first_row_id, e.file.row_count) not in ranges]

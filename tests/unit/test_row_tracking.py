@@ -328,3 +328,19 @@ def test_streamed_reads_and_what_data_evolution_refuses(catalog):
         t.read_incremental(1, 2)   # a file of some columns alone is no rows
     with pytest.raises(OptionError, match="Iceberg"):
         catalog.create_table("db.ice", WIDE, options={**DE_OPTIONS, "metadata.iceberg.storage": "table-location"})
+
+
+def test_an_update_whose_rows_an_overwrite_replaced_meanwhile_conflicts(catalog):
+    from lakeformat.errors import CommitConflictError
+    from lakeformat.write.update_columns import update_messages
+    t = catalog.create_table("db.de", WIDE, options=DE_OPTIONS)
+    t.write(wide(range(3)))
+    messages = update_messages(t.ctx, t.latest_snapshot(), pa.table({"_ROW_ID": pa.array([1], pa.int64()),
+                                                                       "v": ["B"]}))
+    t.write(wide(range(10, 12)), overwrite=True)   # rows 0..2 are gone; 3..4 are new rows
+    commit = t.new_commit()
+    with pytest.raises(CommitConflictError, match="no live file holds"):
+        commit.commit(messages)
+    commit.abort(messages)
+    assert rows(t.read(columns=["id", "v", "_ROW_ID"])) == [{"id": 10, "v": "v10", "_ROW_ID": 3},
+                                                             {"id": 11, "v": "v11", "_ROW_ID": 4}]
