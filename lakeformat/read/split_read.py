@@ -126,7 +126,13 @@ class SplitRead:
     def read_group(self, split: Split, group: Sequence[DataFileMeta]) -> pa.Table:
         """Files of one row id range (newest first; one file unless data evolution): each wanted
         column from the newest file holding it, system columns from the newest file."""
-        bucket_dir = self.ctx.bucket_dir_of(split.partition_bytes, split.bucket)
+        deleted = self.deletions(split).get(group[0].file_name) if split.deletion_files else None
+        return self.read_range(self.ctx.bucket_dir_of(split.partition_bytes, split.bucket), group, deleted)
+
+    def read_range(self, bucket_dir: str, group: Sequence[DataFileMeta],
+                   deleted: Optional[np.ndarray] = None) -> pa.Table:
+        """:meth:`read_group` of the files ``group`` in ``bucket_dir``, without the rows at the
+        ``deleted`` positions."""
         wanted = [self.schema.field(c) for c in self.needed]
         assigned = assign_columns(group, wanted, lambda sid: self.ctx.schema_manager.get(sid).fields)
         newest, n = group[0], group[0].row_count
@@ -145,7 +151,6 @@ class SplitRead:
         if self.system:
             system = {c: a for c, a in system_arrays(newest, 0, n, physical).items() if c in self.system}
         out = merge_group(n, wanted, parts, system)
-        deleted = self.deletions(split).get(newest.file_name) if split.deletion_files else None
         if deleted is not None and deleted.size:
             out = out.filter(keep_mask(n, deleted))
         return self._finish(out)

@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakeformat.errors import CorruptFileError, StorageError, UnsupportedError
+from lakeformat.errors import CorruptFileError, StorageError
 from lakeformat.format import options as O
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.manifest import FILE_SOURCE_COMPACT, DataFileMeta
@@ -38,12 +38,14 @@ from lakeformat.format.row_tracking import (
     SYSTEM_COLUMNS,
     has_row_ids,
     physical_system_columns,
+    row_groups,
     system_arrays,
     tracked_file_schema,
 )
 from lakeformat.io.data_file import RollingFileWriter, iter_columns
 from lakeformat.io.fileio import join
 from lakeformat.io.table_context import TableContext
+from lakeformat.read.split_read import SplitRead
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +64,7 @@ class AppendCompactPolicy:
     target_file_size: int
     min_file_num: int = 5
     max_file_num: int = DEFAULT_MAX_FILE_NUM
+    by_row_range: bool = False   # data evolution: the files of one row id range merge into one
 
     @classmethod
     def of(cls, ctx: TableContext) -> AppendCompactPolicy:
@@ -69,7 +72,7 @@ class AppendCompactPolicy:
         min_num = max(1, o.required(O.COMPACTION_MIN_FILE_NUM))
         max_num = o.get(O.COMPACTION_MAX_FILE_NUM)
         max_num = DEFAULT_MAX_FILE_NUM if max_num is None else max_num
-        return cls(ctx.target_file_size, min_num, max(min_num, max_num))
+        return cls(ctx.target_file_size, min_num, max(min_num, max_num), bool(o.get(O.DATA_EVOLUTION)))
 
 
 def sequence_order(files: Sequence[DataFileMeta]) -> list[DataFileMeta]:
@@ -120,6 +123,8 @@ def pick_full(files: Sequence[DataFileMeta], policy: AppendCompactPolicy) -> lis
 
 
 def pick(files: Sequence[DataFileMeta], policy: AppendCompactPolicy, full: bool) -> list[tuple[DataFileMeta, ...]]:
+    if policy.by_row_range:   # each row id range held by several files (newest first), on its own
+        return [tuple(g) for g in row_groups(files, "compaction") if len(g) > 1]
     ordered = sequence_order(files)
     return pick_full(ordered, policy) if full else pick_windows(ordered, policy)
 
@@ -210,6 +215,22 @@ def rewrite(ctx: TableContext, bucket_dir: str, window: Sequence[DataFileMeta]) 
         raise
 
 
+def rewrite_range(ctx: TableContext, bucket_dir: str, group: Sequence[DataFileMeta]) -> list[DataFileMeta]:
+    """The files of one row id range of a data-evolution table (newest first) as one file of whole
+    rows: each column as a read merges it, and each row's ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` as a
+    read reports them, stored in the file, so reads return the same rows and system columns."""
+    data = SplitRead(ctx, [*ctx.schema.names, *SYSTEM_COLUMNS]).read_range(bucket_dir, group)
+    writer = _TrackedCompactFileWriter(ctx, bucket_dir, ctx.schema,
+                                       seq_start=min(f.min_sequence_number for f in group))
+    writer.roll = False   # one range, one file: its first row id names the range
+    try:
+        writer.write(data)
+        return writer.close()
+    except BaseException:
+        writer.abort()
+        raise
+
+
 def compact_bucket(ctx: TableContext, bucket_dir: str, files: Sequence[DataFileMeta], policy: AppendCompactPolicy,
                    full: bool) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
     """(before, after) of compacting one bucket's ``files``; nothing picked gives ([], [])."""
@@ -219,12 +240,9 @@ def compact_bucket(ctx: TableContext, bucket_dir: str, files: Sequence[DataFileM
     if o.get(O.ROW_TRACKING):   # files an uncommitted append wrote have no row ids yet: left for later
         files = [f for f in files if has_row_ids(f)]
     windows = pick(files, policy, full)
-    if windows and o.get(O.DATA_EVOLUTION):
-        raise UnsupportedError(f"compaction of {ctx.name}: lakeformat does not implement compacting a "
-                               "data-evolution table (files holding some columns of rows, merged by row id)")
     try:
         for window in windows:
-            after += rewrite(ctx, bucket_dir, window)
+            after += (rewrite_range if policy.by_row_range else rewrite)(ctx, bucket_dir, window)
             before += window
     except BaseException:
         for f in after:
@@ -250,7 +268,7 @@ class AppendBucketWriter:
         self.ctx, self.partition, self.bucket, self.dir = ctx, partition, bucket, bucket_dir
         self.files = sequence_order(restored)          # the bucket's live files as this writer knows them
         self.next_seq = max((f.max_sequence_number for f in restored), default=-1) + 1
-        # a data-evolution table is compacted by no writer (compact_bucket refuses it)
+        # a data-evolution table is compacted by dedicated compactions only (by row id range)
         self.write_only = ctx.typed_options.get(O.WRITE_ONLY) or ctx.typed_options.get(O.DATA_EVOLUTION)
         self.policy = AppendCompactPolicy.of(ctx)
         self.buffer_bytes = 0                          # nothing buffered: rows go straight to files

@@ -207,11 +207,18 @@ def test_row_tracking_is_refused_on_primary_key_tables_and_data_evolution_needs_
                              options={"row-tracking.enabled": "true"})
 
 
-def test_compacting_a_data_evolution_table_is_refused_by_name(tmp_path):
+def test_compacting_a_data_evolution_table_merges_each_row_range_into_one_file(tmp_path):
     t = copy_fixture(tmp_path, DE)
-    with pytest.raises(UnsupportedError, match="data-evolution"):
-        t.compact(full=True)
-    assert rows(t.read(columns=["f2"])) == [{"f2": 102}, {"f2": 104}]
+    before = rows(t.read(columns=FIXTURE_COLUMNS))
+    t.compact(full=True)
+    latest = t.snapshot_manager.latest()
+    assert latest.commit_kind == "COMPACT" and latest.next_row_id == 2
+    live = [e.file for e in FileScan(t.ctx).live_entries(latest)]
+    assert [(f.first_row_id, f.row_count, f.write_cols) for f in live] == [
+        (0, 2, ("f0", "f1", "f2", "f3", "_ROW_ID", "_SEQUENCE_NUMBER"))]
+    assert rows(t.read(columns=FIXTURE_COLUMNS)) == before
+    t.compact(full=True)   # nothing left to merge
+    assert t.snapshot_manager.latest().id == latest.id
 
 
 # ---------------------------------------------------------------- data evolution: some columns of rows
@@ -247,6 +254,13 @@ def test_update_columns_writes_column_files_that_pypaimon_merges_the_same_way(ca
     theirs = oracle(tmp_path, [{"op": "read", "warehouse": wh, "table": "db.de", "columns": cols}])
     assert sorted(theirs[0], key=lambda r: r["_ROW_ID"]) == ours
     assert rows(t.read(columns=["id"], filter=lf.col("v") == "BB")) == [{"id": 1}]
+    t.compact(full=True)   # each range's files merged into one; rows, ids and versions unchanged
+    assert len(t.files()) == 2 and rows(t.read(columns=cols)) == ours
+    t.update_columns({"_ROW_ID": pa.array([0], pa.int64()), "x": [8.0]})   # a compacted range takes updates
+    ours = rows(t.read(columns=cols))
+    assert ours[0]["x"] == 8.0 and ours[0]["_SEQUENCE_NUMBER"] == 6 and ours[1]["_SEQUENCE_NUMBER"] == 6
+    theirs = oracle(tmp_path, [{"op": "read", "warehouse": wh, "table": "db.de", "columns": cols}])
+    assert sorted(theirs[0], key=lambda r: r["_ROW_ID"]) == ours
 
 
 @pytest.mark.slow
@@ -304,6 +318,7 @@ def test_lakeformat_appends_to_and_compacts_the_fixtures_and_pypaimon_reads_them
     rt.compact(full=True)
     de = copy_fixture(tmp_path, DE)
     de.write(new)
+    de.compact(full=True)
     ours_rt = rows(lf.Catalog(wh).get_table(f"{RT}.{RT}").read(columns=FIXTURE_COLUMNS))
     ours_de = rows(lf.Catalog(wh).get_table(f"{DE}.{DE}").read(columns=FIXTURE_COLUMNS))
     assert [r["_ROW_ID"] for r in ours_rt] == list(range(6)) and [r["f0"] for r in ours_rt][-2:] == ["Eve", "Finn"]
