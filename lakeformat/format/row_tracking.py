@@ -189,3 +189,15 @@ def lost_ranges(updates: Sequence[ManifestEntry], live: Sequence[ManifestEntry])
     and committing them would leave columns without rows."""
     ranges = {(e.partition, e.bucket, e.file.first_row_id, e.file.row_count) for e in live}
     return [e for e in updates if (e.partition, e.bucket, e.file.first_row_id, e.file.row_count) not in ranges]
+
+
+def system_stats(f: DataFileMeta, name: str) -> Optional[tuple[int, int, int, int]]:
+    """(min, max, nulls, rows) of a system column over ``f``, from its metadata where that says
+    exactly what a read gives (no stored values that could differ); None when unknown."""
+    if name in physical_system_columns(f):
+        return None
+    if name == ROW_ID:
+        if f.first_row_id is None:
+            return None
+        return f.first_row_id, f.first_row_id + f.row_count - 1, 0, f.row_count
+    return f.max_sequence_number, f.max_sequence_number, 0, f.row_count

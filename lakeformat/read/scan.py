@@ -16,6 +16,8 @@ from functools import lru_cache
 from typing import Optional
 from collections.abc import Sequence
 
+import pyarrow as pa
+
 from lakeformat.errors import UnsupportedError
 from lakeformat.format import options as O
 from lakeformat.format import predicate as P
@@ -31,6 +33,7 @@ from lakeformat.format.manifest import (
 )
 from lakeformat.format.metadata_checks import check_write_cols
 from lakeformat.format.partition import PartitionFilter
+from lakeformat.format.row_tracking import SYSTEM_COLUMNS, SYSTEM_TYPES, system_stats
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.format.types import DataField
 from lakeformat.io.index_files import IndexFiles
@@ -117,7 +120,10 @@ class FileScan:
         self.ctx = ctx
         self.filter = filter
         self.schema = ctx.schema
-        P.check(filter, self.schema.arrow_schema())   # a wrong column or type fails here, not in pruning
+        arrow = self.schema.arrow_schema()
+        if ctx.typed_options.get(O.ROW_TRACKING):   # the system columns may be filtered on
+            arrow = pa.schema(list(arrow) + [pa.field(c, SYSTEM_TYPES[c]) for c in SYSTEM_COLUMNS])
+        P.check(filter, arrow)   # a wrong column or type fails here, not in pruning
         self.part_fields = self.schema.partition_fields
         part_names = {f.name for f in self.part_fields}
         self.part_pred = P.only_on(filter, part_names)
@@ -206,6 +212,8 @@ class FileScan:
         inner = _lookup([x.name for x in stat_fields], stats, f.row_count)
 
         def stats_of(name: str):
+            if name in SYSTEM_COLUMNS:
+                return system_stats(f, name)
             fname = current_to_file.get(name)
             if fname is None:
                 return None

@@ -61,13 +61,15 @@ class SplitRead:
         selectable = names + list(SYSTEM_COLUMNS) if self.tracking else names
         self.columns = list(columns) if columns is not None else names
         unknown = [c for c in self.columns if c not in selectable]
-        unknown += [c for c in sorted(P.columns(filter)) if c not in names]
+        unknown += [c for c in sorted(P.columns(filter)) if c not in selectable]
         if unknown:
             raise SchemaError(f"unknown column(s) {unknown}; the table has {selectable}")
         self.filter = filter
-        self.system = [c for c in self.columns if c in SYSTEM_COLUMNS and c not in names]
+        wanted = self.columns + sorted(P.columns(filter))
+        self.system = [c for c in SYSTEM_COLUMNS if c in wanted and c not in names]   # selected or filtered on
         table_columns = [c for c in self.columns if c not in self.system]
-        self.needed = table_columns + [c for c in sorted(P.columns(filter)) if c not in table_columns]
+        self.needed = table_columns + [c for c in sorted(P.columns(filter))
+                                       if c not in table_columns and c not in self.system]
         self.threads = threads
         arrow = self.schema.arrow_schema()
         self.out_schema = pa.schema([pa.field(c, SYSTEM_TYPES[c]) if c in self.system else arrow.field(c)

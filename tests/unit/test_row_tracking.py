@@ -359,3 +359,21 @@ def test_an_update_whose_rows_an_overwrite_replaced_meanwhile_conflicts(catalog)
     commit.abort(messages)
     assert rows(t.read(columns=["id", "v", "_ROW_ID"])) == [{"id": 10, "v": "v10", "_ROW_ID": 3},
                                                              {"id": 11, "v": "v11", "_ROW_ID": 4}]
+
+
+def test_filters_on_the_system_columns_prune_files_by_row_id_range(catalog, tmp_path):
+    t = catalog.create_table("db.rt", SCHEMA, options={"row-tracking.enabled": "true"})
+    for lo in range(0, 9, 3):
+        t.write(batch(range(lo, lo + 3)))
+    plan = t.scan(filter=lf.col("_ROW_ID") >= 4).plan()
+    assert sum(len(s.files) for s in plan) == 2   # ids 0..2 pruned by the file's row id range
+    assert rows(t.read(columns=["id"], filter=lf.col("_ROW_ID") >= 4)) == [{"id": i} for i in range(4, 9)]
+    assert rows(t.read(columns=["id", "_SEQUENCE_NUMBER"], filter=lf.col("_SEQUENCE_NUMBER") == 2)) == [
+        {"id": i, "_SEQUENCE_NUMBER": 2} for i in range(3, 6)]
+    t.compact(full=True)   # ids stored in the file: no pruning from metadata, same rows
+    assert rows(t.read(columns=["id"], filter=(lf.col("_ROW_ID") > 6) | (lf.col("id") == 0))) == [
+        {"id": 0}, {"id": 7}, {"id": 8}]
+    de = catalog.create_table("db.de", WIDE, options=DE_OPTIONS)
+    de.write(wide(range(3)))
+    de.update_columns({"_ROW_ID": pa.array([1], pa.int64()), "v": ["B"]})
+    assert rows(de.read(columns=["v"], filter=lf.col("_ROW_ID") == 1)) == [{"v": "B"}]
