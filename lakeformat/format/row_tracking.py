@@ -6,12 +6,16 @@ table's: ``_ROW_ID`` and ``_SEQUENCE_NUMBER``. A file may hold them physically (
 the ids and versions of the rows it rewrote, and names them in ``_WRITE_COLS``); where it does
 not (or a value is null), ``_ROW_ID`` is the first row id plus the row's position and
 ``_SEQUENCE_NUMBER`` the file's max sequence number (Paimon's rule; Java fills only nulls).
+The committer assigns both once the snapshot id is known (``assign_row_ids``): an appended file
+takes the snapshot's ``nextRowId`` and the snapshot id as its version.
 
 Data evolution lets a file hold some columns (``_WRITE_COLS``) of a row id range that other files
 hold other columns of. Files starting at the same row id form a group and must have the same row
 count; each column comes from the newest file of the group holding it (highest max sequence
 number), a column no file holds is null, and the system columns come from the newest file. The
 merge is by position within the group: whole Arrow columns taken from the files, no per-row work.
+A file updating some columns of existing rows names the range it covers; it needs that range
+live when it is committed (``lost_ranges``).
 """
 from __future__ import annotations
 
