@@ -143,7 +143,7 @@ def check_schema(primary_keys: Sequence[str], options: Mapping[str, str], names:
     if not on:
         return
     if primary_keys:
-        raise UnsupportedOptionError(f"cannot create {what}: lakeformat does not implement "
+        raise UnsupportedOptionError(f"{what}: lakeformat does not implement "
                                      f"{', '.join(f'{k}=true' for k in sorted(on))} on a primary-key table "
                                      "(Paimon tracks rows of append tables only)")
     if "data-evolution.enabled" in on and "row-tracking.enabled" not in on:
@@ -205,3 +205,12 @@ def system_stats(f: DataFileMeta, name: str) -> Optional[tuple[int, int, int, in
             return None
         return f.first_row_id, f.first_row_id + f.row_count - 1, 0, f.row_count
     return f.max_sequence_number, f.max_sequence_number, 0, f.row_count
+
+
+def check_unchanged(old: Mapping[str, str], new: Mapping[str, str], what: str) -> None:
+    """Row tracking and data evolution are chosen when a table is created (Paimon's rule): files
+    written before would have no row ids, or be read without their column merge."""
+    for key in ("row-tracking.enabled", "data-evolution.enabled"):
+        before, after = (str(o.get(key, "false")).strip().lower() == "true" for o in (old, new))
+        if before != after:
+            raise OptionError(f"{what}: {key!r} cannot be changed after the table is created")

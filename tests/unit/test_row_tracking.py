@@ -396,3 +396,15 @@ def test_fixed_bucket_partitioned_tables_keep_row_ids_through_the_writers_compac
     assert sorted(seen.values()) == list(range(20)) and t.snapshot_manager.latest().next_row_id == 20
     kinds = [t.snapshot(i).commit_kind for i in range(1, t.snapshot_manager.latest().id + 1)]
     assert "COMPACT" in kinds
+
+
+def test_row_tracking_is_chosen_at_creation(catalog):
+    t = catalog.create_table("db.plain", SCHEMA)
+    with pytest.raises(OptionError, match="cannot be changed"):
+        t.alter(lf.SetOption("row-tracking.enabled", "true"))
+    rt = catalog.create_table("db.rt", SCHEMA, options={"row-tracking.enabled": "true"})
+    with pytest.raises(OptionError, match="cannot be changed"):
+        rt.alter(lf.SetOption("data-evolution.enabled", "true"))
+    with pytest.raises(SchemaError, match="_SEQUENCE_NUMBER"):
+        rt.alter(lf.AddColumn("_SEQUENCE_NUMBER", pa.int64()))
+    rt.alter(lf.SetOption("snapshot.num-retained.max", "5"))   # other options change as usual
