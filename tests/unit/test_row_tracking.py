@@ -407,4 +407,4 @@ def test_row_tracking_is_chosen_at_creation(catalog):
         rt.alter(lf.SetOption("data-evolution.enabled", "true"))
     with pytest.raises(SchemaError, match="_SEQUENCE_NUMBER"):
         rt.alter(lf.AddColumn("_SEQUENCE_NUMBER", pa.int64()))
-    rt.alter(lf.SetOption("snapshot.num-retained.max", "5"))   # other options change as usual
+    rt.alter(lf.SetOption("snapshot.num-retained.max", "50"))   # other options change as usual
