@@ -408,3 +408,16 @@ def test_row_tracking_is_chosen_at_creation(catalog):
     with pytest.raises(SchemaError, match="_SEQUENCE_NUMBER"):
         rt.alter(lf.AddColumn("_SEQUENCE_NUMBER", pa.int64()))
     rt.alter(lf.SetOption("snapshot.num-retained.max", "50"))   # other options change as usual
+
+
+def test_to_batches_streams_a_row_tracking_file_in_batches(catalog, monkeypatch):
+    from lakeformat.read import split_read
+    monkeypatch.setattr(split_read, "BATCH_ROWS", 1000)
+    t = catalog.create_table("db.rt", SCHEMA, options={"row-tracking.enabled": "true"})
+    t.write(batch(range(2500)))
+    t.write(batch(range(2500, 2600)))
+    got = list(t.to_batches(columns=["id", "_ROW_ID", "_SEQUENCE_NUMBER"]))
+    assert [b.num_rows for b in got] == [1000, 1000, 500, 100]
+    data = pa.Table.from_batches(got)
+    assert data.column("_ROW_ID").to_pylist() == list(range(2600)) == data.column("id").to_pylist()
+    assert set(data.column("_SEQUENCE_NUMBER").to_pylist()[2500:]) == {2}
