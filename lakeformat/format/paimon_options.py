@@ -53,8 +53,6 @@ REFUSED: dict[str, Refusal] = {
     "data-file.path-directory": Refusal(_set, RW, "data files under a sub-directory of the table"),
     # table kinds and layouts
     "type": Refusal(_not("table"), RW, "format, materialized and object tables"),
-    "row-tracking.enabled": Refusal(_true, RW, "row tracking (row ids in manifests)"),
-    "data-evolution.enabled": Refusal(_true, RW, "data evolution (files holding some columns of rows)"),
     "log.system": Refusal(_not("none"), W, "a log system (Kafka) written beside the files"),
     # merging and changelogs
     "changelog-producer.row-deduplicate": Refusal(_true, W, "dropping -U/+U pairs of unchanged rows"),

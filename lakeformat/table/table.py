@@ -21,6 +21,7 @@ from lakeformat.format.branch import MAIN as MAIN_BRANCH
 from lakeformat.format.iceberg.schema import check_table
 from lakeformat.format.manifest import ManifestEntry
 from lakeformat.format.options import Options, validate
+from lakeformat.format.row_tracking import check_schema as check_row_tracking, check_unchanged
 from lakeformat.format.schema import TableSchema, apply_changes
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.data_file import read_columns
@@ -41,6 +42,7 @@ from lakeformat.table.system_tables import system_table
 from lakeformat.table.table_commit import TableCommit
 from lakeformat.write.conform import as_arrow
 from lakeformat.write.table_write import Data, TableWrite
+from lakeformat.write.update_columns import update_messages
 
 
 @dataclass
@@ -119,6 +121,8 @@ class Table:
         """Apply schema changes as a new ``schema-N``; fails if another alter got there first."""
         new = apply_changes(self.schema, changes)
         validate(new.options, columns=new.names)
+        check_row_tracking(new.primary_keys, new.options, new.names, f"table {self.name}")
+        check_unchanged(self.schema.options, new.options, f"table {self.name}")
         check_table(new)
         check_table_formats(new)
         if not self.schema_manager.create(new):
@@ -295,6 +299,26 @@ class Table:
         commit = self.new_commit(user)
         try:
             return commit.commit(messages, identifier, overwrite=ow)
+        except BaseException:
+            commit.abort(messages)
+            raise
+
+    def update_columns(self, data: Data, identifier: int = BATCH_IDENTIFIER) -> Optional[Snapshot]:
+        """Set some columns of existing rows of a data-evolution table (Paimon's update by row id):
+        ``data`` holds ``_ROW_ID`` and the columns to set; other columns and rows keep their
+        values. Each row id range touched gets one new file of those columns (no rewrite)."""
+        snapshot = self.latest_snapshot()
+        if snapshot is None:
+            raise DataError(f"table {self.name} has no rows to update")
+        table = as_arrow(data)
+        if isinstance(table, pa.RecordBatchReader):
+            table = table.read_all()
+        elif isinstance(table, pa.RecordBatch):
+            table = pa.Table.from_batches([table])
+        messages = update_messages(self.ctx, snapshot, table)
+        commit = self.new_commit(str(uuid.uuid4()))
+        try:
+            return commit.commit(messages, identifier)
         except BaseException:
             commit.abort(messages)
             raise
