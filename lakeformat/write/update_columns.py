@@ -20,10 +20,12 @@ import pyarrow as pa
 from lakeformat.errors import DataError, SchemaError, UnsupportedError
 from lakeformat.format import options as O
 from lakeformat.format.commit_message import CommitMessage
+from lakeformat.format.index_manifest import global_indexes_on
 from lakeformat.format.manifest import DataFileMeta
 from lakeformat.format.row_tracking import ROW_ID, row_groups
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.data_file import RollingFileWriter
+from lakeformat.io.index_files import IndexFiles
 from lakeformat.io.table_context import TableContext
 from lakeformat.read.scan import FileScan, Split
 from lakeformat.read.split_read import SplitRead
@@ -70,6 +72,13 @@ def check_update(ctx: TableContext, data: pa.Table) -> list[str]:
 def update_messages(ctx: TableContext, snapshot: Snapshot, data: pa.Table) -> list[CommitMessage]:
     """Files for the row id ranges of ``snapshot`` that ``data`` (``_ROW_ID`` + columns) updates."""
     columns = check_update(ctx, data)
+    stale = global_indexes_on(IndexFiles.of(ctx).read_manifest(snapshot.index_manifest),
+                              [ctx.schema.field(c).id for c in columns])
+    if stale:   # Paimon's global-index.column-update-action defaults to refusing as well
+        raise UnsupportedError(
+            f"an update of {ctx.name} would leave its global indexes stale: "
+            + ", ".join(sorted({f"{e.file.index_type} index {e.file.file_name}" for e in stale}))
+            + f" cover(s) updated columns {columns}; drop the index first")
     data = data.select([ROW_ID, *columns]).cast(pa.schema(
         [pa.field(ROW_ID, pa.int64())] + [ctx.arrow_schema().field(c) for c in columns]))
     ranges: list[tuple[Split, list[DataFileMeta]]] = []

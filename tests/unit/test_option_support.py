@@ -215,4 +215,4 @@ def test_every_java_fixture_opens_without_warnings(tmp_path):
                 t = cat.get_table(f"{name}.{name}")
             assert t.latest_snapshot() is not None
             opened += 1
-    assert opened == 9
+    assert opened == 15
