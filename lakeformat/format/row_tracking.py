@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 
 from lakeformat.errors import CorruptFileError, OptionError, UnsupportedOptionError
 from lakeformat.format import types as T
+from lakeformat.format.arrays import from_numpy
 from lakeformat.format.manifest import ADD, FILE_SOURCE_APPEND, DataFileMeta, ManifestEntry
 from lakeformat.format.types import DataField
 
@@ -51,8 +52,8 @@ def system_arrays(f: DataFileMeta, start: int, num_rows: int,
         row_ids: pa.Array = pa.nulls(num_rows, pa.int64())
     else:
         first = f.first_row_id + start
-        row_ids = pa.array(np.arange(first, first + num_rows, dtype=np.int64))
-    seqs: pa.Array = pa.array(np.full(num_rows, f.max_sequence_number, dtype=np.int64))
+        row_ids = from_numpy(np.arange(first, first + num_rows, dtype=np.int64))
+    seqs: pa.Array = from_numpy(np.full(num_rows, f.max_sequence_number, dtype=np.int64))
     out = {ROW_ID: row_ids, SEQUENCE_NUMBER: seqs}
     for name, arr in physical.items():
         col = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr

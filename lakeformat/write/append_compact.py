@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 
 from lakeformat.errors import CorruptFileError, StorageError
 from lakeformat.format import options as O
+from lakeformat.format.arrays import to_numpy
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.manifest import FILE_SOURCE_COMPACT, DataFileMeta
 from lakeformat.format.row_tracking import (
@@ -154,7 +155,7 @@ class _TrackedCompactFileWriter(_CompactFileWriter):
 
     def _observe(self, part: pa.Table) -> None:
         super()._observe(part)
-        self._ids.append(part.column(ROW_ID).to_numpy())
+        self._ids.append(to_numpy(part.column(ROW_ID)))
         seqs = part.column(SEQUENCE_NUMBER)
         lo, hi = pc.min(seqs).as_py(), pc.max(seqs).as_py()
         if lo is not None:

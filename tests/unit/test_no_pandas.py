@@ -72,6 +72,9 @@ OPS = {
                                    "t.new_commit('u').commit(pickle.load(open(WH + '/messages.pkl', 'rb')))",
     "full compaction": "lf.Catalog(WH).get_table('db.pk2').compact(full=True)",
     "snapshot expiration": "lf.Catalog(WH).get_table('db.e').expire_snapshots(retain_max=2, retain_min=1)",
+    "row ids and data evolution read": "lf.Catalog(WH).get_table('db.de').read(columns=['_ROW_ID', 'user_id', 'price'])",
+    "row-tracking compaction": "lf.Catalog(WH).get_table('db.de').compact(full=True)",
+    "branch read": "lf.Catalog(WH).get_table('db.a$branch_b').read()",
     "orphan removal": "import datetime; lf.Catalog(WH).get_table('db.a').remove_orphan_files("
                       "older_than=datetime.timedelta(days=1))",   # the scan of every file; nothing that old
 }
@@ -120,6 +123,11 @@ def build(wh: Path) -> None:
     for seed in range(5):
         e.write(user_behavior(100, DAYS, seed=seed), overwrite=True)
     (wh / "db.db" / "a" / "dt=2024-01-01" / "bucket-0" / "orphan.parquet").write_bytes(b"x")
+    a.branches.create("b")
+    de = cat.create_table("db.de", SCHEMA, options={"row-tracking.enabled": "true", "data-evolution.enabled": "true"})
+    for seed in range(2):
+        de.write(user_behavior(1_000, DAYS, seed=seed))
+    de.update_columns(pa.table({"_ROW_ID": pa.array([0, 5, 1_500], pa.int64()), "price": [1.0, 2.0, 3.0]}))
 
 
 def run_child(code: str, wh: str, polars: bool = False) -> dict:
