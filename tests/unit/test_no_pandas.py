@@ -72,7 +72,7 @@ OPS = {
                                    "t.new_commit('u').commit(pickle.load(open(WH + '/messages.pkl', 'rb')))",
     "full compaction": "lf.Catalog(WH).get_table('db.pk2').compact(full=True)",
     "snapshot expiration": "lf.Catalog(WH).get_table('db.e').expire_snapshots(retain_max=2, retain_min=1)",
-    "row ids and data evolution read": "lf.Catalog(WH).get_table('db.de').read(columns=['_ROW_ID', 'user_id', 'price'])",
+    "data evolution read": "lf.Catalog(WH).get_table('db.de').read(columns=['_ROW_ID', 'user_id', 'price'])",
     "row-tracking compaction": "lf.Catalog(WH).get_table('db.de').compact(full=True)",
     "branch read": "lf.Catalog(WH).get_table('db.a$branch_b').read()",
     "orphan removal": "import datetime; lf.Catalog(WH).get_table('db.a').remove_orphan_files("
