@@ -10,6 +10,7 @@ loads those files into memory before any timer starts. See ``benchmarks/README.m
     .venv/bin/python benchmarks/run.py --only commits,throughput
     .venv/bin/python benchmarks/run.py --only pk       # primary-key tables (primary_key.py)
     .venv/bin/python benchmarks/run.py --only dv       # deletion vectors (deletion_vectors.py)
+    .venv/bin/python benchmarks/run.py --only de       # data evolution (data_evolution.py)
     .venv/bin/python benchmarks/run.py --only spark    # Spark data source vs Spark's Parquet (spark.py)
     .venv/bin/python benchmarks/run.py --only checksums  # Parquet page checksums on vs off (checksums.py)
     .venv/bin/python benchmarks/run.py --only cold     # first call in a fresh process vs warm; import times (cold.py)
@@ -42,6 +43,7 @@ from common import (DAYS, LF, ORACLE_IMPL, PYPAIMON, RAW_SNAPPY, RAW_ZSTD, RESUL
                     raw_write)
 from lakeformat.pipeline.demo_data import SCHEMA, user_behavior
 from commit_worker import SCHEMA as THROUGHPUT_SCHEMA  # benchmarks/ is sys.path[0]
+import data_evolution as deb
 import deletion_vectors as dvb
 import primary_key as pk
 import spark as spark_bench  # benchmarks/spark.py; pyspark is imported only when it runs
@@ -512,6 +514,7 @@ def goals(res: dict) -> list[dict]:
     growth.goals(res.get("growth"), add)
     pk.goals(res.get("pk"), add)
     dvb.goals(res.get("dv"), add)
+    deb.goals(res.get("de"), add)
     spark_bench.goals(res.get("spark"), add)
     cold_bench.goals(res.get("cold"), add)
     checksums.goals(res.get("checksums"), add)
@@ -563,7 +566,7 @@ def _oracle_pkg(name: str) -> Optional[str]:
 
 # ------------------------------------------------------------------------------- main
 
-ALL = "write,planning,commits,throughput,growth,pk,dv,spark,checksums,cold"
+ALL = "write,planning,commits,throughput,growth,pk,dv,de,spark,checksums,cold"
 
 def default_out(only: str, quick: bool) -> Path:
     """Only a full run replaces latest.json: the committed figures of every benchmark."""
@@ -592,7 +595,8 @@ def main() -> int:
     ap.add_argument("--only", default=ALL,
                     help="comma list of: write (benchmarks 1 and 2), planning, commits, throughput, growth "
                          "(how costs grow: growth.py), pk (primary-key tables: primary_key.py), dv (deletion "
-                         "vectors: deletion_vectors.py), spark (the Spark data source: spark.py), checksums "
+                         "vectors: deletion_vectors.py), de (data evolution: data_evolution.py), spark (the Spark "
+                         "data source: spark.py), checksums "
                          "(Parquet page checksums on vs off: checksums.py), cold (first call in a fresh process vs "
                          "warm, import times: cold.py)")
     ap.add_argument("--growth-commits", type=int, default=5000, help="growth: commits (= retained snapshots)")
@@ -604,6 +608,7 @@ def main() -> int:
                          "for --only, results/quick.json for --quick)")
     pk.add_args(ap)
     dvb.add_args(ap)
+    deb.add_args(ap)
     spark_bench.add_args(ap)
     cold_bench.add_args(ap)
     checksums.add_args(ap)
@@ -614,6 +619,7 @@ def main() -> int:
         args.throughput_commits, args.throughput_runs = 5, 1
         pk.quick(args)
         dvb.quick(args)
+        deb.quick(args)
         spark_bench.quick(args)
         cold_bench.quick(args)
         checksums.quick(args)
@@ -661,6 +667,9 @@ def main() -> int:
         if "dv" in only:
             console.print("[bold]dv. deletion vectors: read and compaction[/]")
             res["dv"] = dvb.bench(tmp, args, profiles)
+        if "de" in only:
+            console.print("[bold]de. data evolution: a read merging column files by row id[/]")
+            res["de"] = deb.bench(tmp, args, profiles)
         if "spark" in only:
             console.print("[bold]spark. the lakeformat data source vs Spark's Parquet source[/]")
             res["spark"] = spark_bench.bench(tmp, args, profiles)
@@ -694,6 +703,8 @@ def main() -> int:
         pk.print_results(res["pk"])
     if "dv" in res:
         dvb.print_results(res["dv"])
+    if "de" in res:
+        deb.print_results(res["de"])
     if "spark" in res:
         spark_bench.print_results(res["spark"])
     if "cold" in res:

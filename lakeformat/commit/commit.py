@@ -48,6 +48,7 @@ from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.index_manifest import HASH, IndexManifestEntry, combine
 from lakeformat.format.manifest import ADD, DELETE, ManifestEntry, ManifestFileMeta
 from lakeformat.format.metadata_checks import check_writable
+from lakeformat.format.row_tracking import assign_row_ids, lost_ranges, updates_of
 from lakeformat.format.snapshot import APPEND, COMPACT, OVERWRITE, Snapshot, inherited
 from lakeformat.io.data_file import file_path
 from lakeformat.io.fileio import join
@@ -311,6 +312,7 @@ class FileStoreCommit:
                            index: Sequence[IndexManifestEntry] = ()) -> Snapshot:
         t = self.ctx
         started = time.monotonic()
+        tracking = bool(t.typed_options.get(O.ROW_TRACKING))
         mfile = self._manifest_file()
         delta_metas: Optional[list[ManifestFileMeta]] = None
         changelog_metas = mfile.write(changelog) if changelog else []
@@ -329,13 +331,18 @@ class FileStoreCommit:
                         attempt_entries = self._overwrite_entries(latest, overwrite, messages) + entries
                         attempt_index = self._overwrite_index(latest, attempt_entries) + attempt_index
                     self._check_conflicts(latest, attempt_entries)
-                    if delta_metas is None or overwrite is not None:
+                    next_row_id = None
+                    if tracking:   # row ids and versions depend on the snapshot this attempt makes
+                        self._check_row_ranges(latest, attempt_entries)
+                        attempt_entries, next_row_id = assign_row_ids(
+                            attempt_entries, (latest.next_row_id or 0) if latest else 0, seen_latest + 1)
+                    if delta_metas is None or overwrite is not None or tracking:
                         if delta_metas:
                             self._delete([m.file_name for m in delta_metas])
                         delta_metas = mfile.write(attempt_entries)
                     snapshot = self._try_commit_once(latest, attempt_entries, delta_metas, kind, identifier,
                                                      changelog_metas, sum(e.file.row_count for e in changelog),
-                                                     attempt_index, messages)
+                                                     attempt_index, messages, next_row_id)
                 except CorruptFileError:
                     # metadata of `latest` vanished while this attempt read it: a concurrent
                     # expiration is removing it, which happens only once newer snapshots exist
@@ -436,6 +443,27 @@ class FileStoreCommit:
                 "the work on the latest snapshot.",
                 snapshot_id=culprit, files=c.files, partition=values, bucket=c.bucket)
 
+    def _check_row_ranges(self, latest: Optional[Snapshot], entries: list[ManifestEntry]) -> None:
+        """Files updating some columns of existing rows (data evolution) need their row id range
+        still live in ``latest``."""
+        updates = updates_of(entries)
+        if not updates:
+            return
+        touched = {(e.partition, e.bucket) for e in updates}
+        live = [] if latest is None else live_entries(self.ctx, latest, partitions={p for p, _ in touched})
+        lost = lost_ranges(updates, live)
+        if lost:
+            f = lost[0].file
+            first = f.first_row_id or 0
+            raise CommitConflictError(
+                f"commit to {self.ctx.name} conflicts with the latest snapshot "
+                f"{latest.id if latest else None}: file {f.file_name} updates columns {list(f.write_cols or ())} "
+                f"of row ids {first}..{first + f.row_count - 1}, "
+                "which no live file holds any more (an overwrite or compaction replaced them). Nothing was "
+                "committed; abort this writer's files and retry the update on the latest snapshot.",
+                snapshot_id=latest.id if latest else None, files=[x.file.file_name for x in lost],
+                partition=self.ctx.partition_values(lost[0].partition), bucket=lost[0].bucket)
+
     def _who_removed(self, files: Sequence[str], latest_id: int) -> int:
         """The newest snapshot whose delta deleted one of ``files`` (the latest if none found)."""
         names = set(files)
@@ -456,7 +484,9 @@ class FileStoreCommit:
                          changelog_metas: Sequence[ManifestFileMeta] = (),
                          changelog_record_count: int = 0,
                          index: Sequence[IndexManifestEntry] = (),
-                         messages: Sequence[CommitMessage] = ()) -> Optional[Snapshot]:
+                         messages: Sequence[CommitMessage] = (),
+                         next_row_id: Optional[int] = None) -> Optional[Snapshot]:
+        """``next_row_id``: the snapshot's ``nextRowId`` in a row-tracking table, else None."""
         t, o = self.ctx, self.ctx.typed_options
         mlist = ManifestList(t.io, t.path, o.required(O.MANIFEST_COMPRESSION), o.required(O.MANIFEST_FORMAT))
         written: list[str] = []
@@ -464,7 +494,8 @@ class FileStoreCommit:
             previous: list[ManifestFileMeta] = []
             prev_total = 0
             if latest is not None:
-                check_writable(latest.next_row_id, f"table {t.name} ({t.path}), snapshot {latest.id}")
+                if next_row_id is None:
+                    check_writable(latest.next_row_id, f"table {t.name} ({t.path}), snapshot {latest.id}")
                 previous = mlist.read(latest.base_manifest_list) + mlist.read(latest.delta_manifest_list)
                 prev_total = latest.total_record_count
             base_metas, merged = merge_manifests(
@@ -491,7 +522,7 @@ class FileStoreCommit:
                 delta_record_count=added - deleted, base_manifest_list_size=base_size,
                 delta_manifest_list_size=delta_size, changelog_manifest_list=changelog_name,
                 changelog_record_count=changelog_rows, changelog_manifest_list_size=changelog_size,
-                index_manifest=index_manifest,
+                index_manifest=index_manifest, next_row_id=next_row_id,
                 **inherited(latest, t.schema.id, self._statistics_schema_id(latest)))
             self._check_files_exist(messages, [m.file_name for m in (*delta_metas, *changelog_metas)] + written)
             if not self._create_snapshot(snapshot):

@@ -277,20 +277,28 @@ def with_path(e: UnsupportedMetadataError, path: str) -> UnsupportedMetadataErro
 
 # ---------------------------------------------------------------- _WRITE_COLS
 
-def check_write_cols(files: Sequence, columns_of: Callable[[int], Sequence[str]], where: str) -> None:
+SYSTEM_COLUMNS = ("_ROW_ID", "_SEQUENCE_NUMBER")   # row tracking's system columns (read/row_ids.py)
+
+
+def check_write_cols(files: Sequence, columns_of: Callable[[int], Sequence[str]], where: str,
+                     partial_ok: bool = False) -> None:
     """``files`` (``DataFileMeta`` whose ``write_cols`` is set) hold every column of their schema
     (``columns_of(schema_id)``), or the table is refused: such a file holds some columns of rows
-    whose other columns are in other files."""
+    whose other columns are in other files, which only a data-evolution read (``partial_ok``) merges.
+    The row-tracking system columns (``_ROW_ID``, ``_SEQUENCE_NUMBER``) may be named beside them:
+    a compaction of a row-tracking table keeps its rows' ids and versions in the file."""
     for f in files:
         if f.write_cols is None:
             continue
         columns = list(columns_of(f.schema_id))
-        if len(f.write_cols) != len(columns) or set(f.write_cols) != set(columns):
+        named = [c for c in f.write_cols if c not in SYSTEM_COLUMNS]
+        unknown = [c for c in named if c not in columns]
+        if unknown or (not partial_ok and set(named) != set(columns)):
             raise UnsupportedMetadataError(
                 f"{where}: data file {f.file_name} has '_WRITE_COLS' {list(f.write_cols)}, not every column of "
                 f"its schema {f.schema_id} ({columns}): it holds only those columns of its rows (Paimon's data "
-                "evolution), which lakeformat does not implement; reading it as whole rows would give wrong "
-                "rows, so the table is refused")
+                "evolution), which lakeformat reads only in a table with 'data-evolution.enabled'; reading it as "
+                "whole rows would give wrong rows, so the table is refused")
 
 
 def check_writable(next_row_id: Optional[int], where: str) -> None:

@@ -220,6 +220,11 @@ TYPE = _opt("type", "table", _str, "Kind of table: table, format-table, material
 BRANCH = _opt("branch", "main", _str, "Branch the table reads and writes.")
 DELETION_VECTORS = _opt("deletion-vectors.enabled", False, _bool,
                         "Merge-on-write: compaction marks older versions in deletion vectors; reads skip level 0.")
+ROW_TRACKING = _opt("row-tracking.enabled", False, _bool,
+                    "Number rows (_FIRST_ROW_ID per file, nextRowId per snapshot); _ROW_ID and _SEQUENCE_NUMBER "
+                    "become selectable.")
+DATA_EVOLUTION = _opt("data-evolution.enabled", False, _bool,
+                      "Files may hold some columns of rows (_WRITE_COLS), merged by row id on read.")
 DELETION_VECTORS_BITMAP64 = _opt("deletion-vectors.bitmap64", False, _bool,
                                  "Write 64-bit (Iceberg-compatible) deletion vector bitmaps.")
 DYNAMIC_BUCKET_TARGET_ROWS = _opt("dynamic-bucket.target-row-num", 2_000_000, parse_long, "Rows per dynamic bucket.")
@@ -543,6 +548,9 @@ def check_iceberg(opts: Options) -> None:
         raise OptionError(f"option {ICEBERG_STORAGE.key!r} ({opts.get(ICEBERG_STORAGE)}) with "
                           f"{DELETION_VECTORS.key!r} = true and {_EXTERNAL_PATHS!r} is not supported: "
                           "lakeformat publishes deletion vectors only for data files in the table's directory")
+    if opts.get(ICEBERG_STORAGE) != "disabled" and opts.get(DATA_EVOLUTION):
+        raise OptionError(f"option {ICEBERG_STORAGE.key!r} with {DATA_EVOLUTION.key!r} = true is not supported: "
+                          "Iceberg readers would read a file of some columns of rows as whole rows")
     formats = {opts.get(FILE_FORMAT), *(opts.get(FILE_FORMAT_PER_LEVEL) or {}).values()}
     if opts.get(ICEBERG_STORAGE) != "disabled" and formats != {"parquet"}:
         raise OptionError(f"option {ICEBERG_STORAGE.key!r} needs Parquet data files: lakeformat's ORC and Avro "

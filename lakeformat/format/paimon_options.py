@@ -55,8 +55,6 @@ REFUSED: dict[str, Refusal] = {
     "type": Refusal(_not("table"), RW, "format, materialized and object tables"),
     "branch": Refusal(_not("main"), RW, "branches"),
     "scan.fallback-branch": Refusal(_set, R, "fallback branches"),
-    "row-tracking.enabled": Refusal(_true, RW, "row tracking (row ids in manifests)"),
-    "data-evolution.enabled": Refusal(_true, RW, "data evolution (files holding some columns of rows)"),
     "log.system": Refusal(_not("none"), W, "a log system (Kafka) written beside the files"),
     # merging and changelogs
     "changelog-producer.row-deduplicate": Refusal(_true, W, "dropping -U/+U pairs of unchanged rows"),

@@ -226,6 +226,7 @@ class RollingFileWriter:
     """Appends Arrow tables to Parquet files of one bucket, starting a new file at ``target_size``."""
 
     level = 0   # LSM level of the files written; key-value writers set theirs
+    roll = True   # start a new file at the target size (a file of one row id range is never rolled)
 
     def __init__(self, ctx: TableContext, bucket_dir: str, schema: TableSchema, seq_start: int = 0,
                  prefix: str = "data-"):
@@ -285,7 +286,7 @@ class RollingFileWriter:
             grown = self._stream.tell() - written
             if grown:
                 self._bytes_per_row = grown / part.num_rows
-            if self._stream.tell() >= target:
+            if self.roll and self._stream.tell() >= target:
                 self._close_file()
 
     def _format(self) -> str:

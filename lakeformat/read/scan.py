@@ -16,6 +16,9 @@ from functools import lru_cache
 from typing import Optional
 from collections.abc import Sequence
 
+import pyarrow as pa
+
+from lakeformat.errors import UnsupportedError
 from lakeformat.format import options as O
 from lakeformat.format import predicate as P
 from lakeformat.format.binary_row import deserialize_row
@@ -30,6 +33,7 @@ from lakeformat.format.manifest import (
 )
 from lakeformat.format.metadata_checks import check_write_cols
 from lakeformat.format.partition import PartitionFilter
+from lakeformat.format.row_tracking import SYSTEM_COLUMNS, SYSTEM_TYPES, system_stats
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.format.types import DataField
 from lakeformat.io.index_files import IndexFiles
@@ -116,7 +120,10 @@ class FileScan:
         self.ctx = ctx
         self.filter = filter
         self.schema = ctx.schema
-        P.check(filter, self.schema.arrow_schema())   # a wrong column or type fails here, not in pruning
+        arrow = self.schema.arrow_schema()
+        if ctx.typed_options.get(O.ROW_TRACKING):   # the system columns may be filtered on
+            arrow = pa.schema(list(arrow) + [pa.field(c, SYSTEM_TYPES[c]) for c in SYSTEM_COLUMNS])
+        P.check(filter, arrow)   # a wrong column or type fails here, not in pruning
         self.part_fields = self.schema.partition_fields
         part_names = {f.name for f in self.part_fields}
         self.part_pred = P.only_on(filter, part_names)
@@ -126,6 +133,10 @@ class FileScan:
         self.value_filter = None if filter is None or P.columns(filter) <= part_names else filter
         if self.schema.primary_keys and self.value_filter is not None:
             self.value_filter = P.only_on(filter, set(self.schema.primary_keys))
+        # a data-evolution file's statistics cover its own columns of rows that other files complete
+        self.evolution = bool(ctx.typed_options.get(O.DATA_EVOLUTION))
+        if self.evolution:
+            self.value_filter = None
         self.partitions = PartitionFilter(self.part_pred, self.part_fields) if self.part_pred else None
         self.threads = threads
         self._part_types = [f.type for f in self.part_fields]
@@ -174,7 +185,7 @@ class FileScan:
         partial = [e.file for e in entries if e.file.write_cols is not None]
         if partial:
             check_write_cols(partial, lambda sid: self.ctx.schema_manager.get(sid).names,
-                             f"table {self.ctx.path}, snapshot {snapshot.id}")
+                             f"table {self.ctx.path}, snapshot {snapshot.id}", partial_ok=self.evolution)
 
     def keep(self, e: ManifestEntry) -> bool:
         """Partition pruning on exact values, then file pruning on value statistics."""
@@ -201,6 +212,8 @@ class FileScan:
         inner = _lookup([x.name for x in stat_fields], stats, f.row_count)
 
         def stats_of(name: str):
+            if name in SYSTEM_COLUMNS:
+                return system_stats(f, name)
             fname = current_to_file.get(name)
             if fname is None:
                 return None
@@ -266,5 +279,9 @@ class FileScan:
         entries = []
         for s in snapshots:
             if s.commit_kind == "APPEND":
-                entries += [e for e in self.delta_entries(s) if e.kind == ADD]
+                added = [e for e in self.delta_entries(s) if e.kind == ADD]
+                if self.evolution and any(e.file.write_cols is not None for e in added):
+                    raise UnsupportedError(f"table {self.ctx.name}: snapshot {s.id} wrote some columns of rows "
+                                           "(data evolution); lakeformat does not implement incremental reads of it")
+                entries += added
         return self.splits(snapshots[-1], entries) if snapshots else []

@@ -16,11 +16,21 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 
-from lakeformat.errors import SchemaError
+from lakeformat.errors import CorruptFileError, SchemaError, UnsupportedError
 from lakeformat.format import arrays as A
 from lakeformat.format import options as O
 from lakeformat.format import predicate as P
+from lakeformat.format.deletion_vector import keep_mask
 from lakeformat.format.manifest import DataFileMeta
+from lakeformat.format.row_tracking import (
+    SYSTEM_COLUMNS,
+    SYSTEM_TYPES,
+    assign_columns,
+    merge_group,
+    physical_system_columns,
+    row_groups,
+    system_arrays,
+)
 from lakeformat.io.data_file import iter_columns, read_columns
 from lakeformat.io.fileio import join
 from lakeformat.io.index_files import IndexFiles
@@ -46,15 +56,24 @@ class SplitRead:
         self.ctx = ctx
         self.schema = ctx.schema
         names = self.schema.names
+        self.tracking = bool(ctx.typed_options.get(O.ROW_TRACKING))
+        self.evolution = bool(ctx.typed_options.get(O.DATA_EVOLUTION))
+        selectable = names + list(SYSTEM_COLUMNS) if self.tracking else names
         self.columns = list(columns) if columns is not None else names
-        unknown = [c for c in self.columns if c not in names]
-        unknown += [c for c in sorted(P.columns(filter)) if c not in names]
+        unknown = [c for c in self.columns if c not in selectable]
+        unknown += [c for c in sorted(P.columns(filter)) if c not in selectable]
         if unknown:
-            raise SchemaError(f"unknown column(s) {unknown}; the table has {names}")
+            raise SchemaError(f"unknown column(s) {unknown}; the table has {selectable}")
         self.filter = filter
-        self.needed = self.columns + [c for c in sorted(P.columns(filter)) if c not in self.columns]
+        wanted = self.columns + sorted(P.columns(filter))
+        self.system = [c for c in SYSTEM_COLUMNS if c in wanted and c not in names]   # selected or filtered on
+        table_columns = [c for c in self.columns if c not in self.system]
+        self.needed = table_columns + [c for c in sorted(P.columns(filter))
+                                       if c not in table_columns and c not in self.system]
         self.threads = threads
-        self.out_schema = pa.schema([self.schema.arrow_schema().field(c) for c in self.columns])
+        arrow = self.schema.arrow_schema()
+        self.out_schema = pa.schema([pa.field(c, SYSTEM_TYPES[c]) if c in self.system else arrow.field(c)
+                                     for c in self.columns])
         self.dv_table = ctx.typed_options.get(O.DELETION_VECTORS)
         self._index_files = IndexFiles.of(ctx)
         self._vectors: dict[str, dict[str, np.ndarray]] = {}   # per index file, read once per SplitRead
@@ -93,9 +112,60 @@ class SplitRead:
             out = out.filter(P.mask(self.filter, out))
         return out.select(self.columns).cast(self.out_schema)
 
+    def _by_row_id(self) -> bool:
+        """Append files are read through :meth:`read_group`: data evolution merges files by row
+        id, and the system columns of row tracking come from file metadata."""
+        return self.evolution or bool(self.tracking and self.system)
+
+    def groups(self, split: Split) -> list[list[DataFileMeta]]:
+        if not self.evolution:
+            return [[f] for f in split.files]
+        if split.deletion_files:
+            raise UnsupportedError(f"table {self.ctx.name}: deletion vectors in a data-evolution table are not "
+                                   "implemented by lakeformat")
+        return row_groups(split.files, f"table {self.ctx.name}, snapshot {split.snapshot_id}")
+
+    def read_group(self, split: Split, group: Sequence[DataFileMeta]) -> pa.Table:
+        """Files of one row id range (newest first; one file unless data evolution): each wanted
+        column from the newest file holding it, system columns from the newest file."""
+        deleted = self.deletions(split).get(group[0].file_name) if split.deletion_files else None
+        return self.read_range(self.ctx.bucket_dir_of(split.partition_bytes, split.bucket), group, deleted)
+
+    def read_range(self, bucket_dir: str, group: Sequence[DataFileMeta],
+                   deleted: Optional[np.ndarray] = None) -> pa.Table:
+        """:meth:`read_group` of the files ``group`` in ``bucket_dir``, without the rows at the
+        ``deleted`` positions."""
+        wanted = [self.schema.field(c) for c in self.needed]
+        assigned = assign_columns(group, wanted, lambda sid: self.ctx.schema_manager.get(sid).fields)
+        newest, n = group[0], group[0].row_count
+        if self.system and physical_system_columns(newest) and all(f is not newest for f, _ in assigned):
+            assigned = [(newest, [])] + assigned   # read for its stored row ids / versions only
+        parts: list[pa.Table] = []
+        physical: dict[str, pa.ChunkedArray] = {}
+        for f, fields in assigned:
+            extra = physical_system_columns(f) if self.system and f is newest else []
+            part = read_columns(self.ctx, join(bucket_dir, f.file_name), f, fields, extra)
+            if part.num_rows != n:
+                raise CorruptFileError(f.file_name, f"has {part.num_rows} rows where its row id range has {n}")
+            physical = {c: part.column(c) for c in extra} if f is newest else physical
+            parts.append(part)
+        system = None
+        if self.system:
+            system = {c: a for c, a in system_arrays(newest, 0, n, physical).items() if c in self.system}
+        out = merge_group(n, wanted, parts, system)
+        if deleted is not None and deleted.size:
+            out = out.filter(keep_mask(n, deleted))
+        return self._finish(out)
+
+    def _iter_group(self, split: Split, group: Sequence[DataFileMeta]) -> Iterator[pa.Table]:
+        yield self.read_group(split, group)
+
     def _tasks(self, splits: Sequence[Split]) -> list:
-        """Units of parallel work: a file of an append table, a key section of a primary-key bucket."""
+        """Units of parallel work: a file of an append table (a row id range of a data-evolution
+        table), a key section of a primary-key bucket."""
         if not self.schema.primary_keys:
+            if self._by_row_id():
+                return [(self.read_group, s, g) for s in splits for g in self.groups(s)]
             return [(self.read_file, s, f) for s in splits for f in s.files]
         key_of = self.ctx.key_decoder()
         tasks: list = []
@@ -124,6 +194,8 @@ class SplitRead:
 
     def _streams(self, splits: Sequence[Split], buffer: Optional[int]) -> list:
         if not self.schema.primary_keys:
+            if self._by_row_id():
+                return [partial(self._iter_group, s, g) for s in splits for g in self.groups(s)]
             return [partial(self.iter_file, s, f) for s in splits for f in s.files]
         key_of = self.ctx.key_decoder()
         streams = []

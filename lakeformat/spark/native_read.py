@@ -137,6 +137,8 @@ def plan_read(table, splits: Sequence[Split]) -> ReadPlan:
         file_sizes.setdefault(key, []).append(f.file_size)
         vectors.setdefault(key, {}).update((m.file_name, m) for m in deletion_files)
 
+    if table.typed_options.get(O.DATA_EVOLUTION):   # rows are merged from files of some columns
+        return ReadPlan((), tuple(S.split_units(table, splits)))
     for s in splits:
         d = table.bucket_dir_of(s.partition_bytes, s.bucket)
         if dv_table and (not pk or raw_readable(s.files)) and readable(s.files) and positions_readable(s.files):

@@ -1,8 +1,9 @@
 """Planning Spark reads: which files each Spark task reads (pure functions over metadata), and
 the executor-side reader that turns one task's files into Arrow batches.
 
-A task reads whole units: a data file of an append table, a key section of a primary-key bucket
-(files whose key ranges overlap, merged together), or a changelog file. Units are packed into
+A task reads whole units: a data file of an append table, the files of one row id range of a
+data-evolution table (merged by row id), a key section of a primary-key bucket (files whose key
+ranges overlap, merged together), or a changelog file. Units are packed into
 Spark partitions of about ``source.split.target-size`` bytes, each unit costing at least
 ``source.split.open-file-cost`` (Paimon's split options), and into no fewer partitions than the
 session has cores when there are enough units.
@@ -29,16 +30,17 @@ from lakeformat.io.index_files import IndexFiles
 from lakeformat.mergetree.kv_file import DELETE, KIND, UPDATE_BEFORE
 from lakeformat.mergetree.read import merge_columns, read_section, sections
 from lakeformat.read.scan import FileScan, Split
+from lakeformat.read.split_read import SplitRead
 from lakeformat.spark.types import ROW_KIND
 
-FILE, SECTION, CHANGELOG = "file", "section", "changelog"
+FILE, SECTION, CHANGELOG, ROWS = "file", "section", "changelog", "rows"
 BATCH_ROWS = 1 << 16
 _KINDS = pa.array(["+I", "-U", "+U", "-D"])
 
 
 @dataclass(frozen=True)
 class ReadUnit:
-    kind: str                        # FILE, SECTION or CHANGELOG
+    kind: str                        # FILE, SECTION, CHANGELOG or ROWS
     split: Split
     files: tuple[DataFileMeta, ...]
 
@@ -78,6 +80,8 @@ def partitions(table, units: Sequence[ReadUnit], parallelism: int = 1) -> list[T
 def split_units(table, splits: Sequence[Split]) -> list[ReadUnit]:
     """Units of planned splits: a file each for append tables, a key section each for
     primary-key tables."""
+    if table.typed_options.get(O.DATA_EVOLUTION):   # files of some columns, merged by row id
+        return [ReadUnit(ROWS, s, tuple(g)) for s in splits for g in SplitRead(table.ctx, []).groups(s)]
     if not table.schema.primary_keys:
         return [ReadUnit(FILE, s, (f,)) for s in splits for f in s.files]
     key_of = table.key_decoder()
@@ -160,6 +164,8 @@ class UnitReader:
                 for data in iter_columns(self.table, join(d, f.file_name), f, self.fields, (), BATCH_ROWS,
                                          deletions.get(f.file_name)):
                     yield from self._finish(data, None)
+        elif unit.kind == ROWS:
+            yield from self._finish(SplitRead(self.table.ctx, self.needed).read_group(unit.split, unit.files), None)
         elif unit.kind == SECTION:
             cols = merge_columns(self.table, self.needed)
             for data in read_section(self.table, d, list(unit.files), cols, deletions=deletions):

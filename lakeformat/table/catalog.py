@@ -9,6 +9,7 @@ import pyarrow as pa
 
 from lakeformat.commit.lock import LOCK_OPTION_KEYS, lock_from_options
 from lakeformat.errors import AlreadyExistsError, LakeformatError, NotFoundError, OptionError
+from lakeformat.format.row_tracking import check_schema as check_row_tracking
 from lakeformat.format.iceberg.schema import check_table
 from lakeformat.format.names import split_identifier, validate_name
 from lakeformat.format.options import validate
@@ -110,6 +111,7 @@ class Catalog:
         ts = new_schema(schema, partition_keys, primary_keys, opts, comment)
         check_table_formats(ts)
         check_table(ts)
+        check_row_tracking(ts.primary_keys, ts.options, ts.names, f"table {identifier}")
         path = self.table_path(identifier)
         if not SchemaManager(self.io, path).create(ts):
             if ignore_if_exists:

@@ -37,6 +37,7 @@ from lakeformat.table.system_tables import system_table
 from lakeformat.table.table_commit import TableCommit
 from lakeformat.write.conform import as_arrow
 from lakeformat.write.table_write import Data, TableWrite
+from lakeformat.write.update_columns import update_messages
 
 
 @dataclass
@@ -282,6 +283,26 @@ class Table:
         commit = self.new_commit(user)
         try:
             return commit.commit(messages, identifier, overwrite=ow)
+        except BaseException:
+            commit.abort(messages)
+            raise
+
+    def update_columns(self, data: Data, identifier: int = BATCH_IDENTIFIER) -> Optional[Snapshot]:
+        """Set some columns of existing rows of a data-evolution table (Paimon's update by row id):
+        ``data`` holds ``_ROW_ID`` and the columns to set; other columns and rows keep their
+        values. Each row id range touched gets one new file of those columns (no rewrite)."""
+        snapshot = self.latest_snapshot()
+        if snapshot is None:
+            raise DataError(f"table {self.name} has no rows to update")
+        table = as_arrow(data)
+        if isinstance(table, pa.RecordBatchReader):
+            table = table.read_all()
+        elif isinstance(table, pa.RecordBatch):
+            table = pa.Table.from_batches([table])
+        messages = update_messages(self.ctx, snapshot, table)
+        commit = self.new_commit(str(uuid.uuid4()))
+        try:
+            return commit.commit(messages, identifier)
         except BaseException:
             commit.abort(messages)
             raise

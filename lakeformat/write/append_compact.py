@@ -24,15 +24,28 @@ from dataclasses import dataclass
 from typing import Optional
 from collections.abc import Callable, Sequence
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lakeformat.errors import CorruptFileError, StorageError
 from lakeformat.format import options as O
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.manifest import FILE_SOURCE_COMPACT, DataFileMeta
+from lakeformat.format.row_tracking import (
+    ROW_ID,
+    SEQUENCE_NUMBER,
+    SYSTEM_COLUMNS,
+    has_row_ids,
+    physical_system_columns,
+    row_groups,
+    system_arrays,
+    tracked_file_schema,
+)
 from lakeformat.io.data_file import RollingFileWriter, iter_columns
 from lakeformat.io.fileio import join
 from lakeformat.io.table_context import TableContext
+from lakeformat.read.split_read import SplitRead
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +64,7 @@ class AppendCompactPolicy:
     target_file_size: int
     min_file_num: int = 5
     max_file_num: int = DEFAULT_MAX_FILE_NUM
+    by_row_range: bool = False   # data evolution: the files of one row id range merge into one
 
     @classmethod
     def of(cls, ctx: TableContext) -> AppendCompactPolicy:
@@ -58,7 +72,7 @@ class AppendCompactPolicy:
         min_num = max(1, o.required(O.COMPACTION_MIN_FILE_NUM))
         max_num = o.get(O.COMPACTION_MAX_FILE_NUM)
         max_num = DEFAULT_MAX_FILE_NUM if max_num is None else max_num
-        return cls(ctx.target_file_size, min_num, max(min_num, max_num))
+        return cls(ctx.target_file_size, min_num, max(min_num, max_num), bool(o.get(O.DATA_EVOLUTION)))
 
 
 def sequence_order(files: Sequence[DataFileMeta]) -> list[DataFileMeta]:
@@ -109,6 +123,8 @@ def pick_full(files: Sequence[DataFileMeta], policy: AppendCompactPolicy) -> lis
 
 
 def pick(files: Sequence[DataFileMeta], policy: AppendCompactPolicy, full: bool) -> list[tuple[DataFileMeta, ...]]:
+    if policy.by_row_range:   # each row id range held by several files (newest first), on its own
+        return [tuple(g) for g in row_groups(files, "compaction") if len(g) > 1]
     ordered = sequence_order(files)
     return pick_full(ordered, policy) if full else pick_windows(ordered, policy)
 
@@ -122,11 +138,56 @@ class _CompactFileWriter(RollingFileWriter):
         return dataclasses.replace(super()._file_meta(name, size, rows), file_source=FILE_SOURCE_COMPACT)
 
 
+class _TrackedCompactFileWriter(_CompactFileWriter):
+    """Compaction output of a row-tracking table: rows keep their ``_ROW_ID`` and
+    ``_SEQUENCE_NUMBER``, stored in the file (Paimon's rule for rows moved to another file; the
+    file names them in ``_WRITE_COLS``). Where a file's ids run without a gap it also states its
+    first row id, so readers that number rows from metadata alone agree."""
+
+    def _file_schema(self) -> pa.Schema:
+        return tracked_file_schema(super()._file_schema())
+
+    def _start_file(self) -> None:
+        super()._start_file()
+        self._ids: list[np.ndarray] = []
+        self._seq_range: Optional[tuple[int, int]] = None
+
+    def _observe(self, part: pa.Table) -> None:
+        super()._observe(part)
+        self._ids.append(part.column(ROW_ID).to_numpy())
+        seqs = part.column(SEQUENCE_NUMBER)
+        lo, hi = pc.min(seqs).as_py(), pc.max(seqs).as_py()
+        if lo is not None:
+            old = self._seq_range or (lo, hi)
+            self._seq_range = (min(old[0], lo), max(old[1], hi))
+
+    def _file_meta(self, name: str, size: int, rows: int) -> DataFileMeta:
+        meta = super()._file_meta(name, size, rows)
+        ids = np.concatenate(self._ids) if self._ids else np.empty(0, np.int64)
+        first = int(ids[0]) if ids.size and bool(np.all(np.diff(ids) == 1)) else None
+        lo, hi = self._seq_range or (meta.min_sequence_number, meta.max_sequence_number)
+        return dataclasses.replace(meta, first_row_id=first, min_sequence_number=lo, max_sequence_number=hi,
+                                   write_cols=tuple(self.schema.names) + SYSTEM_COLUMNS)
+
+
+def _with_row_ids(f: DataFileMeta, part: pa.Table, start: int, names: Sequence[str]) -> pa.Table:
+    """``part`` (rows ``start``.. of ``f``, with the system columns ``f`` stores) as table columns
+    plus both system columns, filled as a reader sees them."""
+    stored = physical_system_columns(f)
+    system = system_arrays(f, start, part.num_rows, {c: part.column(c) for c in stored})
+    out = part.select(list(names))
+    for c in SYSTEM_COLUMNS:
+        out = out.append_column(c, system[c])
+    return out
+
+
 def rewrite(ctx: TableContext, bucket_dir: str, window: Sequence[DataFileMeta]) -> list[DataFileMeta]:
     """Stream the rows of ``window`` (in order, in the table's current schema) into new files of
     the target size that continue the window's first sequence number. Small inputs are gathered
     before writing, so the output gets proper row groups."""
-    writer = _CompactFileWriter(ctx, bucket_dir, ctx.schema, seq_start=window[0].min_sequence_number)
+    tracking = bool(ctx.typed_options.get(O.ROW_TRACKING))
+    writer = (_TrackedCompactFileWriter if tracking else _CompactFileWriter)(
+        ctx, bucket_dir, ctx.schema, seq_start=window[0].min_sequence_number)
     fields = ctx.schema.fields
     # pieces of about a target file's rows (as the inputs' bytes per row suggest), so that even
     # the first output file rolls near the target size
@@ -136,7 +197,11 @@ def rewrite(ctx: TableContext, bucket_dir: str, window: Sequence[DataFileMeta]) 
     rows = nbytes = 0
     try:
         for f in window:
-            for part in iter_columns(ctx, join(bucket_dir, f.file_name), f, fields, batch_size=step):
+            extra = physical_system_columns(f) if tracking else []
+            position = 0
+            for part in iter_columns(ctx, join(bucket_dir, f.file_name), f, fields, extra, batch_size=step):
+                if tracking:
+                    part, position = _with_row_ids(f, part, position, ctx.schema.names), position + part.num_rows
                 pending.append(part)
                 rows, nbytes = rows + part.num_rows, nbytes + part.nbytes
                 if rows >= step or nbytes >= COALESCE_BYTES:
@@ -150,14 +215,34 @@ def rewrite(ctx: TableContext, bucket_dir: str, window: Sequence[DataFileMeta]) 
         raise
 
 
+def rewrite_range(ctx: TableContext, bucket_dir: str, group: Sequence[DataFileMeta]) -> list[DataFileMeta]:
+    """The files of one row id range of a data-evolution table (newest first) as one file of whole
+    rows: each column as a read merges it, and each row's ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` as a
+    read reports them, stored in the file, so reads return the same rows and system columns."""
+    data = SplitRead(ctx, [*ctx.schema.names, *SYSTEM_COLUMNS]).read_range(bucket_dir, group)
+    writer = _TrackedCompactFileWriter(ctx, bucket_dir, ctx.schema,
+                                       seq_start=min(f.min_sequence_number for f in group))
+    writer.roll = False   # one range, one file: its first row id names the range
+    try:
+        writer.write(data)
+        return writer.close()
+    except BaseException:
+        writer.abort()
+        raise
+
+
 def compact_bucket(ctx: TableContext, bucket_dir: str, files: Sequence[DataFileMeta], policy: AppendCompactPolicy,
                    full: bool) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
     """(before, after) of compacting one bucket's ``files``; nothing picked gives ([], [])."""
     before: list[DataFileMeta] = []
     after: list[DataFileMeta] = []
+    o = ctx.typed_options
+    if o.get(O.ROW_TRACKING):   # files an uncommitted append wrote have no row ids yet: left for later
+        files = [f for f in files if has_row_ids(f)]
+    windows = pick(files, policy, full)
     try:
-        for window in pick(files, policy, full):
-            after += rewrite(ctx, bucket_dir, window)
+        for window in windows:
+            after += (rewrite_range if policy.by_row_range else rewrite)(ctx, bucket_dir, window)
             before += window
     except BaseException:
         for f in after:
@@ -183,7 +268,8 @@ class AppendBucketWriter:
         self.ctx, self.partition, self.bucket, self.dir = ctx, partition, bucket, bucket_dir
         self.files = sequence_order(restored)          # the bucket's live files as this writer knows them
         self.next_seq = max((f.max_sequence_number for f in restored), default=-1) + 1
-        self.write_only = ctx.typed_options.get(O.WRITE_ONLY)
+        # a data-evolution table is compacted by dedicated compactions only (by row id range)
+        self.write_only = ctx.typed_options.get(O.WRITE_ONLY) or ctx.typed_options.get(O.DATA_EVOLUTION)
         self.policy = AppendCompactPolicy.of(ctx)
         self.buffer_bytes = 0                          # nothing buffered: rows go straight to files
         self._writer: Optional[RollingFileWriter] = None

@@ -452,3 +452,25 @@ def test_a_flipped_byte_fails_the_native_read_of_a_file_with_a_deletion_vector(s
     with pytest.raises(Exception) as e:
         lfs.read_table(spark, "db.flipped_dv", warehouse=catalog.warehouse).collect()
     assert path.name in str(e.value) and "checksum" in str(e.value).lower()
+
+
+@pytest.mark.slow
+def test_a_data_evolution_table_reads_merged_by_row_id_on_both_paths(spark, tmp_path):
+    """Files of some columns are never handed to Spark's reader as rows: the units are row id
+    ranges, merged by lakeformat's reader."""
+    wh = str(tmp_path / "wh")
+    cat = lf.Catalog(wh)
+    cat.create_database("db")
+    schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
+    t = cat.create_table("db.de", schema, options={"row-tracking.enabled": "true", "data-evolution.enabled": "true"})
+    t.write(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}, schema=schema))
+    t.update_columns({"_ROW_ID": pa.array([1], pa.int64()), "v": ["B"]})
+    plan = plan_read(t, t.scan().plan())
+    assert plan.native == () and [len(u.files) for u in plan.merged] == [2]
+    native, python = both_paths(spark, wh, "db.de")
+    expected = t.read()
+    assert expected.to_pylist() == [{"id": 1, "v": "a"}, {"id": 2, "v": "B"}, {"id": 3, "v": "c"}]
+    for got in (native, python):
+        assert sorted(got.to_pylist(), key=lambda r: r["id"]) == expected.to_pylist()
+    df = spark.read.format("lakeformat").option("warehouse", wh).option("table", "db.de").load()
+    assert sorted((r["id"], r["v"]) for r in df.collect()) == [(1, "a"), (2, "B"), (3, "c")]
