@@ -33,7 +33,7 @@ NULL_LENGTH = -1
 PLACEHOLDER_LENGTH = -2
 OVERHEAD = 16                 # magic (4) + record length (8) + CRC (4)
 FOOTER = 5                    # index length (4) + version (1)
-BATCH_BYTES = 32 << 20        # a streamed read holds at most this much blob data (or one blob)
+BATCH_BYTES = 16 << 20        # a streamed read holds at most this much blob data (or one blob)
 BATCH_ROWS = 1024
 _MAGIC_BYTES = struct.pack("<I", MAGIC)
 
