@@ -141,7 +141,8 @@ def test_lakeformat_reads_pypaimons_blob_table(tmp_path):
 
 
 def test_pypaimon_reads_lakeformats_blob_table_and_continues_it(tmp_path):
-    """lakeformat writes a BLOB table (two commits, blob files rolled by size); pypaimon reads the same rows, appends to it, and lakeformat reads that back."""
+    """lakeformat writes a BLOB table (two commits, blob files rolled by size); pypaimon reads
+    the same rows, appends to it, and lakeformat reads that back."""
     import lakeformat as lf
     wh = tmp_path / "wh"
     cat = lf.Catalog(str(wh))
