@@ -157,7 +157,8 @@ def assign_row_ids(entries: Sequence[ManifestEntry], next_row_id: int,
     their rows' ids) and files of some columns of existing rows (which name their first row id)
     keep theirs. Returns the entries and the snapshot's ``nextRowId``."""
     out = []
-    blob_default, blob_starts = next_row_id, {}   # a blob file continues its data file's row ids
+    blob_default = next_row_id   # a blob file continues its data file's row ids, per column
+    blob_starts: dict[str, int] = {}
     for e in entries:
         f = e.file
         if e.kind == ADD and f.file_source == FILE_SOURCE_APPEND:
