@@ -42,6 +42,7 @@ from lakeformat.format.row_tracking import (
     system_arrays,
     tracked_file_schema,
 )
+from lakeformat.format.blob import is_blob_file
 from lakeformat.io.data_file import RollingFileWriter, iter_columns
 from lakeformat.io.fileio import join
 from lakeformat.io.table_context import TableContext
@@ -124,7 +125,10 @@ def pick_full(files: Sequence[DataFileMeta], policy: AppendCompactPolicy) -> lis
 
 def pick(files: Sequence[DataFileMeta], policy: AppendCompactPolicy, full: bool) -> list[tuple[DataFileMeta, ...]]:
     if policy.by_row_range:   # each row id range held by several files (newest first), on its own
-        return [tuple(g) for g in row_groups(files, "compaction") if len(g) > 1]
+        # blob files are left as they are: they hold a BLOB column of their data file's rows, which
+        # no update rewrites (lakeformat refuses updates of BLOB tables)
+        return [tuple(g) for g in row_groups([f for f in files if not is_blob_file(f)], "compaction")
+                if len(g) > 1]
     ordered = sequence_order(files)
     return pick_full(ordered, policy) if full else pick_windows(ordered, policy)
 

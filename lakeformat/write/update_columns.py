@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from lakeformat.errors import DataError, SchemaError, UnsupportedError
 from lakeformat.format import options as O
+from lakeformat.format.blob import blob_names
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.manifest import DataFileMeta
 from lakeformat.format.row_tracking import ROW_ID, row_groups
@@ -50,6 +51,10 @@ def check_update(ctx: TableContext, data: pa.Table) -> list[str]:
     if not ctx.typed_options.get(O.DATA_EVOLUTION):
         raise UnsupportedError(f"table {ctx.name}: updating some columns by _ROW_ID needs "
                                "'data-evolution.enabled' = true (Paimon's data evolution)")
+    blobs = blob_names(ctx.schema.fields)
+    if blobs:
+        raise UnsupportedError(f"table {ctx.name}: updating some columns of a table with BLOB columns {blobs} "
+                               "is not implemented by lakeformat")
     if ROW_ID not in data.column_names:
         raise DataError(f"an update of {ctx.name} needs the {ROW_ID} column to find the rows")
     columns = [c for c in data.column_names if c != ROW_ID]

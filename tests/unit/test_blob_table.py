@@ -75,3 +75,68 @@ def test_a_blob_column_where_paimon_forbids_it_is_refused_at_open(catalog, typ, 
     name = _schema_with(catalog, "db.bad", typ, options)
     with pytest.raises(UnsupportedTypeError, match=match):
         catalog.get_table(name)
+
+
+def test_the_committer_gives_blob_files_their_data_files_row_ids():
+    """Paimon's rule: a data file takes the next row ids; the blob files after it, per column,
+    continue from its first row id."""
+    from lakeformat.format.manifest import ADD, DataFileMeta, ManifestEntry
+    from lakeformat.format.row_tracking import assign_row_ids
+
+    def e(name, rows, cols):
+        return ManifestEntry(ADD, b"", 0, -1, DataFileMeta(name, 1, rows, write_cols=cols))
+    entries = [e("d1.parquet", 5, ("id",)), e("a1.blob", 3, ("pic",)), e("a2.blob", 2, ("pic",)),
+               e("b1.blob", 5, ("doc",)), e("d2.parquet", 4, ("id",)), e("a3.blob", 4, ("pic",))]
+    out, next_id = assign_row_ids(entries, 100, 7)
+    assert [x.file.first_row_id for x in out] == [100, 100, 103, 100, 105, 105]
+    assert next_id == 109 and {x.file.max_sequence_number for x in out} == {7}
+    with pytest.raises(Exception, match="more rows than the data file"):
+        assign_row_ids([e("d.parquet", 2, ("id",)), e("a.blob", 3, ("pic",))], 0, 1)
+
+
+def _blob_table(catalog, name="db.w", **extra):
+    schema = pa.schema([("id", pa.int64()), ("name", pa.string()), ("pic", pa.binary())])
+    return catalog.create_table(name, schema, options={**DE, "blob-field": "pic", **extra})
+
+
+def test_write_and_read_back_streamed(catalog):
+    import os
+    t = _blob_table(catalog, **{"blob.target-file-size": "3000"})
+    pics = [os.urandom(i * 97) if i % 4 else None for i in range(60)]
+    data = pa.table({"id": range(60), "name": [str(i) for i in range(60)], "pic": pics})
+    t.write(data.slice(0, 25))
+    t.write(data.slice(25))
+    names = [f["file_name"] for f in t.files()]
+    assert sum(n.endswith(".blob") for n in names) > 4 and sum(n.endswith(".parquet") for n in names) == 2
+    out = t.read().sort_by("id")
+    assert out.column("pic").to_pylist() == pics and out.schema.field("pic").type == pa.large_binary()
+    assert t.read(columns=["id", "name"]).num_rows == 60      # no blob file opened for these
+    streamed = pa.Table.from_batches(list(t.to_batches(columns=["pic", "_ROW_ID"]))).sort_by("_ROW_ID")
+    assert streamed.column("pic").to_pylist() == pics
+    assert streamed.column("_ROW_ID").to_pylist() == list(range(60))
+
+
+def test_compaction_keeps_blob_tables_and_updates_are_refused(catalog):
+    from lakeformat.errors import UnsupportedError
+    t = _blob_table(catalog)
+    for i in range(3):
+        t.write(pa.table({"id": [i], "name": ["x"], "pic": [bytes([i]) * 10]}))
+    t.compact(full=True)
+    assert sorted(t.read().column("pic").to_pylist()) == [bytes([i]) * 10 for i in range(3)]
+    with pytest.raises(UnsupportedError, match="BLOB columns"):
+        t.update_columns(pa.table({"_ROW_ID": [0], "name": ["y"]}))
+
+
+def test_a_corrupt_blob_file_fails_the_read_naming_it(catalog):
+    from pathlib import Path
+
+    from lakeformat.errors import CorruptFileError
+    t = _blob_table(catalog)
+    t.write(pa.table({"id": [1], "name": ["x"], "pic": [b"y" * 1000]}))
+    blob = next(Path(t.path).rglob("*.blob"))
+    data = bytearray(blob.read_bytes())
+    data[100] ^= 0xFF
+    blob.chmod(0o644)
+    blob.write_bytes(bytes(data))
+    with pytest.raises(CorruptFileError, match="CRC32"):
+        t.read()
