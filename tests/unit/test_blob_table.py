@@ -140,3 +140,24 @@ def test_a_corrupt_blob_file_fails_the_read_naming_it(catalog):
     blob.write_bytes(bytes(data))
     with pytest.raises(CorruptFileError, match="CRC32"):
         t.read()
+
+
+def test_orphan_removal_and_expiration_know_blob_files(catalog):
+    import datetime as dt
+    from pathlib import Path
+    t = _blob_table(catalog, **{"blob.target-file-size": "100"})
+    for i in range(3):
+        t.write(pa.table({"id": [i, i + 10], "name": ["x", "y"], "pic": [bytes([i]) * 300, None]}))
+    stray = Path(t.bucket_dir([], 0)) / "data-0000-stray-0.blob"
+    stray.write_bytes(b"not referenced")
+    t.remove_orphan_files(older_than=dt.timedelta(0), allow_deleting_in_flight_files=True)
+    assert not stray.exists()
+    assert sorted(t.read().column("id").to_pylist()) == [0, 1, 2, 10, 11, 12]
+    t.expire_snapshots(retain_min=1, retain_max=1, older_than=dt.timedelta(0))
+    assert sorted(t.read().column("id").to_pylist()) == [0, 1, 2, 10, 11, 12]
+
+
+def test_spark_refuses_blob_columns_by_name():
+    from lakeformat.spark.types import spark_type
+    with pytest.raises(UnsupportedTypeError, match="BLOB columns are not implemented by lakeformat's Spark"):
+        spark_type(T.atomic("BLOB"))
