@@ -217,6 +217,20 @@ def iter_blob_arrays(f: pa.NativeFile, size: int, where: str, batch_bytes: int =
 
 # ------------------------------------------------------------------ writing
 
+def binary_values(values: Union[pa.Array, pa.ChunkedArray]) -> Iterator[Optional[memoryview]]:
+    """The values of a binary array as views of its buffer (None for null), without copies."""
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+    for chunk in chunks:
+        chunk = chunk.cast(pa.large_binary()) if chunk.type != pa.large_binary() else chunk
+        valid = np.ones(len(chunk), dtype=bool) if chunk.null_count == 0 else \
+            np.asarray(chunk.is_valid().to_numpy(zero_copy_only=False))
+        offs = np.frombuffer(chunk.buffers()[1], dtype=np.int64)[chunk.offset:chunk.offset + len(chunk) + 1]
+        data = chunk.buffers()[2]
+        view = memoryview(data) if data is not None else memoryview(b"")
+        for ok, lo, hi in zip(valid.tolist(), offs[:-1].tolist(), offs[1:].tolist()):
+            yield view[lo:hi] if ok else None
+
+
 BlobValue = Union[bytes, bytearray, memoryview, Iterable[bytes], None]
 
 
@@ -250,16 +264,8 @@ class BlobFileWriter:
 
     def write_array(self, values: Union[pa.Array, pa.ChunkedArray]) -> None:
         """Every value of a binary array, in order (nulls as nulls)."""
-        chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
-        for chunk in chunks:
-            chunk = chunk.cast(pa.large_binary()) if chunk.type != pa.large_binary() else chunk
-            valid = np.ones(len(chunk), dtype=bool) if chunk.null_count == 0 else \
-                np.asarray(chunk.is_valid().to_numpy(zero_copy_only=False))
-            offs = np.frombuffer(chunk.buffers()[1], dtype=np.int64)[chunk.offset:chunk.offset + len(chunk) + 1]
-            data = chunk.buffers()[2]
-            view = memoryview(data) if data is not None else memoryview(b"")
-            for i, ok in enumerate(valid.tolist()):
-                self.write(view[int(offs[i]):int(offs[i + 1])] if ok else None)
+        for v in binary_values(values):
+            self.write(v)
 
     def _put(self, data, crc: int) -> int:
         self.out.write(data)

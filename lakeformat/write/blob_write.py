@@ -15,7 +15,6 @@ import time
 import uuid
 from typing import Optional
 
-import numpy as np
 import pyarrow as pa
 
 from lakeformat.errors import UnsupportedError
@@ -24,7 +23,7 @@ from lakeformat.format.binary_row import serialize_row
 from lakeformat.format.blob import BLOB_SUFFIX, is_blob
 from lakeformat.format.manifest import DataFileMeta, SimpleStats
 from lakeformat.format.schema import TableSchema
-from lakeformat.io.blob_file import BlobFileWriter
+from lakeformat.io.blob_file import BlobFileWriter, binary_values
 from lakeformat.io.data_file import RollingFileWriter
 from lakeformat.io.fileio import join
 from lakeformat.io.table_context import TableContext
@@ -55,17 +54,11 @@ class _BlobPart:
 
     def write(self, values: pa.Array) -> None:
         """Values in row order; a file rolls once it holds ``target`` bytes (after a whole blob)."""
-        chunk = values.cast(pa.large_binary())
-        valid = (np.ones(len(chunk), dtype=bool) if chunk.null_count == 0
-                 else np.asarray(chunk.is_valid().to_numpy(zero_copy_only=False)))
-        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int64)[chunk.offset:chunk.offset + len(chunk) + 1]
-        data = chunk.buffers()[2]
-        view = memoryview(data) if data is not None else memoryview(b"")
-        for i, ok in enumerate(valid.tolist()):
+        for v in binary_values(values):
             if self.writer is None:
                 self._open()
             assert self.writer is not None
-            self.writer.write(view[int(offsets[i]):int(offsets[i + 1])] if ok else None)
+            self.writer.write(v)
             if self.writer.position >= self.target:
                 self.close_file()
 
