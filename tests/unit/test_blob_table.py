@@ -161,3 +161,23 @@ def test_spark_refuses_blob_columns_by_name():
     from lakeformat.spark.types import spark_type
     with pytest.raises(UnsupportedTypeError, match="BLOB columns are not implemented by lakeformat's Spark"):
         spark_type(T.atomic("BLOB"))
+
+
+def test_blob_files_must_cover_their_data_files_rows_once():
+    """Blob updates (several versions of a row's blob) and gaps are refused by name, never read
+    as if they lined up."""
+    from lakeformat.format.blob import blob_slices
+    from lakeformat.format.manifest import DataFileMeta
+
+    def f(name, first, rows, seq=1):
+        return DataFileMeta(name, 1, rows, first_row_id=first, max_sequence_number=seq, write_cols=("pic",))
+    data = f("d.parquet", 10, 6)
+    parts = [f("b.blob", 13, 3), f("a.blob", 10, 3)]
+    assert [x.file_name for x in blob_slices(data, parts, "pic", "t")] == ["a.blob", "b.blob"]
+    assert blob_slices(data, [], "pic", "t") == []       # a column added after these rows: nulls
+    with pytest.raises(UnsupportedTypeError, match="more than one version"):
+        blob_slices(data, parts + [f("new.blob", 10, 6, seq=2)], "pic", "t")
+    with pytest.raises(UnsupportedTypeError, match="exactly once"):
+        blob_slices(data, [f("a.blob", 10, 3)], "pic", "t")
+    with pytest.raises(UnsupportedTypeError, match="exactly once"):
+        blob_slices(data, [f("a.blob", 10, 3), f("c.blob", 14, 2)], "pic", "t")
