@@ -181,3 +181,10 @@ def test_blob_files_must_cover_their_data_files_rows_once():
         blob_slices(data, [f("a.blob", 10, 3)], "pic", "t")
     with pytest.raises(UnsupportedTypeError, match="exactly once"):
         blob_slices(data, [f("a.blob", 10, 3), f("c.blob", 14, 2)], "pic", "t")
+
+
+def test_the_cli_shows_a_blob_by_its_first_bytes_and_size():
+    from lakeformat.cli.output import cell, plain
+    big = bytes(range(256)) * 4096
+    assert cell(big) == bytes(range(32)).hex() + "… (1.0 MiB)"
+    assert cell(b"\x01\x02") == "0102" and plain(big) == big.hex()   # --json keeps every byte
