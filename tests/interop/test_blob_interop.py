@@ -181,3 +181,31 @@ w.write_arrow(pa.table({"id": [1000, 1001], "name": ["p", "q"], "pic": [b"from p
 c.commit(w.prepare_commit()); w.close(); c.close()
 print(json.dumps({}))
 '''
+
+
+PYPAIMON_UPDATES_A_BLOB = r'''
+import json, sys
+import pyarrow as pa
+from pypaimon import CatalogFactory
+t = CatalogFactory.create({"warehouse": sys.argv[1]}).get_table("db.b")
+wb = t.new_batch_write_builder()
+data = pa.table({"_ROW_ID": pa.array([1], pa.int64()), "pic": pa.array([b"new"], pa.large_binary())})
+wb.new_commit().commit(wb.new_update().with_update_type(["pic"]).update_by_arrow_with_row_id(data))
+print(json.dumps({}))
+'''
+
+
+def test_a_blob_update_pypaimon_wrote_is_refused_by_name(tmp_path):
+    """pypaimon's update of a BLOB by row id leaves a second version of the range's blobs (with
+    placeholders for the rows it kept); lakeformat refuses to read it rather than pick one."""
+    import pytest
+
+    import lakeformat as lf
+    from lakeformat.errors import UnsupportedTypeError
+    wh = tmp_path / "wh"
+    run_oracle(PYPAIMON_WRITES_BLOBS, str(wh), "5", str(1 << 20))
+    run_oracle(PYPAIMON_UPDATES_A_BLOB, str(wh))
+    t = lf.Catalog(str(wh)).get_table("db.b")
+    with pytest.raises(UnsupportedTypeError, match="more than one version of rows of column 'pic'"):
+        t.read()
+    assert sorted(t.read(columns=["id"]).column("id").to_pylist()) == list(range(10))   # no blob: readable
