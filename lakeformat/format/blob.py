@@ -122,3 +122,33 @@ def blob_slices(data_file: DataFileMeta, blob_files: Sequence[DataFileMeta],
                                    "once; lakeformat reads only BLOB columns written with their rows")
     return files
 
+
+
+def blob_versions(data_file: DataFileMeta, blob_files: Sequence[DataFileMeta], column: str,
+                  where: str) -> list[list[DataFileMeta]]:
+    """The blob files of ``column`` for ``data_file``'s rows as versions, newest first: files of
+    one write (one max sequence number) in row id order. A BLOB update by row id writes a newer
+    version whose rows it kept are placeholders; each row's value is the newest version's that is
+    not a placeholder (Paimon's fallback). Within a version, files must not overlap and must lie
+    inside the data file's row ids."""
+    first, n = data_file.first_row_id, data_file.row_count
+    if first is None:
+        raise CorruptFileError(data_file.file_name, f"{where}: a data file of a BLOB table has no first row id")
+    by_seq: dict[int, list[DataFileMeta]] = {}
+    for b in blob_files:
+        if b.first_row_id is None:
+            raise CorruptFileError(b.file_name, f"{where}: a blob file has no first row id")
+        by_seq.setdefault(b.max_sequence_number, []).append(b)
+    out = []
+    for seq in sorted(by_seq, reverse=True):
+        files = sorted(by_seq[seq], key=lambda b: b.first_row_id or 0)
+        at = first
+        for b in files:
+            lo = b.first_row_id or 0
+            if lo < at or lo + b.row_count > first + n:
+                raise UnsupportedTypeError(f"{where}: blob files {[x.file_name for x in files]} of column {column!r} "
+                                           f"overlap or leave the rows {first}..{first + n - 1} of "
+                                           f"{data_file.file_name}; lakeformat cannot line them up")
+            at = lo + b.row_count
+        out.append(files)
+    return out

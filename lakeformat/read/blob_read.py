@@ -10,14 +10,16 @@ with the matching slice of rows. Blob values are never all in memory at once.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import ExitStack
 from typing import Optional
 
+import numpy as np
 import pyarrow as pa
 
 from lakeformat.errors import CorruptFileError
-from lakeformat.format.blob import blob_slices, is_blob_file
+from lakeformat.format.blob import blob_slices, blob_versions, is_blob_file
 from lakeformat.format.manifest import DataFileMeta
-from lakeformat.io.blob_file import BATCH_BYTES, BlobFileReader
+from lakeformat.io.blob_file import BATCH_BYTES, PLACEHOLDER_LENGTH, BlobFileReader
 from lakeformat.io.data_file import file_path
 from lakeformat.io.table_context import TableContext
 
@@ -49,7 +51,12 @@ def blob_column_arrays(ctx: TableContext, bucket_dir: str, data_file: DataFileMe
                        batch_bytes: int = BATCH_BYTES) -> Iterator[pa.Array]:
     """The values of BLOB ``column`` for ``data_file``'s rows, in row order, a batch at a time
     (null where no blob file holds the column: it was added after these rows)."""
-    files = blob_slices(data_file, [b for b in blob_files if list(b.write_cols or ()) == [column]], column, where)
+    mine = [b for b in blob_files if list(b.write_cols or ()) == [column]]
+    if len({b.max_sequence_number for b in mine}) > 1:   # BLOB updates: newer versions over older ones
+        yield from _newest_values(ctx, bucket_dir, data_file, blob_versions(data_file, mine, column, where),
+                                  batch_bytes)
+        return
+    files = blob_slices(data_file, mine, column, where)
     if not files:
         yield pa.nulls(data_file.row_count, pa.large_binary())
         return
@@ -61,6 +68,49 @@ def blob_column_arrays(ctx: TableContext, bucket_dir: str, data_file: DataFileMe
                 raise CorruptFileError(path, f"blob file holds {reader.row_count} rows where its manifest entry "
                                        f"states {b.row_count}")
             yield from reader.iter_arrays(batch_bytes=batch_bytes)
+
+
+def _newest_values(ctx: TableContext, bucket_dir: str, data_file: DataFileMeta,
+                   versions: Sequence[Sequence[DataFileMeta]], batch_bytes: int) -> Iterator[pa.Array]:
+    """Each row's value from the newest version that holds it (not a placeholder; a row no
+    version holds is null), found from the files' indexes alone, then read in batches of
+    consecutive records, at most ``batch_bytes`` of values per batch."""
+    first, n = data_file.first_row_id or 0, data_file.row_count
+    src = np.full(n, -1, dtype=np.int64)          # which reader gives each row
+    pos = np.zeros(n, dtype=np.int64)             # and at which of its rows
+    with ExitStack() as stack:
+        readers: list[BlobFileReader] = []
+        for version in versions:
+            for b in version:
+                path = file_path(ctx, bucket_dir, b)
+                reader = BlobFileReader(stack.enter_context(ctx.io.open_input(path)), b.file_size, path)
+                if reader.row_count != b.row_count:
+                    raise CorruptFileError(path, f"blob file holds {reader.row_count} rows where its manifest "
+                                           f"entry states {b.row_count}")
+                rows = np.arange(b.row_count, dtype=np.int64) + ((b.first_row_id or 0) - first)
+                lengths = reader.index.lengths
+                take = (src[rows] < 0) & (lengths != PLACEHOLDER_LENGTH)
+                src[rows[take]] = len(readers)
+                pos[rows[take]] = np.flatnonzero(take)
+                readers.append(reader)
+        # runs of rows read together: the same reader at consecutive positions, or no reader (null)
+        breaks = np.flatnonzero((np.diff(src) != 0) | ((src[1:] >= 0) & (np.diff(pos) != 1))) + 1
+        starts = np.concatenate(([0], breaks)).astype(np.int64)
+        ends = np.concatenate((breaks, [n])).astype(np.int64)
+        window: list[pa.Array] = []
+        held = 0
+        for a, z in zip(starts.tolist(), ends.tolist()):
+            p = int(pos[a])
+            run = ([pa.nulls(z - a, pa.large_binary())] if src[a] < 0
+                   else readers[int(src[a])].iter_arrays(p, p + z - a, batch_bytes=batch_bytes))
+            for arr in run:
+                if window and held + arr.nbytes > batch_bytes:
+                    yield pa.concat_arrays(window)
+                    window, held = [], 0
+                window.append(arr)
+                held += arr.nbytes
+        if window:
+            yield pa.concat_arrays(window)
 
 
 class _Rows:

@@ -164,9 +164,9 @@ def test_spark_refuses_blob_columns_by_name():
 
 
 def test_blob_files_must_cover_their_data_files_rows_once():
-    """Blob updates (several versions of a row's blob) and gaps are refused by name, never read
-    as if they lined up."""
-    from lakeformat.format.blob import blob_slices
+    """One write's blob files cover the data file's rows once; gaps, and overlaps within one
+    version, are refused by name, never read as if they lined up."""
+    from lakeformat.format.blob import blob_slices, blob_versions
     from lakeformat.format.manifest import DataFileMeta
 
     def f(name, first, rows, seq=1):
@@ -177,6 +177,11 @@ def test_blob_files_must_cover_their_data_files_rows_once():
     assert blob_slices(data, [], "pic", "t") == []       # a column added after these rows: nulls
     with pytest.raises(UnsupportedTypeError, match="more than one version"):
         blob_slices(data, parts + [f("new.blob", 10, 6, seq=2)], "pic", "t")
+    # several versions (BLOB updates) are read newest first, each lined up inside the range
+    versions = blob_versions(data, parts + [f("new.blob", 12, 2, seq=2)], "pic", "t")
+    assert [[x.file_name for x in v] for v in versions] == [["new.blob"], ["a.blob", "b.blob"]]
+    with pytest.raises(UnsupportedTypeError, match="overlap or leave the rows"):
+        blob_versions(data, parts + [f("new.blob", 15, 2, seq=2)], "pic", "t")
     with pytest.raises(UnsupportedTypeError, match="exactly once"):
         blob_slices(data, [f("a.blob", 10, 3)], "pic", "t")
     with pytest.raises(UnsupportedTypeError, match="exactly once"):
