@@ -193,3 +193,15 @@ def test_the_cli_shows_a_blob_by_its_first_bytes_and_size():
     big = bytes(range(256)) * 4096
     assert cell(big) == bytes(range(32)).hex() + "… (1.0 MiB)"
     assert cell(b"\x01\x02") == "0102" and plain(big) == big.hex()   # --json keeps every byte
+
+
+def test_partitioned_blob_table_overwrite_and_filters(catalog):
+    schema = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("pic", pa.binary())])
+    t = catalog.create_table("db.p", schema, partition_keys=["dt"], options={**DE, "blob-field": "pic"})
+    t.write(pa.table({"id": [1, 2, 3], "dt": ["a", "b", "b"], "pic": [b"1", None, b"3" * 100]}))
+    t.write(pa.table({"id": [4], "dt": ["b"], "pic": [b"4"]}), overwrite={"dt": "b"})
+    rows = sorted(t.read().to_pylist(), key=lambda r: r["id"])
+    assert rows == [{"id": 1, "dt": "a", "pic": b"1"}, {"id": 4, "dt": "b", "pic": b"4"}]
+    from lakeformat.format import predicate as P
+    assert t.read(filter=P.col("dt") == "b").column("pic").to_pylist() == [b"4"]
+    assert t.read(filter=P.col("id") == 1).column("pic").to_pylist() == [b"1"]
