@@ -1,13 +1,15 @@
 """BLOB read memory benchmark: peak RSS of streaming a BLOB table, in a fresh process.
 
-    .venv/bin/python benchmarks/blob.py [--mb 1024] [--blob-kb 1024] [--dir DIR] [--keep]
+    .venv/bin/python benchmarks/blob.py [--mb 1024] [--blob-kb 1024] [--writer pypaimon|lakeformat]
+                                        [--dir DIR] [--keep]
 
-pypaimon (in .venv-oracle) writes a table with row tracking, data evolution and a BLOB column
-holding ``--mb`` MB of incompressible blobs of ``--blob-kb`` KB (blob files rolled at 256 MB, as
-Paimon's default target size). A fresh lakeformat process then opens the table, takes its RSS as the
-baseline, streams every row with ``Table.to_batches()`` (checking each blob's SHA-256 against
-what was written) and reports the peak RSS above that baseline. Issue 32's goal: a 1 GB BLOB
-table read with a peak under 256 MB above the baseline.
+pypaimon (in .venv-oracle; or lakeformat with ``--writer lakeformat``, one streamed write) writes a
+table with row tracking, data evolution and a BLOB column holding ``--mb`` MB of incompressible
+blobs of ``--blob-kb`` KB (blob files rolled at 256 MB, the default target size). A fresh
+lakeformat process then opens the table, takes its RSS as the baseline, streams every row with
+``Table.to_batches()`` (checking each blob's SHA-256 against what was written) and reports the
+peak RSS above that baseline. Issue 32's goal: a 1 GB BLOB table read with a peak under 256 MB
+above the baseline.
 """
 from __future__ import annotations
 
@@ -53,6 +55,35 @@ for start in range(0, n, per_commit):
 print(json.dumps({"rows": n, "bytes": written, "digest": digest.hexdigest()}))
 '''
 
+WRITE_LAKEFORMAT = r'''
+import hashlib, json, resource, sys
+import numpy as np
+import pyarrow as pa
+import lakeformat as lf
+wh, total, blob = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+cat = lf.Catalog(wh)
+cat.create_database("db", ignore_if_exists=True)
+schema = pa.schema([("id", pa.int64()), ("name", pa.string()), ("pic", pa.large_binary())])
+t = cat.create_table("db.blobs", schema, options={
+    "row-tracking.enabled": "true", "data-evolution.enabled": "true", "blob-field": "pic"})
+rng = np.random.default_rng(7)
+n = max(1, total // blob)
+digest, written = hashlib.sha256(), 0
+def batches():
+    global written
+    for start in range(0, n, 16):               # 16 blobs per batch: the writer streams them to files
+        ids = list(range(start, min(n, start + 16)))
+        pics = [rng.bytes(blob) for _ in ids]
+        for p in pics:
+            digest.update(hashlib.sha256(p).digest())
+        written += sum(map(len, pics))
+        yield pa.record_batch([pa.array(ids, pa.int64()), pa.array([f"n{i}" for i in ids]),
+                               pa.array(pics, pa.large_binary())], schema=schema)
+t.write(pa.RecordBatchReader.from_batches(schema, batches()))
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"rows": n, "bytes": written, "digest": digest.hexdigest(), "write_peak_mb": round(peak, 1)}))
+'''
+
 READ = r'''
 import hashlib, json, resource, sys, time
 def rss_mb():
@@ -95,6 +126,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mb", type=int, default=1024, help="MB of blob values in the table")
     ap.add_argument("--blob-kb", type=int, default=1024, help="KB per blob")
+    ap.add_argument("--writer", choices=("pypaimon", "lakeformat"), default="pypaimon",
+                    help="who writes the table (lakeformat: one streamed write, its peak RSS reported)")
     ap.add_argument("--dir", help="work directory (default: a temporary one)")
     ap.add_argument("--keep", action="store_true", help="keep the table afterwards")
     args = ap.parse_args()
@@ -103,11 +136,16 @@ def main() -> None:
     if wh.exists():
         shutil.rmtree(wh)
     t0 = time.perf_counter()
-    wrote = run(ORACLE_PY, WRITE, str(wh), str(args.mb << 20), str(args.blob_kb << 10))
+    if args.writer == "pypaimon":
+        wrote = run(ORACLE_PY, WRITE, str(wh), str(args.mb << 20), str(args.blob_kb << 10))
+    else:
+        wrote = run(ROOT / ".venv" / "bin" / "python", WRITE_LAKEFORMAT, str(wh), str(args.mb << 20),
+                    str(args.blob_kb << 10))
     write_s = time.perf_counter() - t0
     read = run(ROOT / ".venv" / "bin" / "python", READ, str(wh))
     ok = (read["rows"], read["bytes"], read["digest"]) == (wrote["rows"], wrote["bytes"], wrote["digest"])
-    result = {"table_mb": round(wrote["bytes"] / 2**20), "rows": wrote["rows"], "pypaimon_write_s": round(write_s, 1),
+    result = {"table_mb": round(wrote["bytes"] / 2**20), "rows": wrote["rows"], "writer": args.writer,
+              "write_s": round(write_s, 1), "write_peak_mb": wrote.get("write_peak_mb"),
               **read, "same_values": ok, "goal_mb": GOAL_MB,
               "within_goal": read["peak_above_baseline_mb"] < GOAL_MB}
     print(json.dumps(result, indent=1))
