@@ -159,14 +159,13 @@ class BlobFileReader:
         lengths = self.index.lengths
         if (lengths[start:stop] == PLACEHOLDER_LENGTH).any():
             self.index.value_range(start + int(np.argmax(lengths[start:stop] == PLACEHOLDER_LENGTH)))
-        sizes = np.maximum(lengths, 0)
+        cum = np.cumsum(np.maximum(lengths[start:stop], 0))   # record bytes up to and including each row
         row = start
         while row < stop:
-            end, total = row, 0
-            while end < stop and end - row < batch_rows and (end == row or total + sizes[end] <= batch_bytes):
-                total += int(sizes[end])
-                end += 1
-            yield self._batch(row, end, total)
+            before = int(cum[row - start - 1]) if row > start else 0
+            end = start + int(np.searchsorted(cum, before + batch_bytes, side="right"))
+            end = min(max(end, row + 1), row + batch_rows, stop)
+            yield self._batch(row, end, int(cum[end - start - 1]) - before)
             row = end
 
     def _batch(self, row: int, end: int, total: int) -> pa.LargeBinaryArray:
@@ -207,12 +206,6 @@ class BlobFileReader:
                                    f"the index {length}")
         if self.verify and zlib.crc32(memoryview(buf)[start:start + length - 4]) != crc:
             raise CorruptFileError(self.where, f"the blob of row {row} fails its CRC32 check")
-
-
-def iter_blob_arrays(f: pa.NativeFile, size: int, where: str, batch_bytes: int = BATCH_BYTES,
-                     batch_rows: int = BATCH_ROWS) -> Iterator[pa.LargeBinaryArray]:
-    """Every row of a blob file, streamed (see :meth:`BlobFileReader.iter_arrays`)."""
-    yield from BlobFileReader(f, size, where).iter_arrays(batch_bytes=batch_bytes, batch_rows=batch_rows)
 
 
 # ------------------------------------------------------------------ writing
