@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import uuid
-from typing import Optional
+from typing import Optional, Union
 
 import pyarrow as pa
 
@@ -52,7 +52,7 @@ class _BlobPart:
         self.closed: list[DataFileMeta] = []
         self.written: list[str] = []
 
-    def write(self, values: pa.Array) -> None:
+    def write(self, values: Union[pa.Array, pa.ChunkedArray]) -> None:
         """Values in row order; a file rolls once it holds ``target`` bytes (after a whole blob)."""
         for v in binary_values(values):
             if self.writer is None:
@@ -119,7 +119,7 @@ class BlobTableWriter:
             part = data.slice(start, step)
             self.data.write(part.select(self.data_columns))
             for b in self.blobs:
-                b.write(part.column(b.column).combine_chunks())
+                b.write(part.column(b.column))
             stream = self.data._stream
             if stream is not None and stream.tell() >= self.ctx.target_file_size:
                 self._roll()
