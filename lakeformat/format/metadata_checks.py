@@ -11,13 +11,14 @@ Two kinds, both pure decisions over decoded metadata:
   hints, informational strings), are listed as known, each with the reason.
 * **Known fields that change what a data file holds**: ``_WRITE_COLS`` (Paimon's data evolution:
   the file holds only these columns of its rows, the others come from other files of the same row
-  ids; read as a whole row it gives nulls, i.e. wrong rows) and ``_WRITE_COLS_SEQUENCES`` (the
-  per-column versions of such files). A non-null ``_WRITE_COLS`` that names every column of the
-  file's schema means the whole row (Paimon's writers normalise that to null) and is accepted.
-  ``_FIRST_ROW_ID`` (row tracking) is read leniently: it numbers the rows for the hidden ``_ROW_ID``
-  column, which lakeformat does not offer, and does not change the rows; writing to a table that
-  tracks rows is refused from its snapshot (``check_writable``), since lakeformat's files would
-  carry no row ids.
+  ids) is merged by row id in a table with ``data-evolution.enabled`` (``format/row_tracking.py``)
+  and refused elsewhere, where read as a whole row it would give nulls, i.e. wrong rows; a
+  ``_WRITE_COLS`` naming every column of the file's schema (Paimon's writers normalise that to
+  null; a row-tracking compaction adds ``_ROW_ID`` and ``_SEQUENCE_NUMBER``, stored beside them)
+  means whole rows and is accepted. ``_WRITE_COLS_SEQUENCES`` (per-column versions of such files)
+  is refused. ``_FIRST_ROW_ID`` numbers the rows for the ``_ROW_ID`` system column of a table with
+  ``row-tracking.enabled``; in a table without it, a snapshot that assigned row ids can be read
+  but not written (``check_writable``), since the committer would not continue them.
 
 * **Index files of a kind lakeformat does not know** (``_INDEX_TYPE`` other than the deletion
   vectors and hash indexes it implements, on an entry that is not a global index): refused where
@@ -51,9 +52,9 @@ FILE_FIELDS = frozenset({
     "_FILE_NAME", "_FILE_SIZE", "_ROW_COUNT", "_MIN_KEY", "_MAX_KEY", "_KEY_STATS", "_VALUE_STATS",
     "_MIN_SEQUENCE_NUMBER", "_MAX_SEQUENCE_NUMBER", "_SCHEMA_ID", "_LEVEL", "_EXTRA_FILES", "_CREATION_TIME",
     "_DELETE_ROW_COUNT", "_EMBEDDED_FILE_INDEX", "_FILE_SOURCE", "_VALUE_STATS_COLS", "_EXTERNAL_PATH",
-    # row tracking: numbers rows for the hidden _ROW_ID column; the rows read are the same (module doc)
+    # row tracking: numbers rows for the _ROW_ID system column (format/row_tracking.py)
     "_FIRST_ROW_ID",
-    # data evolution: checked against the file's schema (check_write_cols)
+    # data evolution: merged by row id, or checked against the file's schema (check_write_cols)
     "_WRITE_COLS",
 })
 # known, and refused wherever a value is set: per-column versions of partial files (data evolution)
@@ -302,8 +303,9 @@ def check_write_cols(files: Sequence, columns_of: Callable[[int], Sequence[str]]
 
 
 def check_writable(next_row_id: Optional[int], where: str) -> None:
-    """A snapshot whose ``nextRowId`` is above 0 has assigned row ids (row tracking): files that
-    lakeformat writes would carry none, and a compaction would drop the ones rows have."""
+    """A snapshot whose ``nextRowId`` is above 0 has assigned row ids (row tracking) in a table
+    without ``row-tracking.enabled``: files lakeformat writes there would carry none, and a
+    compaction would drop the ones rows have."""
     if next_row_id:
         raise UnsupportedMetadataError(
             f"{where}: the snapshot's 'nextRowId' is {next_row_id}: the table tracks row ids (Paimon's row "

@@ -6,12 +6,16 @@ table's: ``_ROW_ID`` and ``_SEQUENCE_NUMBER``. A file may hold them physically (
 the ids and versions of the rows it rewrote, and names them in ``_WRITE_COLS``); where it does
 not (or a value is null), ``_ROW_ID`` is the first row id plus the row's position and
 ``_SEQUENCE_NUMBER`` the file's max sequence number (Paimon's rule; Java fills only nulls).
+The committer assigns both once the snapshot id is known (``assign_row_ids``): an appended file
+takes the snapshot's ``nextRowId`` and the snapshot id as its version.
 
 Data evolution lets a file hold some columns (``_WRITE_COLS``) of a row id range that other files
 hold other columns of. Files starting at the same row id form a group and must have the same row
 count; each column comes from the newest file of the group holding it (highest max sequence
 number), a column no file holds is null, and the system columns come from the newest file. The
 merge is by position within the group: whole Arrow columns taken from the files, no per-row work.
+A file updating some columns of existing rows names the range it covers; it needs that range
+live when it is committed (``lost_ranges``).
 """
 from __future__ import annotations
 
@@ -139,7 +143,7 @@ def check_schema(primary_keys: Sequence[str], options: Mapping[str, str], names:
     if not on:
         return
     if primary_keys:
-        raise UnsupportedOptionError(f"cannot create {what}: lakeformat does not implement "
+        raise UnsupportedOptionError(f"{what}: lakeformat does not implement "
                                      f"{', '.join(f'{k}=true' for k in sorted(on))} on a primary-key table "
                                      "(Paimon tracks rows of append tables only)")
     if "data-evolution.enabled" in on and "row-tracking.enabled" not in on:
@@ -212,3 +216,12 @@ def system_stats(f: DataFileMeta, name: str) -> Optional[tuple[int, int, int, in
             return None
         return f.first_row_id, f.first_row_id + f.row_count - 1, 0, f.row_count
     return f.max_sequence_number, f.max_sequence_number, 0, f.row_count
+
+
+def check_unchanged(old: Mapping[str, str], new: Mapping[str, str], what: str) -> None:
+    """Row tracking and data evolution are chosen when a table is created (Paimon's rule): files
+    written before would have no row ids, or be read without their column merge."""
+    for key in ("row-tracking.enabled", "data-evolution.enabled"):
+        before, after = (str(o.get(key, "false")).strip().lower() == "true" for o in (old, new))
+        if before != after:
+            raise OptionError(f"{what}: {key!r} cannot be changed after the table is created")

@@ -181,8 +181,27 @@ class SplitRead:
         yield self._finish(out)
 
     def _iter_group(self, split: Split, group: Sequence[DataFileMeta]) -> Iterator[pa.Table]:
-        deleted = self.deletions(split).get(group[0].file_name) if split.deletion_files else None
-        yield from self.iter_range(self.ctx.bucket_dir_of(split.partition_bytes, split.bucket), group, deleted)
+        """A row id range: a data-evolution range at once (its files are merged by position, and
+        a range is one file's rows) or, with BLOB columns, in slices of bounded blob bytes
+        (:meth:`iter_range`); a single file batch by batch."""
+        if len(group) > 1 or self.evolution:
+            deleted = self.deletions(split).get(group[0].file_name) if split.deletion_files else None
+            yield from self.iter_range(self.ctx.bucket_dir_of(split.partition_bytes, split.bucket), group, deleted)
+            return
+        f = group[0]
+        path = join(self.ctx.bucket_dir_of(split.partition_bytes, split.bucket), f.file_name)
+        deleted = self.deletions(split).get(f.file_name) if split.deletion_files else None
+        wanted = [self.schema.field(c) for c in self.needed]
+        extra = physical_system_columns(f)
+        position = 0
+        for part in iter_columns(self.ctx, path, f, wanted, extra, BATCH_ROWS):
+            n = part.num_rows
+            system = system_arrays(f, position, n, {c: part.column(c) for c in extra})
+            out = merge_group(n, wanted, [part], {c: system[c] for c in self.system})
+            if deleted is not None and deleted.size:
+                out = out.filter(keep_mask(n, deleted, position))
+            position += n
+            yield self._finish(out)
 
     def _tasks(self, splits: Sequence[Split]) -> list:
         """Units of parallel work: a file of an append table (a row id range of a data-evolution

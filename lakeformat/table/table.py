@@ -19,6 +19,7 @@ from lakeformat.format import types as T
 from lakeformat.format.iceberg.schema import check_table
 from lakeformat.format.manifest import ManifestEntry
 from lakeformat.format.options import Options, validate
+from lakeformat.format.row_tracking import check_schema as check_row_tracking, check_unchanged
 from lakeformat.format.schema import TableSchema, apply_changes
 from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.data_file import read_columns
@@ -112,6 +113,8 @@ class Table:
         """Apply schema changes as a new ``schema-N``; fails if another alter got there first."""
         new = apply_changes(self.schema, changes)
         validate(new.options, columns=new.names)
+        check_row_tracking(new.primary_keys, new.options, new.names, f"table {self.name}")
+        check_unchanged(self.schema.options, new.options, f"table {self.name}")
         check_table(new)
         check_table_formats(new)
         if not self.schema_manager.create(new):
