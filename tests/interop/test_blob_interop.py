@@ -138,6 +138,11 @@ def test_lakeformat_reads_pypaimons_blob_table(tmp_path):
     assert sorted(r["id"] for r in t.read(columns=["id", "_ROW_ID"]).to_pylist()) == list(range(80))
     ids = t.read(columns=["pic", "_ROW_ID", "id"]).to_pylist()
     assert all(r["_ROW_ID"] == r["id"] for r in ids), "row ids follow the rows"
+    # lakeformat continues pypaimon's table; pypaimon reads both writers' rows
+    t.write(pa.table({"id": [80, 81], "name": ["m", "n"], "pic": [b"lakeformat", None]}))
+    both = sorted(expected + [[80, "m", digests([b"lakeformat"])[0]], [81, "n", None]])
+    assert run_oracle(PYPAIMON_READS_TABLE, str(wh), "b") == both == _rows(t.read())
+    assert sorted(r["_ROW_ID"] for r in t.read(columns=["_ROW_ID"]).to_pylist()) == list(range(82))
 
 
 def test_pypaimon_reads_lakeformats_blob_table_and_continues_it(tmp_path):
