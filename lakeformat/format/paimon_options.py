@@ -79,7 +79,7 @@ REFUSED: dict[str, Refusal] = {
     # writes that leave metadata Paimon expects
     "tag.automatic-creation": Refusal(_not("none"), W, "automatic tag creation"),
     # BLOB columns: lakeformat returns and stores BLOB values as bytes
-    "blob-as-descriptor": Refusal(_true, R, "BLOB values read as descriptors"),
+    "blob-as-descriptor": Refusal(_true, RW, "BLOB values read and written as descriptors"),
     "blob-descriptor-field": Refusal(_set, RW, "BLOB columns stored as descriptors"),
     "blob.stored-descriptor-fields": Refusal(_set, RW, "BLOB columns stored as descriptors"),
     "blob-view-field": Refusal(_set, RW, "BLOB view columns"),
