@@ -172,6 +172,11 @@ def test_pypaimon_reads_lakeformats_blob_table_and_continues_it(tmp_path):
     t = t.refresh() if hasattr(t, "refresh") else cat.get_table("db.b")
     assert _rows(t.read()) == sorted(mine + [[1000, "p", digests([b"from pypaimon"])[0]], [1001, "q", None]])
     assert _rows(pa.Table.from_batches(list(t.to_batches()))) == _rows(t.read())
+    # lakeformat updates a non-BLOB column of rows both wrote; pypaimon reads the result
+    t.update_columns(pa.table({"_ROW_ID": pa.array([3, 80], pa.int64()), "name": ["u3", "u1000"]}))
+    final = _rows(t.read())
+    assert {r[0]: r[1] for r in final if r[0] in (3, 1000)} == {3: "u3", 1000: "u1000"}
+    assert run_oracle(PYPAIMON_READS_TABLE, str(wh), "b") == final
 
 
 PYPAIMON_APPENDS = r'''

@@ -117,15 +117,23 @@ def test_write_and_read_back_streamed(catalog):
     assert streamed.column("_ROW_ID").to_pylist() == list(range(60))
 
 
-def test_compaction_keeps_blob_tables_and_updates_are_refused(catalog):
+def test_updates_of_other_columns_and_compaction_keep_the_blobs(catalog):
     from lakeformat.errors import UnsupportedError
     t = _blob_table(catalog)
     for i in range(3):
         t.write(pa.table({"id": [i], "name": ["x"], "pic": [bytes([i]) * 10]}))
     t.compact(full=True)
     assert sorted(t.read().column("pic").to_pylist()) == [bytes([i]) * 10 for i in range(3)]
-    with pytest.raises(UnsupportedError, match="BLOB columns"):
-        t.update_columns(pa.table({"_ROW_ID": [0], "name": ["y"]}))
+    with pytest.raises(UnsupportedError, match=r"updates of BLOB columns \['pic'\]"):
+        t.update_columns(pa.table({"_ROW_ID": [0], "pic": [b"y"]}))
+    t.update_columns(pa.table({"_ROW_ID": [1], "name": ["updated"]}))   # other columns: a column file
+    rows = sorted(t.read(columns=["id", "name", "pic", "_ROW_ID"]).to_pylist(), key=lambda r: r["_ROW_ID"])
+    assert [(r["name"], r["pic"]) for r in rows] == [("x", bytes([i]) * 10) if i != 1 else ("updated", b"\x01" * 10)
+                                                    for i in range(3)]
+    t.compact(full=True)
+    assert sorted(t.read(columns=["name", "pic"]).to_pylist(), key=lambda r: r["pic"]) == [
+        {"name": "x", "pic": b"\x00" * 10}, {"name": "updated", "pic": b"\x01" * 10},
+        {"name": "x", "pic": b"\x02" * 10}]
 
 
 def test_a_corrupt_blob_file_fails_the_read_naming_it(catalog):
