@@ -27,6 +27,7 @@ from lakeformat.format.human import human_duration, human_size
 SIZE_COLUMNS = {"file_size_in_bytes", "file_size", "orphan_bytes"}
 LABELS = {"file_size_in_bytes": "file_size"}
 MIN_WIDTH = 8          # a column is never narrower than this or than its header, whichever is less wide
+BYTES_SHOWN = 32       # a longer binary value shows its first bytes in hex and its size (--json: all of it)
 BORDER = 3             # rich's box: a separator and one space of padding either side, per column
 
 
@@ -56,6 +57,8 @@ def cell(v: Any) -> str:
         return v.isoformat(sep=" ", timespec="milliseconds")
     if isinstance(v, dt.timedelta):
         return human_duration(v)
+    if isinstance(v, bytes) and len(v) > BYTES_SHOWN:   # a BLOB: its first bytes and its size, not MBs of hex
+        return f"{v[:BYTES_SHOWN].hex()}… ({human_size(len(v))})"
     return str(plain(v))
 
 

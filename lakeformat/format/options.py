@@ -227,6 +227,10 @@ ROW_TRACKING = _opt("row-tracking.enabled", False, _bool,
                     "become selectable.")
 DATA_EVOLUTION = _opt("data-evolution.enabled", False, _bool,
                       "Files may hold some columns of rows (_WRITE_COLS), merged by row id on read.")
+BLOB_FIELD = _opt("blob-field", None, _list, "Columns of a new table stored as BLOB (binary in Arrow): values in "
+                  ".blob files; needs row tracking and data evolution.")
+BLOB_TARGET_FILE_SIZE = _opt("blob.target-file-size", None, _mem, "Roll .blob files at this size; default: "
+                             "target-file-size.")
 DELETION_VECTORS_BITMAP64 = _opt("deletion-vectors.bitmap64", False, _bool,
                                  "Write 64-bit (Iceberg-compatible) deletion vector bitmaps.")
 DYNAMIC_BUCKET_TARGET_ROWS = _opt("dynamic-bucket.target-row-num", 2_000_000, parse_long, "Rows per dynamic bucket.")

@@ -76,6 +76,12 @@ REFUSED: dict[str, Refusal] = {
     "streaming-read-overwrite": Refusal(_true, R, "streaming reads of overwrites"),
     # writes that leave metadata Paimon expects
     "tag.automatic-creation": Refusal(_not("none"), W, "automatic tag creation"),
+    # BLOB columns: lakeformat returns and stores BLOB values as bytes
+    "blob-as-descriptor": Refusal(_true, RW, "BLOB values read and written as descriptors"),
+    "blob-descriptor-field": Refusal(_set, RW, "BLOB columns stored as descriptors"),
+    "blob.stored-descriptor-fields": Refusal(_set, RW, "BLOB columns stored as descriptors"),
+    "blob-view-field": Refusal(_set, RW, "BLOB view columns"),
+    "video-frame-field": Refusal(_set, RW, "video frame columns"),
     "bucket-function.type": Refusal(_not("default"), RW, "bucket functions other than Paimon's default hash"),
 }
 
@@ -94,7 +100,7 @@ _HARMLESS_DOC = {
         "write-max-writers-to-spill", "scan.manifest.parallelism", "scan.max-splits-per-task",
         "scan.plan-sort-partition", "zorder.var-length-contribution", "sort-compaction.local-sample.magnification",
         "sort-compaction.range-strategy", "parquet.enable.dictionary", "deletion-vector.index-file.target-size",
-        "dynamic-bucket.assigner-parallelism", "cross-partition-upsert.bootstrap-parallelism",
+        "dynamic-bucket.assigner-parallelism", "blob.copy-buffer-size", "cross-partition-upsert.bootstrap-parallelism",
         "manifest.delete-file-drop-stats", "file-index.in-manifest-threshold", "file-index.read.enabled",
         "file.suffix.include.compression", "bucket-append-ordered", "compaction.optimization-interval",
         "compaction.force-up-level-0", "compaction.total-size-threshold", "compaction.incremental-size-threshold",

@@ -162,12 +162,23 @@ def assign_row_ids(entries: Sequence[ManifestEntry], next_row_id: int,
     their rows' ids) and files of some columns of existing rows (which name their first row id)
     keep theirs. Returns the entries and the snapshot's ``nextRowId``."""
     out = []
+    blob_default = next_row_id   # a blob file continues its data file's row ids, per column
+    blob_starts: dict[str, int] = {}
     for e in entries:
         f = e.file
         if e.kind == ADD and f.file_source == FILE_SOURCE_APPEND:
             f = dataclasses.replace(f, min_sequence_number=snapshot_id, max_sequence_number=snapshot_id)
-            if not has_row_ids(f):
+            if not has_row_ids(f) and f.file_name.endswith(".blob"):
+                column = (f.write_cols or ("",))[0]
+                start = blob_starts.get(column, blob_default)
+                if start + f.row_count > next_row_id:
+                    raise CorruptFileError(f.file_name, "a blob file in a commit holds more rows than the data "
+                                           "file before it; blob files follow the data file of their rows")
+                f = dataclasses.replace(f, first_row_id=start)
+                blob_starts[column] = start + f.row_count
+            elif not has_row_ids(f):
                 f = dataclasses.replace(f, first_row_id=next_row_id)
+                blob_default, blob_starts = next_row_id, {}
                 next_row_id += f.row_count
             e = dataclasses.replace(e, file=f)
         out.append(e)

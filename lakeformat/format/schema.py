@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from lakeformat.errors import SchemaError
 from lakeformat.format import types as T
+from lakeformat.format.blob import apply_blob_field, check_blob_schema, is_blob
 from lakeformat.format.casts import castable
 from lakeformat.format.metadata_checks import SCHEMA_KEYS, check_json_keys, check_version
 
@@ -98,6 +99,8 @@ class TableSchema:
                      time_millis=int(d.get("timeMillis") or 0))
         check_version(d.get("version"), SCHEMA_VERSION, "schema")   # a schema, but of a newer Paimon?
         check_json_keys(d, SCHEMA_KEYS, "schema")
+        check_blob_schema(schema.fields, schema.partition_keys, schema.primary_keys, schema.options,
+                          f"schema {schema.id}")
         return schema
 
 
@@ -131,6 +134,8 @@ def new_schema(arrow: pa.Schema, partition_keys: Sequence[str] = (), primary_key
         if f.name in partition_keys and not isinstance(t, T.AtomicType):
             raise SchemaError(f"partition key {f.name!r} must be an atomic type, not {T.type_to_json(t)}")
         fields.append(T.DataField(i, f.name, t))
+    fields = list(apply_blob_field(fields, options or {}))
+    check_blob_schema(fields, partition_keys, primary_keys, options or {}, "a new table")
     highest = max([len(names) - 1] + [_max_nested_id(f.type) for f in fields])
     opts = dict(options or {})
     bucket_keys = [k.strip() for k in opts.get("bucket-key", "").split(",") if k.strip()]
@@ -228,6 +233,8 @@ def apply_changes(schema: TableSchema, changes: Iterable) -> TableSchema:
             i = index(c.name)
             if c.name in keys:
                 raise SchemaError(f"cannot rename {c.name!r}: it is a partition or primary key")
+            if is_blob(fields[i].type):
+                raise SchemaError(f"cannot rename BLOB column {c.name!r} (Paimon's rule: blob files name it)")
             if any(f.name == c.new_name for f in fields):
                 raise SchemaError(f"cannot rename {c.name!r} to {c.new_name!r}: that column exists")
             fields[i] = replace(fields[i], name=c.new_name)
@@ -258,6 +265,7 @@ def apply_changes(schema: TableSchema, changes: Iterable) -> TableSchema:
         else:
             raise SchemaError(f"unknown schema change {c!r}")
     check_layout_change(schema.options, options)
+    check_blob_schema(fields, partition_keys, primary_keys, options, f"schema {schema.id + 1}")
     return TableSchema(schema.id + 1, tuple(fields), highest, tuple(partition_keys), tuple(primary_keys),
                        options, schema.comment, int(time.time() * 1000))
 

@@ -28,14 +28,15 @@ _PARAMS = {
     "BOOLEAN": (0, 0), "TINYINT": (0, 0), "SMALLINT": (0, 0), "INT": (0, 0), "BIGINT": (0, 0),
     "FLOAT": (0, 0), "DOUBLE": (0, 0), "DATE": (0, 0),
     "DECIMAL": (0, 2), "CHAR": (0, 1), "VARCHAR": (0, 1), "BINARY": (0, 1), "VARBINARY": (0, 1),
-    "TIME": (0, 1), "TIMESTAMP": (0, 1), "TIMESTAMP_LTZ": (0, 1),
+    "TIME": (0, 1), "TIMESTAMP": (0, 1), "TIMESTAMP_LTZ": (0, 1), "BLOB": (0, 0),
 }
 _DEFAULT_PARAMS = {
     "DECIMAL": (10, 0), "CHAR": (1,), "VARCHAR": (1,), "BINARY": (1,), "VARBINARY": (1,),
     "TIME": (0,), "TIMESTAMP": (6,), "TIMESTAMP_LTZ": (6,),
 }
-# Paimon types lakeformat has no Arrow mapping or reader for.
-UNSUPPORTED_TYPES = ("BLOB", "VARIANT", "MULTISET", "VECTOR")
+# Paimon types lakeformat has no Arrow mapping or reader for. (BLOB, large objects kept in .blob
+# files, is read and written where Paimon allows it: format/blob.py states where.)
+UNSUPPORTED_TYPES = ("VARIANT", "MULTISET", "VECTOR")
 _ALIASES = {"INTEGER": "INT", "STRING": "VARCHAR", "BYTES": "VARBINARY", "DEC": "DECIMAL",
             "NUMERIC": "DECIMAL", "BOOL": "BOOLEAN"}
 
@@ -200,7 +201,7 @@ def to_arrow(t: DataType) -> pa.DataType:
                   "INT": pa.int32(), "BIGINT": pa.int64(), "FLOAT": pa.float32(),
                   "DOUBLE": pa.float64(), "DATE": pa.date32(), "TIME": pa.time32("ms"),
                   "CHAR": pa.string(), "VARCHAR": pa.string(),
-                  "BINARY": pa.binary(), "VARBINARY": pa.binary()}
+                  "BINARY": pa.binary(), "VARBINARY": pa.binary(), "BLOB": pa.large_binary()}
         if r in simple:
             return simple[r]
         if r == "DECIMAL":

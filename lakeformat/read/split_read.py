@@ -31,12 +31,14 @@ from lakeformat.format.row_tracking import (
     row_groups,
     system_arrays,
 )
+from lakeformat.format.blob import is_blob
 from lakeformat.io.data_file import iter_columns, read_columns
 from lakeformat.io.fileio import join
 from lakeformat.io.index_files import IndexFiles
 from lakeformat.io.table_context import TableContext
 from lakeformat.mergetree.read import merge_columns, read_section, sections
 from lakeformat.read.read_ahead import read_ahead
+from lakeformat.read.blob_read import attach_blob_files, blob_column_arrays, split_blob_files, zip_blob_columns
 from lakeformat.read.scan import Split
 
 BATCH_ROWS = 65536                # rows per batch of to_batches(), as pyarrow's iter_batches
@@ -123,7 +125,9 @@ class SplitRead:
         if split.deletion_files:
             raise UnsupportedError(f"table {self.ctx.name}: deletion vectors in a data-evolution table are not "
                                    "implemented by lakeformat")
-        return row_groups(split.files, f"table {self.ctx.name}, snapshot {split.snapshot_id}")
+        where = f"table {self.ctx.name}, snapshot {split.snapshot_id}"
+        files, blobs = split_blob_files(split.files)   # BLOB values: beside the range's data file
+        return attach_blob_files(row_groups(files, where), blobs, where)
 
     def read_group(self, split: Split, group: Sequence[DataFileMeta]) -> pa.Table:
         """Files of one row id range (newest first; one file unless data evolution): each wanted
@@ -135,6 +139,15 @@ class SplitRead:
                    deleted: Optional[np.ndarray] = None) -> pa.Table:
         """:meth:`read_group` of the files ``group`` in ``bucket_dir``, without the rows at the
         ``deleted`` positions."""
+        tables = list(self.iter_range(bucket_dir, group, deleted))
+        return tables[0] if len(tables) == 1 else pa.concat_tables(tables) if tables else \
+            A.empty_table(self.out_schema)
+
+    def iter_range(self, bucket_dir: str, group: Sequence[DataFileMeta],
+                   deleted: Optional[np.ndarray] = None) -> Iterator[pa.Table]:
+        """:meth:`read_range` as a stream: one table, or with BLOB columns read from blob files,
+        slices of the range holding a bounded batch of blob bytes each (read/blob_read.py)."""
+        group, blobs = split_blob_files(group)
         wanted = [self.schema.field(c) for c in self.needed]
         assigned = assign_columns(group, wanted, lambda sid: self.ctx.schema_manager.get(sid).fields)
         newest, n = group[0], group[0].row_count
@@ -153,15 +166,27 @@ class SplitRead:
         if self.system:
             system = {c: a for c, a in system_arrays(newest, 0, n, physical).items() if c in self.system}
         out = merge_group(n, wanted, parts, system)
+        blob_columns = [w.name for w in wanted if is_blob(w.type)]
+        if blobs and blob_columns:
+            if deleted is not None and deleted.size:
+                raise UnsupportedError(f"table {self.ctx.name}: deletion vectors in a BLOB table are not "
+                                       "implemented by lakeformat")
+            where = f"table {self.ctx.name}, {bucket_dir}"
+            streams = {c: blob_column_arrays(self.ctx, bucket_dir, newest, blobs, c, where) for c in blob_columns}
+            for part in zip_blob_columns(out, streams):
+                yield self._finish(part)
+            return
         if deleted is not None and deleted.size:
             out = out.filter(keep_mask(n, deleted))
-        return self._finish(out)
+        yield self._finish(out)
 
     def _iter_group(self, split: Split, group: Sequence[DataFileMeta]) -> Iterator[pa.Table]:
         """A row id range: a data-evolution range at once (its files are merged by position, and
-        a range is one file's rows), a single file batch by batch."""
+        a range is one file's rows) or, with BLOB columns, in slices of bounded blob bytes
+        (:meth:`iter_range`); a single file batch by batch."""
         if len(group) > 1 or self.evolution:
-            yield self.read_group(split, group)
+            deleted = self.deletions(split).get(group[0].file_name) if split.deletion_files else None
+            yield from self.iter_range(self.ctx.bucket_dir_of(split.partition_bytes, split.bucket), group, deleted)
             return
         f = group[0]
         path = join(self.ctx.bucket_dir_of(split.partition_bytes, split.bucket), f.file_name)

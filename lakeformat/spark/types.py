@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 from pyspark.sql import types as S
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from lakeformat.errors import DataError, SchemaError
+from lakeformat.errors import DataError, SchemaError, UnsupportedTypeError
 from lakeformat.format import types as T
 from lakeformat.format.schema import TableSchema
 
@@ -34,6 +34,9 @@ def spark_type(t: T.DataType) -> S.DataType:
             return S.DecimalType(t.params[0], t.params[1])
         if t.root == "TIME":
             return S.TimeType(min(t.params[0], 6))
+        if t.root == "BLOB":   # Spark would read and write its values as rows of Parquet files
+            raise UnsupportedTypeError("BLOB columns are not implemented by lakeformat's Spark integration; "
+                                       "read and write BLOB tables with the library (Table.to_batches)")
         return _ATOMIC[t.root]
     if isinstance(t, T.ArrayType):
         return S.ArrayType(spark_type(t.element), t.element.nullable)

@@ -43,6 +43,7 @@ from lakeformat.format.row_tracking import (
     system_arrays,
     tracked_file_schema,
 )
+from lakeformat.format.blob import is_blob, is_blob_file
 from lakeformat.io.data_file import RollingFileWriter, iter_columns
 from lakeformat.io.fileio import join
 from lakeformat.io.table_context import TableContext
@@ -125,7 +126,10 @@ def pick_full(files: Sequence[DataFileMeta], policy: AppendCompactPolicy) -> lis
 
 def pick(files: Sequence[DataFileMeta], policy: AppendCompactPolicy, full: bool) -> list[tuple[DataFileMeta, ...]]:
     if policy.by_row_range:   # each row id range held by several files (newest first), on its own
-        return [tuple(g) for g in row_groups(files, "compaction") if len(g) > 1]
+        # blob files are left as they are: they hold a BLOB column of their data file's rows (by
+        # row id), which compaction rewrites without it
+        return [tuple(g) for g in row_groups([f for f in files if not is_blob_file(f)], "compaction")
+                if len(g) > 1]
     ordered = sequence_order(files)
     return pick_full(ordered, policy) if full else pick_windows(ordered, policy)
 
@@ -220,9 +224,10 @@ def rewrite_range(ctx: TableContext, bucket_dir: str, group: Sequence[DataFileMe
     """The files of one row id range of a data-evolution table (newest first) as one file of whole
     rows: each column as a read merges it, and each row's ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` as a
     read reports them, stored in the file, so reads return the same rows and system columns."""
-    data = SplitRead(ctx, [*ctx.schema.names, *SYSTEM_COLUMNS]).read_range(bucket_dir, group)
-    writer = _TrackedCompactFileWriter(ctx, bucket_dir, ctx.schema,
-                                       seq_start=min(f.min_sequence_number for f in group))
+    # BLOB columns stay in their blob files, which keep naming the range's row ids
+    schema = dataclasses.replace(ctx.schema, fields=tuple(f for f in ctx.schema.fields if not is_blob(f.type)))
+    data = SplitRead(ctx, [*schema.names, *SYSTEM_COLUMNS]).read_range(bucket_dir, group)
+    writer = _TrackedCompactFileWriter(ctx, bucket_dir, schema, seq_start=min(f.min_sequence_number for f in group))
     writer.roll = False   # one range, one file: its first row id names the range
     try:
         writer.write(data)

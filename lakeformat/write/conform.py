@@ -23,7 +23,7 @@ def _compatible(src: pa.DataType, dst: T.DataType) -> bool:
     if s == d or T.can_widen(s, d):
         return True
     if isinstance(s, T.AtomicType) and isinstance(d, T.AtomicType):
-        same_family = [("CHAR", "VARCHAR"), ("BINARY", "VARBINARY"), ("TIMESTAMP",), ("TIMESTAMP_LTZ",),
+        same_family = [("CHAR", "VARCHAR"), ("BINARY", "VARBINARY", "BLOB"), ("TIMESTAMP",), ("TIMESTAMP_LTZ",),
                        ("TIME",), ("DECIMAL",)]
         return any(s.root in fam and d.root in fam for fam in same_family)
     return T.to_arrow(d).equals(src) or _nested_castable(src, d)

@@ -15,10 +15,11 @@ from typing import Any, Optional, Union
 import numpy as np
 import pyarrow as pa
 
-from lakeformat.errors import DataError, OptionError
+from lakeformat.errors import DataError, OptionError, UnsupportedError
 from lakeformat.format import options as O
 from lakeformat.format import arrays as A
 from lakeformat.format.binary_row import serialize_row
+from lakeformat.format.blob import is_blob
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.index_manifest import DELETION_VECTORS, IndexFileMeta
 from lakeformat.format.manifest import DataFileMeta
@@ -29,6 +30,7 @@ from lakeformat.io.table_context import TableContext
 from lakeformat.mergetree.writer import MergeTreeWriter
 from lakeformat.read.entries import live_entries
 from lakeformat.write.append_compact import AppendBucketWriter
+from lakeformat.write.blob_write import BlobTableWriter
 from lakeformat.write.conform import as_arrow, conform
 from lakeformat.write.dynamic_bucket import DynamicBuckets
 from lakeformat.write.routing import group_rows
@@ -136,12 +138,16 @@ class TableWrite:
             if self.schema.primary_keys:
                 w = MergeTreeWriter(self.ctx, key[0], bucket, d, self._restore(key[0], bucket),
                                     self._restore_index(key[0], bucket), self.sequence_offset)
+            elif self.schema.num_buckets > 0 and any(is_blob(f.type) for f in self.schema.fields):
+                raise UnsupportedError(f"table {self.ctx.name}: lakeformat writes BLOB tables with 'bucket' = -1 only")
             elif self.schema.num_buckets > 0:   # continues the bucket's sequence, compacts it
                 o = self.ctx.typed_options
                 if o.get(O.DELETION_VECTORS) and not o.get(O.WRITE_ONLY):
                     raise OptionError(f"{self.ctx.name}: compacting append tables with 'deletion-vectors.enabled' "
                                       "is not supported; write with 'write-only' = 'true'")
                 w = AppendBucketWriter(self.ctx, key[0], bucket, d, self._restore(key[0], bucket))
+            elif any(is_blob(f.type) for f in self.schema.fields):
+                w = BlobTableWriter(self.ctx, d, self.schema)
             else:
                 w = RollingFileWriter(self.ctx, d, self.schema)
             self._writers[key] = w

@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from lakeformat.errors import DataError, SchemaError, UnsupportedError
 from lakeformat.format import options as O
+from lakeformat.format.blob import blob_names
 from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.index_manifest import global_indexes_on
 from lakeformat.format.manifest import DataFileMeta
@@ -27,6 +28,7 @@ from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.data_file import RollingFileWriter
 from lakeformat.io.index_files import IndexFiles
 from lakeformat.io.table_context import TableContext
+from lakeformat.read.blob_read import split_blob_files
 from lakeformat.read.scan import FileScan, Split
 from lakeformat.read.split_read import SplitRead
 
@@ -59,6 +61,10 @@ def check_update(ctx: TableContext, data: pa.Table) -> list[str]:
     unknown = [c for c in columns if c not in names]
     if unknown or not columns:
         raise SchemaError(f"an update of {ctx.name} sets columns of the table {names}; got {columns}")
+    blobs = [c for c in columns if c in blob_names(ctx.schema.fields)]
+    if blobs:
+        raise UnsupportedError(f"an update of {ctx.name}: lakeformat does not implement updates of BLOB "
+                               f"columns {blobs}")
     if set(columns) & set(ctx.schema.partition_keys):
         raise DataError(f"an update of {ctx.name} cannot change partition columns {ctx.schema.partition_keys}")
     ids = data.column(ROW_ID)
@@ -83,7 +89,8 @@ def update_messages(ctx: TableContext, snapshot: Snapshot, data: pa.Table) -> li
         [pa.field(ROW_ID, pa.int64())] + [ctx.arrow_schema().field(c) for c in columns]))
     ranges: list[tuple[Split, list[DataFileMeta]]] = []
     for split in FileScan(ctx).plan(snapshot):
-        ranges += [(split, g) for g in row_groups(split.files, f"table {ctx.name}, snapshot {snapshot.id}")
+        files, _ = split_blob_files(split.files)   # blob files hold BLOB columns, which are not updated
+        ranges += [(split, g) for g in row_groups(files, f"table {ctx.name}, snapshot {snapshot.id}")
                    if g[0].first_row_id is not None]
     ranges.sort(key=lambda r: r[1][0].first_row_id or 0)
     starts = np.array([g[0].first_row_id for _, g in ranges], dtype=np.int64)

@@ -188,7 +188,7 @@ def test_dynamic_partition_overwrite_false_replaces_the_table(catalog):
     assert t.read().column("dt").to_pylist() == ["2024-01-02"] * 2
 
 
-@pytest.mark.parametrize("typ", ["BLOB", "VARIANT", {"type": "MULTISET", "element": "INT"}])
+@pytest.mark.parametrize("typ", ["VARIANT", {"type": "MULTISET", "element": "INT"}])
 def test_unsupported_types_name_the_column(catalog, typ):
     t = catalog.create_table("db.t", EVENTS)
     path = os.path.join(t.path, "schema", "schema-0")
