@@ -74,6 +74,7 @@ OPS = {
     "snapshot expiration": "lf.Catalog(WH).get_table('db.e').expire_snapshots(retain_max=2, retain_min=1)",
     "data evolution read": "lf.Catalog(WH).get_table('db.de').read(columns=['_ROW_ID', 'user_id', 'price'])",
     "row-tracking compaction": "lf.Catalog(WH).get_table('db.de').compact(full=True)",
+    "BLOB read, streamed": "list(lf.Catalog(WH).get_table('db.blob').to_batches())",
     "branch read": "lf.Catalog(WH).get_table('db.a$branch_b').read()",
     "orphan removal": "import datetime; lf.Catalog(WH).get_table('db.a').remove_orphan_files("
                       "older_than=datetime.timedelta(days=1))",   # the scan of every file; nothing that old
@@ -127,6 +128,10 @@ def build(wh: Path) -> None:
     de = cat.create_table("db.de", SCHEMA, options={"row-tracking.enabled": "true", "data-evolution.enabled": "true"})
     for seed in range(2):
         de.write(user_behavior(1_000, DAYS, seed=seed))
+    blob = cat.create_table("db.blob", pa.schema([("id", pa.int64()), ("pic", pa.binary())]),
+                            options={"row-tracking.enabled": "true", "data-evolution.enabled": "true",
+                                     "blob-field": "pic"})
+    blob.write(pa.table({"id": pa.array(range(50), pa.int64()), "pic": [bytes([i]) * 1000 for i in range(50)]}))
     de.update_columns(pa.table({"_ROW_ID": pa.array([0, 5, 1_500], pa.int64()), "price": [1.0, 2.0, 3.0]}))
 
 
