@@ -19,12 +19,13 @@ object stores) is refused by name: ``lfs.read_table`` reads those tables.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import logging
 from typing import Any, Optional
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from lakeformat.errors import LakeformatError, NotFoundError
+from lakeformat.errors import LakeformatError
 from lakeformat.format import types as T
 from lakeformat.io.fileio import join
 from lakeformat.spark import deleted_rows, jar
@@ -125,31 +126,47 @@ def plan_answer(t, snapshot) -> dict:
     return {"files": files, "vectors": deleted_rows.encoded_vectors(vectors) if vectors else ""}
 
 
+def _answer(method: Callable[..., Any]) -> Callable[..., str]:
+    """JSON of what ``method`` returns; lakeformat's own errors as ``{"error", "kind"}``, which the
+    catalog throws with their message (not a Python traceback inside a Py4J error)."""
+    @functools.wraps(method)
+    def call(*args: Any) -> str:
+        try:
+            return json.dumps(method(*args))
+        except LakeformatError as e:
+            return json.dumps({"error": str(e), "kind": type(e).__name__})
+    return call
+
+
 class CatalogPlanner:
     """``lakeformat.spark.Planner`` in Python: the catalog's questions answered by the library."""
 
     class Java:
         implements = ["lakeformat.spark.Planner"]
 
-    def namespaces(self, catalog: str) -> str:
-        return json.dumps(_catalog(catalog).list_databases())
+    @_answer
+    def namespaces(self, catalog: str) -> list[str]:
+        return _catalog(catalog).list_databases()
 
-    def tables(self, catalog: str, database: str) -> str:
-        return json.dumps(_catalog(catalog).list_tables(database))
+    @_answer
+    def tables(self, catalog: str, database: str) -> list[str]:
+        return _catalog(catalog).list_tables(database)
 
     def table(self, catalog: str, database: str, name: str, version: str, millis: int) -> str:
-        c = _catalog(catalog)
-        if not c.table_exists(f"{database}.{name}"):
-            return ""
-        t = c.get_table(f"{database}.{name}")
-        snapshot, travel = _snapshot(t, version, int(millis))
-        if snapshot is None and travel:
-            raise NotFoundError(f"{t.name} has no snapshot for version {version!r}")
-        return json.dumps(table_answer(t, snapshot, travel))
+        if not _catalog(catalog).table_exists(f"{database}.{name}"):
+            return ""   # the catalog says so as Spark does (TABLE_OR_VIEW_NOT_FOUND)
+        return self._table(catalog, database, name, version, millis)
 
-    def plan(self, catalog: str, database: str, name: str, snapshot: int) -> str:
+    @_answer
+    def _table(self, catalog: str, database: str, name: str, version: str, millis: int) -> dict:
         t = _catalog(catalog).get_table(f"{database}.{name}")
-        return json.dumps(plan_answer(t, t.snapshot(int(snapshot))))
+        snapshot, travel = _snapshot(t, version, int(millis))
+        return table_answer(t, snapshot, travel)
+
+    @_answer
+    def plan(self, catalog: str, database: str, name: str, snapshot: int) -> dict:
+        t = _catalog(catalog).get_table(f"{database}.{name}")
+        return plan_answer(t, t.snapshot(int(snapshot)))
 
 
 def install(spark) -> bool:

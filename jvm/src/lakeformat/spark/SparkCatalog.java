@@ -55,12 +55,18 @@ public class SparkCatalog implements TableCatalog, SupportsNamespaces {
     return p;
   }
 
+  /** The planner's answer; an error it answered with (lakeformat's own, named) is thrown here. */
   static JsonNode parse(String json) {
+    JsonNode answer;
     try {
-      return JSON.readTree(json);
+      answer = JSON.readTree(json);
     } catch (JsonProcessingException e) {
       throw new IllegalStateException("lakeformat: the planner answered with text that is not JSON: " + json, e);
     }
+    if (answer.isObject() && answer.has("error")) {
+      throw new IllegalStateException("lakeformat (" + answer.get("kind").asText() + "): " + answer.get("error").asText());
+    }
+    return answer;
   }
 
   @Override
