@@ -22,7 +22,7 @@ import datetime as dt
 import functools
 import json
 import logging
-from typing import Any, Optional
+from typing import Any, ClassVar, Optional
 from collections.abc import Callable, Mapping, Sequence
 
 from lakeformat.errors import LakeformatError
@@ -142,7 +142,7 @@ class CatalogPlanner:
     """``lakeformat.spark.Planner`` in Python: the catalog's questions answered by the library."""
 
     class Java:
-        implements = ["lakeformat.spark.Planner"]
+        implements: ClassVar[list[str]] = ["lakeformat.spark.Planner"]
 
     @_answer
     def namespaces(self, catalog: str) -> list[str]:

@@ -78,7 +78,8 @@ def test_append_table_read_by_sql_equals_the_library(spark, catalog, lf_sql):
 
 
 def test_partition_filter_prunes_partitions_in_spark(spark, catalog, lf_sql):
-    t = catalog.create_table("db.ub", UB_SCHEMA, partition_keys=["dt"], options={"bucket": "2", "bucket-key": "user_id"})
+    t = catalog.create_table("db.ub", UB_SCHEMA, partition_keys=["dt"],
+                             options={"bucket": "2", "bucket-key": "user_id"})
     t.write(user_behavior(3000, DAYS, seed=3))
     t = catalog.get_table("db.ub")
     df = spark.sql(f"SELECT user_id, item_id, ts, price FROM {lf_sql}.db.ub "
