@@ -10,7 +10,9 @@ The catalog (Java) decides nothing about the format: it asks :class:`CatalogPlan
 PySpark's Py4J callback server (as ``foreachBatch`` calls back), for databases, tables, a table's
 Spark schema at a snapshot, and the files a read of that snapshot needs; Spark's own Parquet scan
 then reads them (column pruning, filters in row groups, partition pruning on the planned values).
-Planning is lakeformat's own: :func:`~lakeformat.spark.native_read.plan_read`, the same as
+``CREATE TABLE`` (``PARTITIONED BY``, ``TBLPROPERTIES`` for table options and ``primary-key``)
+creates the table through the library, and ``INSERT INTO`` hands its rows to ``lfs.write`` on the
+driver (Spark's Parquet writer for append tables), one commit per statement. Planning is lakeformat's own: :func:`~lakeformat.spark.native_read.plan_read`, the same as
 ``lfs.read_table``. What that read would hand to lakeformat's merge-on-read (overlapping sorted
 runs of a primary-key bucket, files that hold delete rows) and what Spark cannot read as the
 current schema (files of an older schema whose columns were renamed or retyped, other formats,
@@ -29,7 +31,9 @@ from lakeformat.errors import LakeformatError
 from lakeformat.format import types as T
 from lakeformat.io.fileio import join
 from lakeformat.spark import deleted_rows, jar
+from lakeformat.spark.dataframe import write
 from lakeformat.spark.native_read import NativeFiles, _vectors, native_available, plan_read, spark_path
+from lakeformat.spark.tables import create_table
 from lakeformat.spark.types import spark_schema, spark_type
 from lakeformat.table.catalog import Catalog
 
@@ -144,6 +148,9 @@ class CatalogPlanner:
     class Java:
         implements: ClassVar[list[str]] = ["lakeformat.spark.Planner"]
 
+    def __init__(self, spark) -> None:
+        self.spark = spark   # the session whose driver the catalog runs in (INSERT's DataFrames)
+
     @_answer
     def namespaces(self, catalog: str) -> list[str]:
         return _catalog(catalog).list_databases()
@@ -168,6 +175,24 @@ class CatalogPlanner:
         t = _catalog(catalog).get_table(f"{database}.{name}")
         return plan_answer(t, t.snapshot(int(snapshot)))
 
+    @_answer
+    def create(self, catalog: str, database: str, name: str, schema: str, partition_keys: str,
+               properties: str) -> dict:
+        from pyspark.sql.types import StructType
+        opts = dict(json.loads(catalog))
+        props = dict(json.loads(properties))
+        keys = [k.strip() for k in props.pop("primary-key", "").split(",") if k.strip()]
+        t = create_table(f"{database}.{name}", StructType.fromJson(json.loads(schema)), warehouse=opts.pop("warehouse"),
+                         partition_keys=json.loads(partition_keys), primary_keys=keys, options=props, **opts)
+        return table_answer(t, t.latest_snapshot(), False)
+
+    @_answer
+    def insert(self, catalog: str, database: str, name: str, data) -> dict:
+        from pyspark.sql import DataFrame
+        opts = dict(json.loads(catalog))
+        write(DataFrame(data, self.spark), f"{database}.{name}", warehouse=opts.pop("warehouse"), **opts)
+        return {}
+
 
 def install(spark) -> bool:
     """Install :class:`CatalogPlanner` in the driver's JVM for ``spark.sql.catalog.<name>`` =
@@ -183,7 +208,7 @@ def install(spark) -> bool:
         return False
     from pyspark.java_gateway import ensure_callback_server_started
     ensure_callback_server_started(gateway)
-    planner = _INSTALLED.setdefault(id(gateway), CatalogPlanner())
+    planner = _INSTALLED[id(gateway)] = CatalogPlanner(spark)
     spark._jvm.lakeformat.spark.SparkCatalog.install(planner)
     return True
 

@@ -166,6 +166,27 @@ def test_without_the_planner_the_catalog_says_what_to_call(spark, catalog, lf_sq
     assert [r[0] for r in spark.sql(f"SHOW NAMESPACES IN {lf_sql}").collect()] == ["db"]
 
 
-def test_ddl_is_refused_by_name(spark, catalog, lf_sql):
-    with pytest.raises(Exception, match="CREATE TABLE is not supported yet"):
-        spark.sql(f"CREATE TABLE {lf_sql}.db.n (id BIGINT)")
+def test_create_table_and_insert_into_go_through_the_library(spark, catalog, lf_sql):
+    spark.sql(f"CREATE TABLE {lf_sql}.db.n (id BIGINT, v STRING, dt STRING) PARTITIONED BY (dt) "
+              "TBLPROPERTIES ('file.compression' = 'zstd')")
+    t = catalog.get_table("db.n")
+    assert list(t.schema.partition_keys) == ["dt"] and t.schema.options["file.compression"] == "zstd"
+    assert "owner" not in t.schema.options
+    spark.sql(f"INSERT INTO {lf_sql}.db.n VALUES (1, 'a', 'x'), (2, 'b', 'y')")
+    spark.createDataFrame([(3, "c", "x")], "id bigint, v string, dt string").writeTo(f"{lf_sql}.db.n").append()
+    t = catalog.get_table("db.n")
+    assert sorted(t.read()["id"].to_pylist()) == [1, 2, 3] and t.latest_snapshot().id == 2
+    assert sorted(r.id for r in spark.sql(f"SELECT id FROM {lf_sql}.db.n WHERE dt = 'x'").collect()) == [1, 3]
+
+    spark.sql(f"CREATE TABLE {lf_sql}.db.k (id BIGINT NOT NULL, v STRING) "
+              "TBLPROPERTIES ('primary-key' = 'id', 'bucket' = '1')")
+    assert list(catalog.get_table("db.k").schema.primary_keys) == ["id"]
+    spark.sql(f"INSERT INTO {lf_sql}.db.k VALUES (1, 'a'), (2, 'b')")
+    spark.sql(f"INSERT INTO {lf_sql}.db.k VALUES (2, 'B')")
+    assert_same_rows(catalog.get_table("db.k").read(), pa.table({"id": [1, 2], "v": ["a", "B"]}), ["id"], "upsert")
+    with pytest.raises(Exception, match="does not support truncate"):
+        spark.sql(f"INSERT OVERWRITE {lf_sql}.db.n VALUES (9, 'z', 'x')")
+    with pytest.raises(Exception, match="DROP TABLE is not supported yet"):
+        spark.sql(f"DROP TABLE {lf_sql}.db.n")
+    with pytest.raises(Exception, match="option"):
+        spark.sql(f"CREATE TABLE {lf_sql}.db.bad (id BIGINT) TBLPROPERTIES ('no.such-option' = '1')")

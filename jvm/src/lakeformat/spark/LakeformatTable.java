@@ -15,6 +15,11 @@ import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.V1Write;
+import org.apache.spark.sql.connector.write.Write;
+import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.Transform;
@@ -35,7 +40,7 @@ import scala.Option;
  * groups, partition pruning by the planned partition values; files with deletion vectors go
  * through {@link DeletionVectorScan}.
  */
-public class LakeformatTable implements SupportsRead {
+public class LakeformatTable implements SupportsRead, SupportsWrite {
   // as lakeformat's native read: Paimon's dates are proleptic Gregorian; a planned file that is
   // gone or corrupt fails the read; page checksums are verified
   private static final Map<String, String> SCAN_OPTIONS = Map.of(
@@ -81,7 +86,26 @@ public class LakeformatTable implements SupportsRead {
 
   @Override
   public Set<TableCapability> capabilities() {
-    return EnumSet.of(TableCapability.BATCH_READ);
+    return EnumSet.of(TableCapability.BATCH_READ, TableCapability.V1_BATCH_WRITE);
+  }
+
+  /**
+   * {@code INSERT INTO}: the rows reach the library on the driver as a DataFrame, which lakeformat
+   * writes (its native write where the table allows it) and commits once.
+   */
+  @Override
+  public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+    return new WriteBuilder() {
+      @Override
+      public Write build() {
+        return (V1Write) () -> (data, overwrite) -> {
+          if (overwrite) {
+            throw new UnsupportedOperationException("lakeformat: INSERT OVERWRITE is not supported yet by the catalog");
+          }
+          SparkCatalog.parse(SparkCatalog.planner().insert(catalog, ident.namespace()[0], ident.name(), data));
+        };
+      }
+    };
   }
 
   private StructType partitionSchema() {

@@ -29,4 +29,15 @@ public interface Planner {
    * needs lakeformat's merge.
    */
   String plan(String catalog, String database, String name, long snapshot);
+
+  /**
+   * Creates the table (and its database when missing): {@code schema} a Spark StructType as JSON,
+   * {@code partitionKeys} a JSON array, {@code properties} a JSON object (table options, and
+   * {@code primary-key} as Paimon's connector takes it); answers as {@link #table} does.
+   */
+  String create(String catalog, String database, String name, String schema, String partitionKeys,
+                String properties);
+
+  /** Appends the rows of {@code data} (on the driver: lakeformat writes it as a Spark job) and commits. */
+  String insert(String catalog, String database, String name, org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> data);
 }

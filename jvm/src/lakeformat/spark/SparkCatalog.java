@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.connector.catalog.CatalogV2Util;
 import org.apache.spark.sql.connector.catalog.Column;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
@@ -17,7 +18,9 @@ import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
+import org.apache.spark.sql.connector.expressions.IdentityTransform;
 import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
@@ -32,7 +35,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * schema, its snapshots, which files a read needs) comes from the Python library through the
  * {@link Planner} that {@code lakeformat.spark.register(spark)} installs on the driver; this
  * class decides nothing about the format. Reads are Spark's own Parquet scan ({@link LakeformatTable}).
- * Creating, altering and dropping tables and namespaces is refused here for now: use the library.
+ * {@code CREATE TABLE} and {@code INSERT INTO} go to the library too; altering and dropping tables and
+ * namespaces is refused here for now: use the library.
  */
 public class SparkCatalog implements TableCatalog, SupportsNamespaces {
   static final ObjectMapper JSON = new ObjectMapper();
@@ -206,11 +210,43 @@ public class SparkCatalog implements TableCatalog, SupportsNamespaces {
     return new LakeformatTable(options, ident, parse(answer));
   }
 
+  /**
+   * {@code CREATE TABLE ... PARTITIONED BY (cols) TBLPROPERTIES ('primary-key' = 'a,b', 'bucket' = '2', ...)}:
+   * created by the library; properties are table options (Spark's own, like {@code owner}, are not).
+   */
   @Override
   @SuppressWarnings("deprecation")   // the one TableCatalog still requires
-  public Table createTable(Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties) {
-    throw refused("CREATE TABLE");
+  public Table createTable(Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
+      throws NoSuchNamespaceException {
+    if (ident.namespace().length != 1) {
+      throw new NoSuchNamespaceException(ident.namespace());
+    }
+    List<String> keys = new ArrayList<>();
+    for (Transform t : partitions) {
+      if (!(t instanceof IdentityTransform) || t.references().length != 1 || t.references()[0].fieldNames().length != 1) {
+        throw new UnsupportedOperationException("lakeformat catalog " + name + ": PARTITIONED BY takes columns, not "
+            + t.describe());
+      }
+      keys.add(t.references()[0].fieldNames()[0]);
+    }
+    Map<String, String> props = new HashMap<>(properties);
+    for (String reserved : SPARK_PROPERTIES) {
+      props.remove(reserved);
+    }
+    StructType schema = CatalogV2Util.v2ColumnsToStructType(columns);
+    try {
+      JsonNode answer = parse(planner().create(options, ident.namespace()[0], ident.name(), schema.json(),
+                                               JSON.writeValueAsString(keys), JSON.writeValueAsString(props)));
+      return new LakeformatTable(options, ident, answer);
+    } catch (JsonProcessingException e) {
+      throw new IllegalArgumentException(e);
+    }
   }
+
+  // properties Spark sets on a table itself, not table options
+  private static final String[] SPARK_PROPERTIES = {TableCatalog.PROP_OWNER, TableCatalog.PROP_PROVIDER,
+      TableCatalog.PROP_COMMENT, TableCatalog.PROP_LOCATION, TableCatalog.PROP_EXTERNAL,
+      TableCatalog.PROP_IS_MANAGED_LOCATION};
 
   @Override
   public Table alterTable(Identifier ident, TableChange... changes) {
@@ -229,6 +265,6 @@ public class SparkCatalog implements TableCatalog, SupportsNamespaces {
 
   private UnsupportedOperationException refused(String statement) {
     return new UnsupportedOperationException("lakeformat catalog " + name + ": " + statement
-        + " is not supported yet (the catalog reads tables); use the lakeformat library (lakeformat.Catalog)");
+        + " is not supported yet; use the lakeformat library (lakeformat.Catalog)");
   }
 }
