@@ -10,13 +10,15 @@ The catalog (Java) decides nothing about the format: it asks :class:`CatalogPlan
 PySpark's Py4J callback server (as ``foreachBatch`` calls back), for databases, tables, a table's
 Spark schema at a snapshot, and the files a read of that snapshot needs; Spark's own Parquet scan
 then reads them (column pruning, filters in row groups, partition pruning on the planned values).
-``CREATE TABLE`` (``PARTITIONED BY``, ``TBLPROPERTIES`` for table options and ``primary-key``)
-creates the table through the library, and ``INSERT INTO`` hands its rows to ``lfs.write`` on the
-driver (Spark's Parquet writer for append tables), one commit per statement. Planning is lakeformat's own: :func:`~lakeformat.spark.native_read.plan_read`, the same as
+Planning is lakeformat's own: :func:`~lakeformat.spark.native_read.plan_read`, the same as
 ``lfs.read_table``. What that read would hand to lakeformat's merge-on-read (overlapping sorted
 runs of a primary-key bucket, files that hold delete rows) and what Spark cannot read as the
 current schema (files of an older schema whose columns were renamed or retyped, other formats,
 object stores) is refused by name: ``lfs.read_table`` reads those tables.
+
+``CREATE TABLE`` (``PARTITIONED BY``, ``TBLPROPERTIES`` for table options and ``primary-key``)
+creates the table through the library, and ``INSERT INTO`` hands its rows to ``lfs.write`` on the
+driver (Spark's Parquet writer for append tables), one commit per statement.
 """
 from __future__ import annotations
 
