@@ -82,9 +82,27 @@ def table_answer(t, snapshot, travel: bool) -> dict:
     """The table as the catalog describes it at ``snapshot`` (pure over the table's metadata)."""
     view = t.as_of_schema(snapshot) if travel else t
     s = view.schema
-    return {"schema": json.loads(spark_schema(s.fields).json()), "partitionKeys": list(s.partition_keys),
+    return {"schema": json.loads(spark_schema(s.fields).json()), "schemaId": s.id,
+            "partitionKeys": list(s.partition_keys),
             "primaryKeys": list(s.primary_keys), "snapshot": None if snapshot is None else snapshot.id,
             "properties": {**s.options, **({"primary-key": ",".join(s.primary_keys)} if s.primary_keys else {})}}
+
+
+def spark_reads_as_current(old: Sequence[T.DataField], current: Sequence[T.DataField]) -> bool:
+    """Whether Spark, which finds a file's columns by name (ignoring case), reads files of the
+    ``old`` fields as the ``current`` ones: every current field is the old one of its id, same
+    name and Spark type, or a field added since whose name no old field had (Spark reads it as
+    nulls), and no old field of the same name was dropped or renamed away (pure)."""
+    by_id = {f.id: f for f in old}
+    old_names = {f.name.lower() for f in old}
+    for f in current:
+        o = by_id.get(f.id)
+        if o is None:
+            if f.name.lower() in old_names:
+                return False
+        elif o.name != f.name or spark_type(o.type) != spark_type(f.type):
+            return False
+    return True
 
 
 def _check_native(t, plan, groups: Sequence[NativeFiles]) -> None:
@@ -95,10 +113,8 @@ def _check_native(t, plan, groups: Sequence[NativeFiles]) -> None:
     if why is None and any(g.key_value for g in groups):
         why = "files that hold delete rows need their _VALUE_KIND filtered (compact the table, or use lfs.read_table)"
     for g in groups if why is None else ():
-        by_id = {f.id: f for f in t.schema_manager.get(g.schema_id).fields}
-        if any(f.id not in by_id or by_id[f.id].name != f.name or spark_type(by_id[f.id].type) != spark_type(f.type)
-               for f in t.schema.fields):
-            why = (f"files written under schema {g.schema_id} have columns added, renamed or retyped since "
+        if not spark_reads_as_current(t.schema_manager.get(g.schema_id).fields, t.schema.fields):
+            why = (f"files written under schema {g.schema_id} have columns renamed, retyped or dropped since "
                    "(lfs.read_table maps them by field id)")
     bad = [f.name for f in t.schema.fields if f.name in t.schema.partition_keys
            and not (isinstance(f.type, T.AtomicType) and f.type.root in _PARTITION_ROOTS)]
@@ -108,10 +124,13 @@ def _check_native(t, plan, groups: Sequence[NativeFiles]) -> None:
         raise NotNativeError(f"lakeformat's Spark catalog cannot read {t.name} with Spark's Parquet scan: {why}")
 
 
-def plan_answer(t, snapshot) -> dict:
-    """The files of ``snapshot`` Spark reads, with partition values and deletion vectors."""
+def plan_answer(t, snapshot, schema_id: int) -> dict:
+    """The files of ``snapshot`` Spark reads as the columns of schema ``schema_id`` (the one the
+    catalog described the table with: the latest schema, or a snapshot's when travelling; a
+    schema may be newer than the latest snapshot's), with partition values and deletion vectors."""
     splits = t.scan(snapshot_id=snapshot.id).plan()
-    t = t.as_of_schema(snapshot)
+    if t.schema.id != schema_id:
+        t = type(t)(t.io, t.path, t.name, t.schema_manager.get(schema_id), t.lock)
     plan = plan_read(t, splits)
     _check_native(t, plan, plan.native)
     values: dict[str, tuple] = {}
@@ -173,9 +192,9 @@ class CatalogPlanner:
         return table_answer(t, snapshot, travel)
 
     @_answer
-    def plan(self, catalog: str, database: str, name: str, snapshot: int) -> dict:
+    def plan(self, catalog: str, database: str, name: str, snapshot: int, schema_id: int) -> dict:
         t = _catalog(catalog).get_table(f"{database}.{name}")
-        return plan_answer(t, t.snapshot(int(snapshot)))
+        return plan_answer(t, t.snapshot(int(snapshot)), int(schema_id))
 
     @_answer
     def create(self, catalog: str, database: str, name: str, schema: str, partition_keys: str,

@@ -156,6 +156,22 @@ def test_reads_that_need_a_merge_are_refused_by_name(spark, catalog, lf_sql):
     assert pc.sum(got["id"]).as_py() == 6
 
 
+def test_added_columns_read_as_nulls_renamed_ones_are_refused(spark, catalog, lf_sql):
+    schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
+    t = catalog.create_table("db.ev", schema)
+    t.write(pa.table({"id": [1, 2], "v": ["a", "b"]}, schema=schema))
+    t.alter(lf.AddColumn("score", pa.float64()))
+    catalog.get_table("db.ev").write(pa.table({"id": [3], "v": ["c"], "score": [0.5]}))
+    t = catalog.get_table("db.ev")
+    assert_same_rows(spark.table(f"{lf_sql}.db.ev").toArrow(), t.read(), ["id"], "added column")
+    assert spark.sql(f"SELECT count(*) FROM {lf_sql}.db.ev WHERE score IS NULL").collect()[0][0] == 2
+    t.alter(lf.RenameColumn("v", "w"))
+    with pytest.raises(Py4JJavaError, match="renamed, retyped or dropped"):
+        spark.table(f"{lf_sql}.db.ev").collect()
+    assert sorted(lfs.read_table(spark, "db.ev", warehouse=catalog.warehouse).toArrow()["w"].to_pylist()) == \
+        ["a", "b", "c"]
+
+
 def test_without_the_planner_the_catalog_says_what_to_call(spark, catalog, lf_sql):
     spark._jvm.lakeformat.spark.SparkCatalog.install(None)
     try:

@@ -52,6 +52,7 @@ public class LakeformatTable implements SupportsRead, SupportsWrite {
   private final StructType schema;
   private final List<String> partitionKeys = new ArrayList<>();
   private final long snapshot;
+  private final long schemaId;
   private final Map<String, String> properties = new HashMap<>();
 
   LakeformatTable(String catalog, Identifier ident, JsonNode meta) {
@@ -60,6 +61,7 @@ public class LakeformatTable implements SupportsRead, SupportsWrite {
     this.schema = (StructType) DataType.fromJson(meta.get("schema").toString());
     meta.get("partitionKeys").forEach(n -> partitionKeys.add(n.asText()));
     this.snapshot = meta.get("snapshot").isNull() ? -1 : meta.get("snapshot").asLong();
+    this.schemaId = meta.get("schemaId").asLong();
     meta.get("properties").properties().forEach(e -> properties.put(e.getKey(), e.getValue().asText()));
   }
 
@@ -134,7 +136,7 @@ public class LakeformatTable implements SupportsRead, SupportsWrite {
     String vectors = "";
     if (snapshot >= 0) {
       JsonNode plan = SparkCatalog.parse(SparkCatalog.planner().plan(catalog, ident.namespace()[0], ident.name(),
-                                                                      snapshot));
+                                                                      snapshot, schemaId));
       String zone = spark.sessionState().conf().sessionLocalTimeZone();
       for (JsonNode f : plan.get("files")) {
         files.add(new PlannedFileIndex.PlannedFile(f.get("path").asText(), f.get("size").asLong(),

@@ -17,18 +17,19 @@ public interface Planner {
   /**
    * The table at {@code version} (a snapshot id or a tag name; empty: the latest snapshot) or at
    * {@code timestampMillis} (when not negative), or an empty string when there is no such table:
-   * {@code {"schema": <Spark StructType JSON, table order>, "partitionKeys": [...],
+   * {@code {"schema": <Spark StructType JSON, table order>, "schemaId": <id>, "partitionKeys": [...],
    * "primaryKeys": [...], "snapshot": <id or null>, "properties": {...}}}.
    */
   String table(String catalog, String database, String name, String version, long timestampMillis);
 
   /**
-   * The files of snapshot {@code snapshot} of the table that Spark reads:
+   * The files of snapshot {@code snapshot} of the table that Spark reads as the columns of schema
+   * {@code schemaId} (the one {@link #table} answered with):
    * {@code {"files": [{"path": <Hadoop path>, "size": <bytes>, "partition": [<value as text or null>,
    * ...]}], "vectors": <DeletionVectorParquet's option, or "">}}; fails, naming why, when a section
    * needs lakeformat's merge.
    */
-  String plan(String catalog, String database, String name, long snapshot);
+  String plan(String catalog, String database, String name, long snapshot, long schemaId);
 
   /**
    * Creates the table (and its database when missing): {@code schema} a Spark StructType as JSON,
