@@ -38,6 +38,12 @@ def plan_text(df) -> str:
     return df._jdf.queryExecution().executedPlan().toString()
 
 
+def scan_files(df) -> list[str]:
+    """The files the query's scan reads, after Spark pruned partitions."""
+    listed = df._jdf.queryExecution().executedPlan().collectLeaves().apply(0).scan().partitions()
+    return [f.filePath().toString() for i in range(listed.size()) for f in listed.apply(i).files()]
+
+
 def rows(df) -> pa.Table:
     return df.toArrow()
 
@@ -92,10 +98,7 @@ def test_partition_filter_prunes_partitions_in_spark(spark, catalog, lf_sql):
                       filter=(lf.col("dt") == "2024-06-02") & (lf.col("price") > 10.0))
     assert expected.num_rows > 0
     assert_same_rows(rows(df), expected, KEY, "partition filter")
-    # the scan's files are only those of the partition read
-    scan = df._jdf.queryExecution().executedPlan().collectLeaves().apply(0).scan()
-    listed = scan.partitions()
-    files = [f.filePath().toString() for i in range(listed.size()) for f in listed.apply(i).files()]
+    files = scan_files(df)   # only those of the partition read
     assert files and all("/dt=2024-06-02/" in f for f in files)
 
 
@@ -113,6 +116,7 @@ def test_deletion_vectors_are_applied(spark, catalog, lf_sql):
     expected = t.read()
     assert expected.num_rows == 2998
     df = spark.sql(f"SELECT * FROM {lf_sql}.db.dv")
+    assert "ParquetWithDeletionVectorsScan" in plan_text(df)
     assert "DeletionVectors: rows skipped by lakeformat" in plan_text(df)
     assert_same_rows(rows(df), expected, ["id"], "deletion vectors")
     where = spark.sql(f"SELECT v, id FROM {lf_sql}.db.dv WHERE id >= 1000")
@@ -121,6 +125,25 @@ def test_deletion_vectors_are_applied(spark, catalog, lf_sql):
     assert spark.sql(f"SELECT count(*) FROM {lf_sql}.db.dv").collect()[0][0] == 2998
     got = spark.sql(f"SELECT v FROM {lf_sql}.db.dv WHERE id = 2").collect()
     assert [r.v for r in got] == ["B"]
+
+
+def test_deletion_vectors_in_a_partitioned_table_with_a_partition_filter(spark, catalog, lf_sql):
+    """Partition values are appended to each row after the vector's position is counted."""
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string()), pa.field("dt", pa.string(), False)])
+    t = catalog.create_table("db.pdv", schema, primary_keys=["dt", "id"], partition_keys=["dt"],
+                             options={"bucket": "1", "deletion-vectors.enabled": "true"})
+    n = 2000
+    t.write(pa.table({"id": list(range(n)) * 2, "v": [f"a{i}" for i in range(2 * n)],
+                      "dt": ["x"] * n + ["y"] * n}, schema=schema))
+    t.compact(full=True)
+    t.write(pa.table({"id": [5, 6, 1999], "v": ["P", "Q", "R"], "dt": ["x", "y", "y"]}, schema=schema))
+    t = catalog.get_table("db.pdv")
+    assert t.latest_snapshot().index_manifest
+    assert_same_rows(spark.table(f"{lf_sql}.db.pdv").toArrow(), t.read(), ["dt", "id"], "partitioned vectors")
+    df = spark.sql(f"SELECT id, v FROM {lf_sql}.db.pdv WHERE dt = 'y'")
+    assert "ParquetWithDeletionVectorsScan" in plan_text(df)
+    assert scan_files(df) and all("/dt=y/" in f for f in scan_files(df))
+    assert_same_rows(df.toArrow(), t.read(columns=["id", "v"], filter=lf.col("dt") == "y"), ["id"], "partition y")
 
 
 def test_time_travel_by_version_tag_and_timestamp(spark, catalog, lf_sql):

@@ -64,18 +64,18 @@ public final class DeletionVectorScan {
     @Override
     public ParquetScan build() {
       ParquetScan s = super.build();
-      return new Scan(s.sparkSession(), s.hadoopConf(), s.fileIndex(), s.dataSchema(), s.readDataSchema(),
+      return new ParquetWithDeletionVectorsScan(s.sparkSession(), s.hadoopConf(), s.fileIndex(), s.dataSchema(), s.readDataSchema(),
                       s.readPartitionSchema(), s.pushedFilters(), s.options(), s.pushedAggregate(),
                       s.partitionFilters(), s.dataFilters(), s.pushedVariantExtractions(), vectors);
     }
   }
 
-  /** Spark's Parquet scan, files whole, rows through {@link Skipping}. */
-  public static final class Scan extends ParquetScan {
+  /** Spark's Parquet scan, files whole, rows through {@link Skipping} ({@code explain()} names it by its class). */
+  public static final class ParquetWithDeletionVectorsScan extends ParquetScan {
     private static final long serialVersionUID = 1L;
     private final String vectors;
 
-    Scan(SparkSession spark, Configuration conf, PartitioningAwareFileIndex index, StructType dataSchema,
+    ParquetWithDeletionVectorsScan(SparkSession spark, Configuration conf, PartitioningAwareFileIndex index, StructType dataSchema,
          StructType readDataSchema, StructType readPartitionSchema, Filter[] pushed, CaseInsensitiveStringMap options,
          Option<Aggregation> aggregate, Seq<Expression> partitionFilters, Seq<Expression> dataFilters,
          VariantExtraction[] variants, String vectors) {
@@ -104,7 +104,7 @@ public final class DeletionVectorScan {
 
     @Override
     public boolean equals(Object other) {
-      return other instanceof Scan s && super.equals(other) && vectors.equals(s.vectors);
+      return other instanceof ParquetWithDeletionVectorsScan s && super.equals(other) && vectors.equals(s.vectors);
     }
 
     @Override
