@@ -18,7 +18,8 @@ object stores) is refused by name: ``lfs.read_table`` reads those tables.
 
 ``CREATE TABLE`` (``PARTITIONED BY``, ``TBLPROPERTIES`` for table options and ``primary-key``)
 creates the table through the library, and ``INSERT INTO`` hands its rows to ``lfs.write`` on the
-driver (Spark's Parquet writer for append tables), one commit per statement.
+driver (Spark's Parquet writer for append tables), one commit per statement. ``DROP TABLE``,
+``CREATE DATABASE`` and ``DROP DATABASE [CASCADE]`` are the library's too.
 """
 from __future__ import annotations
 
@@ -206,6 +207,27 @@ class CatalogPlanner:
         t = create_table(f"{database}.{name}", StructType.fromJson(json.loads(schema)), warehouse=opts.pop("warehouse"),
                          partition_keys=json.loads(partition_keys), primary_keys=keys, options=props, **opts)
         return table_answer(t, t.latest_snapshot(), False)
+
+    @_answer
+    def createDatabase(self, catalog: str, database: str) -> dict:   # noqa: N802 (the Java name)
+        _catalog(catalog).create_database(database)
+        return {}
+
+    @_answer
+    def dropDatabase(self, catalog: str, database: str, cascade: bool) -> dict:   # noqa: N802
+        c = _catalog(catalog)
+        if not c.database_exists(database):
+            return {"dropped": False}
+        c.drop_database(database, cascade=bool(cascade))
+        return {"dropped": True}
+
+    @_answer
+    def dropTable(self, catalog: str, database: str, name: str) -> dict:   # noqa: N802
+        c = _catalog(catalog)
+        if not c.table_exists(f"{database}.{name}"):
+            return {"dropped": False}
+        c.drop_table(f"{database}.{name}")
+        return {"dropped": True}
 
     @_answer
     def insert(self, catalog: str, database: str, name: str, data) -> dict:

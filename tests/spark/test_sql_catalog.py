@@ -205,7 +205,7 @@ def test_without_the_planner_the_catalog_says_what_to_call(spark, catalog, lf_sq
     assert [r[0] for r in spark.sql(f"SHOW NAMESPACES IN {lf_sql}").collect()] == ["db"]
 
 
-def test_create_table_and_insert_into_go_through_the_library(spark, catalog, lf_sql):
+def test_create_insert_and_drop_go_through_the_library(spark, catalog, lf_sql):
     spark.sql(f"CREATE TABLE {lf_sql}.db.n (id BIGINT, v STRING, dt STRING) PARTITIONED BY (dt) "
               "TBLPROPERTIES ('file.compression' = 'zstd')")
     t = catalog.get_table("db.n")
@@ -225,7 +225,19 @@ def test_create_table_and_insert_into_go_through_the_library(spark, catalog, lf_
     assert_same_rows(catalog.get_table("db.k").read(), pa.table({"id": [1, 2], "v": ["a", "B"]}), ["id"], "upsert")
     with pytest.raises(Exception, match="does not support truncate"):
         spark.sql(f"INSERT OVERWRITE {lf_sql}.db.n VALUES (9, 'z', 'x')")
-    with pytest.raises(Exception, match="DROP TABLE is not supported yet"):
+    spark.sql(f"DROP TABLE {lf_sql}.db.n")
+    assert not catalog.table_exists("db.n")
+    with pytest.raises(AnalysisException, match="TABLE_OR_VIEW_NOT_FOUND"):
         spark.sql(f"DROP TABLE {lf_sql}.db.n")
+    spark.sql(f"DROP TABLE IF EXISTS {lf_sql}.db.n")
+    with pytest.raises(Exception, match="ALTER TABLE is not supported yet"):
+        spark.sql(f"ALTER TABLE {lf_sql}.db.k ADD COLUMN w STRING")
+    spark.sql(f"CREATE DATABASE {lf_sql}.more")
+    spark.sql(f"CREATE TABLE {lf_sql}.more.t (id BIGINT)")
+    assert catalog.table_exists("more.t")
+    with pytest.raises(AnalysisException, match="SCHEMA_NOT_EMPTY|not empty"):
+        spark.sql(f"DROP DATABASE {lf_sql}.more")
+    spark.sql(f"DROP DATABASE {lf_sql}.more CASCADE")
+    assert "more" not in catalog.list_databases()
     with pytest.raises(Exception, match="option"):
         spark.sql(f"CREATE TABLE {lf_sql}.db.bad (id BIGINT) TBLPROPERTIES ('no.such-option' = '1')")

@@ -41,4 +41,13 @@ public interface Planner {
 
   /** Appends the rows of {@code data} (on the driver: lakeformat writes it as a Spark job) and commits. */
   String insert(String catalog, String database, String name, org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> data);
+
+  /** Creates the database {@code database} ({@code {}}), or answers an error when it exists. */
+  String createDatabase(String catalog, String database);
+
+  /** Drops the database, with its tables when {@code cascade}: {@code {"dropped": <bool>}}. */
+  String dropDatabase(String catalog, String database, boolean cascade);
+
+  /** Drops the table (its directory, as Paimon's filesystem catalog does): {@code {"dropped": <bool>}}. */
+  String dropTable(String catalog, String database, String name);
 }

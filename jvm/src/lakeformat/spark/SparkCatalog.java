@@ -8,7 +8,9 @@ import java.util.Map;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.spark.sql.catalyst.analysis.NamespaceAlreadyExistsException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
+import org.apache.spark.sql.catalyst.analysis.NonEmptyNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.connector.catalog.CatalogV2Util;
 import org.apache.spark.sql.connector.catalog.Column;
@@ -35,8 +37,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * schema, its snapshots, which files a read needs) comes from the Python library through the
  * {@link Planner} that {@code lakeformat.spark.register(spark)} installs on the driver; this
  * class decides nothing about the format. Reads are Spark's own Parquet scan ({@link LakeformatTable}).
- * {@code CREATE TABLE} and {@code INSERT INTO} go to the library too; altering and dropping tables and
- * namespaces is refused here for now: use the library.
+ * {@code CREATE TABLE}, {@code INSERT INTO}, {@code DROP TABLE} and creating and dropping databases go
+ * to the library too; altering and renaming tables and altering databases are refused for now.
  */
 public class SparkCatalog implements TableCatalog, SupportsNamespaces {
   static final ObjectMapper JSON = new ObjectMapper();
@@ -154,8 +156,15 @@ public class SparkCatalog implements TableCatalog, SupportsNamespaces {
   }
 
   @Override
-  public void createNamespace(String[] namespace, Map<String, String> metadata) {
-    throw refused("CREATE NAMESPACE");
+  public void createNamespace(String[] namespace, Map<String, String> metadata) throws NamespaceAlreadyExistsException {
+    if (namespace.length != 1) {
+      throw new UnsupportedOperationException("lakeformat catalog " + name + ": a database is one name, not "
+          + String.join(".", namespace));
+    }
+    if (namespaceExists(namespace)) {
+      throw new NamespaceAlreadyExistsException(namespace);
+    }
+    parse(planner().createDatabase(options, namespace[0]));
   }
 
   @Override
@@ -163,9 +172,17 @@ public class SparkCatalog implements TableCatalog, SupportsNamespaces {
     throw refused("ALTER NAMESPACE");
   }
 
+  /** {@code DROP DATABASE [CASCADE]}: a database with tables is dropped only with CASCADE. */
   @Override
-  public boolean dropNamespace(String[] namespace, boolean cascade) {
-    throw refused("DROP NAMESPACE");
+  public boolean dropNamespace(String[] namespace, boolean cascade)
+      throws NoSuchNamespaceException, NonEmptyNamespaceException {
+    if (!namespaceExists(namespace)) {
+      throw new NoSuchNamespaceException(namespace);
+    }
+    if (!cascade && listTables(namespace).length > 0) {
+      throw new NonEmptyNamespaceException(namespace);
+    }
+    return parse(planner().dropDatabase(options, namespace[0], cascade)).get("dropped").asBoolean();
   }
 
   // -- tables -------------------------------------------------------------------------------------
@@ -255,7 +272,10 @@ public class SparkCatalog implements TableCatalog, SupportsNamespaces {
 
   @Override
   public boolean dropTable(Identifier ident) {
-    throw refused("DROP TABLE");
+    if (ident.namespace().length != 1) {
+      return false;
+    }
+    return parse(planner().dropTable(options, ident.namespace()[0], ident.name())).get("dropped").asBoolean();
   }
 
   @Override
