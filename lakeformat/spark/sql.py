@@ -209,12 +209,12 @@ class CatalogPlanner:
         return table_answer(t, t.latest_snapshot(), False)
 
     @_answer
-    def createDatabase(self, catalog: str, database: str) -> dict:   # noqa: N802 (the Java name)
+    def createDatabase(self, catalog: str, database: str) -> dict:   # Planner.createDatabase
         _catalog(catalog).create_database(database)
         return {}
 
     @_answer
-    def dropDatabase(self, catalog: str, database: str, cascade: bool) -> dict:   # noqa: N802
+    def dropDatabase(self, catalog: str, database: str, cascade: bool) -> dict:
         c = _catalog(catalog)
         if not c.database_exists(database):
             return {"dropped": False}
@@ -222,7 +222,7 @@ class CatalogPlanner:
         return {"dropped": True}
 
     @_answer
-    def dropTable(self, catalog: str, database: str, name: str) -> dict:   # noqa: N802
+    def dropTable(self, catalog: str, database: str, name: str) -> dict:
         c = _catalog(catalog)
         if not c.table_exists(f"{database}.{name}"):
             return {"dropped": False}

@@ -235,7 +235,7 @@ def test_create_insert_and_drop_go_through_the_library(spark, catalog, lf_sql):
     spark.sql(f"CREATE DATABASE {lf_sql}.more")
     spark.sql(f"CREATE TABLE {lf_sql}.more.t (id BIGINT)")
     assert catalog.table_exists("more.t")
-    with pytest.raises(AnalysisException, match="SCHEMA_NOT_EMPTY|not empty"):
+    with pytest.raises(AnalysisException, match=r"SCHEMA_NOT_EMPTY|not empty"):
         spark.sql(f"DROP DATABASE {lf_sql}.more")
     spark.sql(f"DROP DATABASE {lf_sql}.more CASCADE")
     assert "more" not in catalog.list_databases()
