@@ -209,7 +209,7 @@ class CatalogPlanner:
         return table_answer(t, t.latest_snapshot(), False)
 
     @_answer
-    def createDatabase(self, catalog: str, database: str) -> dict:   # Planner.createDatabase
+    def createDatabase(self, catalog: str, database: str) -> dict:   # camelCase: the Java interface names these
         _catalog(catalog).create_database(database)
         return {}
 
