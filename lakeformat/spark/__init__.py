@@ -3,7 +3,9 @@ pyspark; the rest of lakeformat never does).
 
     import lakeformat.spark as lfs
     spark = SparkSession.builder.config("spark.jars", lfs.jar_path()).getOrCreate()   # the JVM half
-    lfs.register(spark)
+    lfs.register(spark)       # also the planner of the SQL catalog, when the session configures one:
+    # spark.sql.catalog.lf=lakeformat.spark.SparkCatalog, spark.sql.catalog.lf.warehouse=<wh>
+    spark.sql("SELECT dt, count(*) FROM lf.db.t GROUP BY dt")      # Spark's own Parquet scan
     df = spark.read.format("lakeformat").option("warehouse", wh).option("table", "db.t").load()
     lfs.write(df, "db.t", warehouse=wh)              # shuffled by partition and bucket first
     lfs.read_table(spark, "db.t", warehouse=wh)      # Spark's own Parquet reader where no merge is needed

@@ -4,7 +4,8 @@
 A session that has it on its classpath writes partitioned append tables through
 :data:`PARTITION_ROUTING`, Spark's Parquet writer with each task routing its rows to one file per
 partition itself, and reads files with deletion vectors through :data:`DELETION_VECTOR_READER`,
-Spark's Parquet reader marking the deleted rows as it reads. A session without it writes and
+Spark's Parquet reader marking the deleted rows as it reads; it also holds the SQL catalog
+``lakeformat.spark.SparkCatalog`` (:mod:`lakeformat.spark.sql`). A session without it writes and
 reads the same rows through Spark's ``partitionBy`` and a filter on Spark's row index, more
 slowly. Give it to a session with
 

@@ -1,0 +1,53 @@
+package lakeformat.spark;
+
+/**
+ * The Python library's answers to {@link SparkCatalog}: implemented in Python (lakeformat.spark.sql)
+ * and registered through PySpark's Py4J callback server by {@code lakeformat.spark.register(spark)},
+ * so a table is planned by lakeformat's own scan and nowhere else. Every answer is JSON text.
+ *
+ * <p>{@code catalog} is the catalog's options as a JSON object (warehouse and storage options).
+ */
+public interface Planner {
+  /** A JSON array of the warehouse's database names. */
+  String namespaces(String catalog);
+
+  /** A JSON array of the table names of {@code database}. */
+  String tables(String catalog, String database);
+
+  /**
+   * The table at {@code version} (a snapshot id or a tag name; empty: the latest snapshot) or at
+   * {@code timestampMillis} (when not negative), or an empty string when there is no such table:
+   * {@code {"schema": <Spark StructType JSON, table order>, "schemaId": <id>, "partitionKeys": [...],
+   * "primaryKeys": [...], "snapshot": <id or null>, "properties": {...}}}.
+   */
+  String table(String catalog, String database, String name, String version, long timestampMillis);
+
+  /**
+   * The files of snapshot {@code snapshot} of the table that Spark reads as the columns of schema
+   * {@code schemaId} (the one {@link #table} answered with):
+   * {@code {"files": [{"path": <Hadoop path>, "size": <bytes>, "partition": [<value as text or null>,
+   * ...]}], "vectors": <DeletionVectorParquet's option, or "">}}; fails, naming why, when a section
+   * needs lakeformat's merge.
+   */
+  String plan(String catalog, String database, String name, long snapshot, long schemaId);
+
+  /**
+   * Creates the table (and its database when missing): {@code schema} a Spark StructType as JSON,
+   * {@code partitionKeys} a JSON array, {@code properties} a JSON object (table options, and
+   * {@code primary-key} as Paimon's connector takes it); answers as {@link #table} does.
+   */
+  String create(String catalog, String database, String name, String schema, String partitionKeys,
+                String properties);
+
+  /** Appends the rows of {@code data} (on the driver: lakeformat writes it as a Spark job) and commits. */
+  String insert(String catalog, String database, String name, org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> data);
+
+  /** Creates the database {@code database} ({@code {}}), or answers an error when it exists. */
+  String createDatabase(String catalog, String database);
+
+  /** Drops the database, with its tables when {@code cascade}: {@code {"dropped": <bool>}}. */
+  String dropDatabase(String catalog, String database, boolean cascade);
+
+  /** Drops the table (its directory, as Paimon's filesystem catalog does): {@code {"dropped": <bool>}}. */
+  String dropTable(String catalog, String database, String name);
+}
