@@ -23,6 +23,7 @@ from lakeformat.spark import deleted_rows, jar
 from lakeformat.spark.native_read import native_available, plan_read
 from lakeformat.spark.native_write import session_confs
 from tests.interop.helpers import assert_same_rows
+from tests.spark.tables import deletion_vector_table
 from tests.s3server import BUCKET, CREDS, s3_endpoint  # noqa: F401 (fixture)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "paimon-java"
@@ -143,16 +144,7 @@ def test_only_files_that_may_hold_deletes_read_and_filter_their_row_kind(spark, 
 def test_deletion_vector_tables_are_read_natively_with_their_vectors_applied(spark, catalog, dv_reader):
     """Spark reads the compacted files itself and drops the rows the vectors delete by their row
     index; with a filter pushed into the reader the positions still line up."""
-    schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
-    t = catalog.create_table("db.dv", schema, primary_keys=["id"],
-                             options={"bucket": "2", "deletion-vectors.enabled": "true",
-                                      "parquet.block.size": "4096", "write-buffer-size": "256 kb"})
-    t.write(pa.table({"id": list(range(3000)), "v": [f"a{i}" for i in range(3000)]}, schema=schema))
-    t.compact(full=True)
-    t.write(pa.table({"id": [2, 1500, 2999], "v": ["B", "C", "D"]}, schema=schema))   # old rows marked
-    t.delete(pa.table({"id": pa.array([7, 2000], pa.int64())}))
-    t = catalog.get_table("db.dv")
-    assert t.latest_snapshot().index_manifest, "the writes marked old rows in deletion vectors"
+    t = deletion_vector_table(catalog)
     plan = plan_read(t, t.scan().plan())
     assert plan.native_files > 0 and any(g.deletion_files for g in plan.native)
     expected = t.read()

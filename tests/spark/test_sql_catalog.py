@@ -18,6 +18,7 @@ import lakeformat.spark as lfs
 from lakeformat.pipeline.demo_data import SCHEMA as UB_SCHEMA, user_behavior
 from lakeformat.spark.sql import catalog_confs
 from tests.interop.helpers import assert_same_rows
+from tests.spark.tables import deletion_vector_table
 
 pytestmark = pytest.mark.slow
 DAYS = ["2024-06-01", "2024-06-02", "2024-06-03"]
@@ -103,16 +104,7 @@ def test_partition_filter_prunes_partitions_in_spark(spark, catalog, lf_sql):
 
 
 def test_deletion_vectors_are_applied(spark, catalog, lf_sql):
-    schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
-    t = catalog.create_table("db.dv", schema, primary_keys=["id"],
-                             options={"bucket": "2", "deletion-vectors.enabled": "true",
-                                      "parquet.block.size": "4096", "write-buffer-size": "256 kb"})
-    t.write(pa.table({"id": list(range(3000)), "v": [f"a{i}" for i in range(3000)]}, schema=schema))
-    t.compact(full=True)
-    t.write(pa.table({"id": [2, 1500, 2999], "v": ["B", "C", "D"]}, schema=schema))   # old rows marked
-    t.delete(pa.table({"id": pa.array([7, 2000], pa.int64())}))
-    t = catalog.get_table("db.dv")
-    assert t.latest_snapshot().index_manifest, "the writes marked old rows in deletion vectors"
+    t = deletion_vector_table(catalog)
     expected = t.read()
     assert expected.num_rows == 2998
     df = spark.sql(f"SELECT * FROM {lf_sql}.db.dv")

@@ -69,22 +69,23 @@ def test_an_unknown_field_of_a_global_index_is_refused():
         IM.from_records([rec])
 
 
-def test_a_table_with_global_indexes_reads_at_every_snapshot(tmp_path):
+def _fixture_table(tmp_path) -> lf.Table:
+    """The fixture in a writable copy."""
     wh = tmp_path / "wh"
     shutil.copytree(FIXTURE.parent, wh / FIXTURE.parent.name)
     for p in wh.rglob("*"):
         p.chmod(0o755 if p.is_dir() else 0o644)
-    t = lf.Catalog(str(wh)).get_table(TABLE)
+    return lf.Catalog(str(wh)).get_table(TABLE)
+
+
+def test_a_table_with_global_indexes_reads_at_every_snapshot(tmp_path):
+    t = _fixture_table(tmp_path)
     for s in range(1, 5):   # the README: the same 8 rows, indexes added by snapshots 2-4
         assert_same_rows(t.read(snapshot_id=s), rows(ROWS), SCHEMA.names, f"the fixture at snapshot {s}")
 
 
 def test_an_update_of_an_indexed_column_is_refused_and_of_another_goes_through(tmp_path):
-    wh = tmp_path / "wh"
-    shutil.copytree(FIXTURE.parent, wh / FIXTURE.parent.name)
-    for p in wh.rglob("*"):
-        p.chmod(0o755 if p.is_dir() else 0o644)
-    t = lf.Catalog(str(wh)).get_table(TABLE)
+    t = _fixture_table(tmp_path)
     before = t.latest_snapshot().id
     ids = pa.array([0], pa.int64())
     with pytest.raises(lf.errors.UnsupportedError, match=r"global indexes stale: bitmap index .* \['f1'\]"):
