@@ -10,12 +10,14 @@ import dataclasses
 import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Optional, Union
+import logging
+from collections.abc import Callable
+from typing import Any, Optional, TypeVar, Union
 
 import numpy as np
 import pyarrow as pa
 
-from lakeformat.errors import DataError, OptionError, UnsupportedError
+from lakeformat.errors import CorruptFileError, DataError, OptionError, UnsupportedError
 from lakeformat.format import options as O
 from lakeformat.format import arrays as A
 from lakeformat.format.binary_row import serialize_row
@@ -24,6 +26,7 @@ from lakeformat.format.commit_message import CommitMessage
 from lakeformat.format.index_manifest import DELETION_VECTORS, IndexFileMeta
 from lakeformat.format.manifest import DataFileMeta
 from lakeformat.format.schema import TableSchema
+from lakeformat.format.snapshot import Snapshot
 from lakeformat.io.data_file import RollingFileWriter
 from lakeformat.io.index_files import IndexFiles
 from lakeformat.io.table_context import TableContext
@@ -36,6 +39,9 @@ from lakeformat.write.dynamic_bucket import DynamicBuckets
 from lakeformat.write.routing import group_rows
 
 Data = Union[pa.Table, pa.RecordBatch, pa.RecordBatchReader]
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+RESTORE_ATTEMPTS = 20   # reads of the newest snapshot's metadata racing a fast expiration
 
 
 # ---------------------------------------------------------------- input conformance
@@ -159,8 +165,7 @@ class TableWrite:
         if self.ignore_previous_files:
             return []
         if partition not in self._restored:
-            latest = self.ctx.latest_snapshot()
-            entries = live_entries(self.ctx, latest, {partition}) if latest else []
+            entries = self._of_latest(lambda latest: live_entries(self.ctx, latest, {partition}))
             by_bucket: dict[int, list[DataFileMeta]] = {}
             total = self.schema.num_buckets
             for e in entries:
@@ -179,12 +184,29 @@ class TableWrite:
         if self.ignore_previous_files or not self.ctx.typed_options.get(O.DELETION_VECTORS):
             return []
         if self._index is None:
-            latest = self.ctx.latest_snapshot()
             self._index = {}
-            for e in IndexFiles.of(self.ctx).read_manifest(latest.index_manifest) if latest else ():
+            for e in self._of_latest(lambda latest: IndexFiles.of(self.ctx).read_manifest(latest.index_manifest)):
                 if e.file.index_type == DELETION_VECTORS:
                     self._index.setdefault((e.partition, e.bucket), []).append(e.file)
         return self._index.get((partition, bucket), [])
+
+    def _of_latest(self, read: Callable[[Snapshot], list[T]]) -> list[T]:
+        """``read`` of the latest snapshot's metadata (nothing without a snapshot). Metadata that
+        vanishes meanwhile was removed by a concurrent expiration, which only expires snapshots
+        once newer ones exist: read the newest again. Without a newer one the file is really missing."""
+        attempts = 0
+        while True:
+            latest = self.ctx.latest_snapshot()
+            if latest is None:
+                return []
+            try:
+                return read(latest)
+            except CorruptFileError:
+                attempts += 1
+                if attempts >= RESTORE_ATTEMPTS or max(self.ctx.snapshot_manager.list_ids(), default=0) <= latest.id:
+                    raise
+                log.info("%s: snapshot %d was expired while this writer read it; reading the newest",
+                         self.ctx.name, latest.id)
 
     def prepare_commit(self, full_compaction: bool = False) -> list[CommitMessage]:
         """Close every open file and return one message per (partition, bucket) written."""

@@ -488,3 +488,31 @@ def test_expiration_on_s3(s3_endpoint):
     assert on_store == {key(p) for p in referenced(t)}
     assert_retained_read_as_before(t, before)
     assert ids_of(t.read(tag="v3")) == before[3]
+
+
+@pytest.mark.parametrize("options", [{"bucket": "2", "bucket-key": "id"},
+                                     {"bucket": "2", "deletion-vectors.enabled": "true"}],
+                         ids=["append", "primary-key with deletion vectors"])
+def test_a_writer_reading_a_snapshot_that_expiration_removes_reads_the_newest(catalog, monkeypatch, options):
+    """The race writers ran into beside a fast expiration (tests/integration/test_maintenance_races):
+    a writer reads the latest snapshot's manifests to continue its buckets; another process commits
+    and expires that snapshot in between. The writer reads the newest instead of failing."""
+    import lakeformat.write.table_write as tw
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
+    keys = ["id"] if "deletion-vectors.enabled" in options else []
+    t = catalog.create_table("db.t", schema, primary_keys=keys, options=options)
+    t.write(pa.table({"id": [1, 2], "v": ["a", "b"]}, schema=schema))
+    other = catalog.get_table("db.t")
+    real, raced = tw.live_entries, []
+
+    def racing_live_entries(ctx, snapshot, *args, **kwargs):
+        if not raced:   # another writer and an expiration get in between, for real
+            raced.append(snapshot.id)
+            other.write(pa.table({"id": [3], "v": ["c"]}, schema=schema))
+            other.write(pa.table({"id": [4], "v": ["d"]}, schema=schema))
+            assert snapshot.id in other.expire_snapshots(retain_min=1, retain_max=1, older_than=dt.timedelta(0)).expired
+        return real(ctx, snapshot, *args, **kwargs)
+
+    monkeypatch.setattr(tw, "live_entries", racing_live_entries)
+    t.write(pa.table({"id": [5], "v": ["e"]}, schema=schema))
+    assert raced and sorted(t.read().column("id").to_pylist()) == [1, 2, 3, 4, 5]
