@@ -140,20 +140,22 @@ class Demo:
             f"lakeformat_ingest_{s.name}" for s in self.config.tables) + f" for {DAYS[0]}..{DAYS[-1]}")
         lanes = {spec.name: self.start_lane(spec.name) for spec in self.config.tables}
         outcomes: dict[tuple[str, str], dict] = {}
+        since = dict.fromkeys(lanes, 0)   # each lane's log offset where its current day began
         began, beat = time.perf_counter(), time.perf_counter()
         while True:
             running = [n for n, (proc, *_) in lanes.items() if proc.poll() is None]
-            for name, (_, out, _) in lanes.items():
+            for name, (_, out, log) in lanes.items():
                 for o in _outcomes(out):
                     if (o["day"], name) not in outcomes:
                         outcomes[(o["day"], name)] = o
+                        since[name] = log.stat().st_size
                         self.step(f"lakeformat_ingest_{name} for {o['day']}: {_outcome_words(o)} "
                                   f"({o['seconds']:.0f} s)")
             if not running:
                 break
             if time.perf_counter() - beat >= STILL_RUNNING_EVERY:
                 beat = time.perf_counter()
-                latest = "; ".join(p for n in running if (p := _latest_progress(lanes[n][2])))
+                latest = "; ".join(p for n in running if (p := _latest_progress(lanes[n][2], since[n])))
                 self.console.print(f"[dim]{beat - self.started:6.1f} s[/]    still running "
                                    f"({beat - began:.0f} s)" + (f": {latest}" if latest else ""), highlight=False)
             time.sleep(0.5)
@@ -167,7 +169,10 @@ class Demo:
         home.mkdir()
         shutil.copy(self.work / "airflow" / "airflow.db", home / "airflow.db")
         out, log = self.work / f"ingest-{table}.jsonl", self.work / f"airflow-tasks-{table}.log"
-        env = dict(os.environ, AIRFLOW_HOME=str(home),
+        # the hooks' loggers at INFO: the log then holds spark-submit's output (which the hook
+        # logs at INFO), Spark stage progress among it, for the "still running" lines; the rest
+        # of Airflow stays at WARNING (all of it at INFO costs seconds a run)
+        env = dict(os.environ, AIRFLOW_HOME=str(home), AIRFLOW__LOGGING__NAMESPACE_LEVELS="airflow.task.hooks=INFO",
                    AIRFLOW__DATABASE__SQL_ALCHEMY_CONN=f"sqlite:///{home / 'airflow.db'}")
         with open(log, "ab") as err:
             proc = subprocess.Popen([sys.executable, "-m", "lakeformat.pipeline.local.demo_lane", "--table", table,
