@@ -149,5 +149,3 @@ def register(spark) -> None:
     # a class of its own (pickled by value) so the setting travels with it
     source = type("LakeformatSessionSource", (LakeformatDataSource,), {"default_parallelism": parallelism})
     spark.dataSource.register(source)
-    from lakeformat.spark import sql   # (here: native_read imports this module's package early)
-    sql.install(spark)   # the jar's SQL catalog asks this process to plan

@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from lakeformat.errors import LakeformatError
 from lakeformat.format import types as T
 from lakeformat.io.fileio import join
-from lakeformat.spark import deleted_rows, jar
+from lakeformat.spark import deleted_rows, jar, source
 from lakeformat.spark.dataframe import write
 from lakeformat.spark.native_read import NativeFiles, _vectors, native_available, plan_read, spark_path
 from lakeformat.spark.tables import create_table
@@ -264,3 +264,10 @@ def catalog_confs(name: str, warehouse: str, **options: str) -> Mapping[str, str
     prefix = f"spark.sql.catalog.{name}"
     return {prefix: CATALOG_CLASS, f"{prefix}.warehouse": warehouse,
             **{f"{prefix}.{k}": v for k, v in options.items()}}
+
+
+def register(spark) -> None:
+    """``lfs.register``: the ``lakeformat`` data source (:func:`lakeformat.spark.source.register`)
+    and, for the jar's SQL catalog, this process as its planner (:func:`install`)."""
+    source.register(spark)
+    install(spark)
