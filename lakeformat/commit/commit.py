@@ -348,7 +348,7 @@ class FileStoreCommit:
                     # expiration is removing it, which happens only once newer snapshots exist
                     # (expiration keeps the newest), so this attempt lost the race. Without a
                     # newer snapshot the file is really missing.
-                    if latest is None or max(t.snapshot_manager.list_ids(), default=0) <= latest.id:
+                    if latest is None or not t.snapshot_manager.newer_exists(latest.id):
                         raise
                     snapshot = None
                 if snapshot is not None:

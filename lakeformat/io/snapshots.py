@@ -31,6 +31,12 @@ class SnapshotManager:
         return sorted(int(n[9:]) for n in self.io.list_names(self.dir)
                       if n.startswith("snapshot-") and n[9:].isdigit())
 
+    def newer_exists(self, snapshot_id: int) -> bool:
+        """Whether a snapshot after ``snapshot_id`` exists (listed, not hinted). Metadata of a
+        snapshot that vanishes while it is read was removed by an expiration only if so, since
+        expiration keeps the newest; otherwise the file is really missing."""
+        return max(self.list_ids(), default=0) > snapshot_id
+
     def exists(self, snapshot_id: int) -> bool:
         return snapshot_id in self._cache or self.io.exists(self.path(snapshot_id))
 

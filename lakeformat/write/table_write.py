@@ -203,7 +203,7 @@ class TableWrite:
                 return read(latest)
             except CorruptFileError:
                 attempts += 1
-                if attempts >= RESTORE_ATTEMPTS or max(self.ctx.snapshot_manager.list_ids(), default=0) <= latest.id:
+                if attempts >= RESTORE_ATTEMPTS or not self.ctx.snapshot_manager.newer_exists(latest.id):
                     raise
                 log.info("%s: snapshot %d was expired while this writer read it; reading the newest",
                          self.ctx.name, latest.id)
