@@ -5,6 +5,7 @@ from __future__ import annotations
 import cProfile
 import io
 import json
+import os
 import pstats
 import statistics
 import subprocess
@@ -60,15 +61,18 @@ class OracleError(RuntimeError):
 
 
 class Oracle:
-    """The worker in the oracle venv: one JSON command per line, one ``@@RESULT`` line back."""
+    """A benchmark worker (``oracle_bench.py``): one JSON command per line, one ``@@RESULT`` line back."""
 
-    def __init__(self, log_path: Path):
-        if not ORACLE_PY.exists():
-            raise OracleError(f"oracle venv missing at {ORACLE_PY}: run `make setup`")
+    def __init__(self, log_path: Path, python: Path = ORACLE_PY):
+        """``python``: the oracle venv's (pypaimon, pypaimon-rust) or ``sys.executable`` (lakeformat,
+        raw pyarrow: this tree's lakeformat, wherever the worker starts)."""
+        if not python.exists():
+            raise OracleError(f"benchmark worker's python missing at {python}: run `make setup`")
         self.log = open(log_path, "w")  # noqa: SIM115 -- the worker's stderr for its whole life
-        self.proc = subprocess.Popen([str(ORACLE_PY), str(ORACLE_SCRIPT)], stdin=subprocess.PIPE,
+        env = {**os.environ, "PYTHONPATH": str(ROOT)} if python != ORACLE_PY else None
+        self.proc = subprocess.Popen([str(python), str(ORACLE_SCRIPT)], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.log, text=True, bufsize=1,
-                                     cwd=str(ROOT))
+                                     cwd=str(ROOT), env=env)
         self.log_path = log_path
 
     def call(self, cmd: str, **kw) -> dict:

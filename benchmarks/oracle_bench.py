@@ -1,7 +1,10 @@
-"""Benchmark worker for the oracle virtualenv (pypaimon 2.1.0 and pypaimon-rust 0.4.0).
+"""Benchmark worker: one contender's calls in a process of its own.
 
-Started once by ``benchmarks/run.py`` as ``.venv-oracle/bin/python benchmarks/oracle_bench.py``;
-it never imports lakeformat (the two venvs pin different pyarrow versions). It speaks JSON lines:
+``benchmarks/run.py`` starts it once as ``.venv-oracle/bin/python benchmarks/oracle_bench.py`` for
+pypaimon 2.1.0 and pypaimon-rust 0.4.0 (the oracle venv pins another pyarrow and has no
+lakeformat); ``benchmarks/fresh.py`` starts it afresh per call, from either venv, so every
+contender (lakeformat and raw pyarrow too, from ``.venv``) makes its first call in a fresh process
+through the same code. Each implementation is imported on first use only. It speaks JSON lines:
 one command per line on stdin, one ``@@RESULT <json>`` line per command on stdout (anything else a
 library prints is ignored by the parent). Only the operation being measured is inside the timer:
 input Parquet files are loaded into memory by ``load`` before any timing, tables are created and
@@ -10,13 +13,15 @@ opened before their timer starts.
 Commands:
   {"cmd": "load", "files": [...], "dataset": "append"}    load the batches into memory (a named set;
                                                           "append" by default, "pk" for primary keys)
-  {"cmd": "write", "impl": "pypaimon"|"rust", "warehouse": w, "partition_keys": [...],
+  {"cmd": "write", "impl": "pypaimon"|"rust"|"lakeformat"|"raw", "warehouse": w, "partition_keys": [...],
    "primary_keys": [...] | null, "options": {...} | null, "dataset": "append"}
                                                           create db.t, then time write+commit of
-                                                          every batch of the set (one commit each)
+                                                          every batch of the set (one commit each;
+                                                          raw: pq.write_table of each batch, zstd 1)
   {"cmd": "read", "impl": ..., "warehouse": w, "table": "db.t", "digest_keys": [...] | null}
                                                           time plan + read of the whole table; with
                                                           digest_keys, also return table_digest()
+                                                          (raw: pq.read_table of the directory)
   {"cmd": "plan", "impl": ..., "warehouse": w, "table": ..., "partition": {"dt": v} | null,
    "repeat": n}                                           time scan planning, n times
   {"cmd": "quit"}
@@ -28,6 +33,7 @@ import json
 import sys
 import time
 import traceback
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -85,7 +91,36 @@ def _create(warehouse, partition_keys, options, primary_keys=None, dataset="appe
     return cat
 
 
+def _lakeformat_write(warehouse, partition_keys, options, primary_keys, dataset) -> list[float]:
+    import lakeformat as lf
+    cat = lf.Catalog(warehouse)
+    cat.create_database("db", ignore_if_exists=True)
+    t = cat.create_table("db.t", DATASETS[dataset][0].schema, partition_keys=partition_keys,
+                         primary_keys=primary_keys or (), options=options or {})   # not timed
+    per_batch = []
+    for tab in DATASETS[dataset]:
+        start = time.perf_counter()
+        t.write(tab)
+        per_batch.append(time.perf_counter() - start)
+    return per_batch
+
+
+def _raw_write(warehouse, dataset) -> list[float]:
+    out = Path(warehouse)
+    out.mkdir(parents=True)
+    per_batch = []
+    for i, tab in enumerate(DATASETS[dataset]):
+        start = time.perf_counter()
+        pq.write_table(tab, out / f"batch-{i}.parquet", compression="zstd", compression_level=1)
+        per_batch.append(time.perf_counter() - start)
+    return per_batch
+
+
 def cmd_write(impl, warehouse, partition_keys, options=None, primary_keys=None, dataset="append"):
+    if impl in ("lakeformat", "raw"):
+        per = (_lakeformat_write(warehouse, partition_keys, options, primary_keys, dataset) if impl == "lakeformat"
+               else _raw_write(warehouse, dataset))
+        return {"seconds": sum(per), "per_batch": per}
     cat = _create(warehouse, partition_keys, options, primary_keys, dataset)   # table creation is not timed
     per_batch = []
     if impl == "pypaimon":
@@ -128,13 +163,22 @@ def _open(impl, warehouse, table):
 
 
 def cmd_read(impl, warehouse, table, digest_keys=None):
-    t = _open(impl, warehouse, table)   # opening the catalog and table is not timed
-    start = time.perf_counter()
-    rb = t.new_read_builder()
-    if impl == "pypaimon":
-        out = rb.new_read().to_arrow(rb.new_scan().plan().splits())
+    if impl == "raw":
+        start = time.perf_counter()
+        out = pq.read_table(warehouse)
+    elif impl == "lakeformat":
+        import lakeformat as lf
+        t = lf.Catalog(warehouse).get_table(table)   # not timed, as the others' get_table
+        start = time.perf_counter()
+        out = t.read()
     else:
-        out = pa.Table.from_batches(rb.new_read().read(rb.new_scan().plan().splits()))
+        t = _open(impl, warehouse, table)   # opening the catalog and table is not timed
+        start = time.perf_counter()
+        rb = t.new_read_builder()
+        if impl == "pypaimon":
+            out = rb.new_read().to_arrow(rb.new_scan().plan().splits())
+        else:
+            out = pa.Table.from_batches(rb.new_read().read(rb.new_scan().plan().splits()))
     seconds = time.perf_counter() - start
     checksum = int(pc.sum(out.column("user_id")).as_py()) if out.num_rows else 0
     res = {"seconds": seconds, "rows": out.num_rows, "user_id_sum": checksum}
