@@ -108,7 +108,7 @@ def system_table_answer(catalog: Catalog, database: str, name: str, version: str
         return None
     base, system = split
     if not catalog.table_exists(f"{database}.{base}"):
-        return None   # the catalog says TABLE_OR_VIEW_NOT_FOUND as for any missing table
+        return {"missing": True}   # the catalog says TABLE_OR_VIEW_NOT_FOUND as for any missing table
     if system.lower() not in SYSTEM_TABLES:
         raise UnsupportedError(f"lakeformat has no system table {system!r} ({database}.{name}); "
                                f"it has {sorted(SYSTEM_TABLES)}")

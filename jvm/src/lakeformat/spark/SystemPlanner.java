@@ -25,7 +25,8 @@ public interface SystemPlanner {
   /**
    * The system table {@code name} ({@code t$snapshots}, ...) of {@code database} at {@code version}
    * (a snapshot id or tag, or empty) or {@code timestampMillis} (when not negative): rows; an empty
-   * string when {@code name} is a table or a branch ({@code t$branch_b}), not a system table; an
+   * string when {@code name} is a table or a branch ({@code t$branch_b}), not a system table;
+   * {@code {"missing": true}} when the table of the system table does not exist; an
    * error naming the system tables there are when its suffix is none of them.
    */
   String systemTable(String catalog, String database, String name, String version, long timestampMillis);

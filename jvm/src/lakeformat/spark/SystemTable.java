@@ -4,6 +4,7 @@ import java.util.EnumSet;
 import java.util.Set;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.TableCapability;
@@ -26,14 +27,20 @@ final class SystemTable implements SupportsRead {
     this.rows = rows;
   }
 
-  /** The system table {@code ident} names, or null when it names a table or a branch ({@code t$branch_b}). */
-  static SystemTable load(String catalog, Identifier ident, String version, long millis) {
+  /**
+   * The system table {@code ident} names, or null when it names a table or a branch ({@code t$branch_b});
+   * {@link NoSuchTableException} when the table of {@code t$snapshots} does not exist.
+   */
+  static SystemTable load(String catalog, Identifier ident, String version, long millis) throws NoSuchTableException {
     String answer = LakeformatProcedure.planner().systemTable(catalog, ident.namespace()[0], ident.name(), version,
                                                               millis);
     if (answer == null || answer.isEmpty()) {
       return null;
     }
     JsonNode rows = SparkCatalog.parse(answer);
+    if (rows.path("missing").asBoolean(false)) {
+      throw new NoSuchTableException(ident);
+    }
     return new SystemTable(ident, new LocalRows(rows, "lakeformat system table " + ident.name()));
   }
 
