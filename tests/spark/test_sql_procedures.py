@@ -143,7 +143,7 @@ def test_expire_snapshots(spark, catalog, lf_sql, tmp_path):
 def test_tags_and_rollback(spark, catalog, lf_sql, tmp_path):
     t = table_with_writes(catalog, writes=4)
     at_two = t.read(snapshot_id=2)
-    assert call(spark, f"CALL {lf_sql}.sys.create_tag(table => 'db.t', tag => 'two', snapshot => 2, "
+    assert call(spark, f"CALL {lf_sql}.sys.create_tag(table => 'db.t', tag => 'two', snapshot => '2', "
                        "time_retained => '1 h')") == [(True,)]
     spark.sql(f"CALL {lf_sql}.sys.create_tag(table => 'db.t', tag => 'latest')")
     spark.sql(f"CALL {lf_sql}.sys.create_tag(table => 'db.t', tag => 'a')")
@@ -154,7 +154,7 @@ def test_tags_and_rollback(spark, catalog, lf_sql, tmp_path):
     assert call(spark, f"CALL {lf_sql}.sys.delete_tag(table => 'db.t', tag => 'latest,a')") == [(True,)]
     assert [tag.name for tag in catalog.get_table("db.t").tags.list()] == ["two"]
 
-    assert call(spark, f"CALL {lf_sql}.sys.rollback(table => 'db.t', version => '3')") == [(True,)]
+    assert call(spark, f"CALL {lf_sql}.sys.rollback(table => 'db.t', version => 3)") == [(True,)]
     assert catalog.get_table("db.t").latest_snapshot().id == 3
     spark.sql(f"CALL {lf_sql}.sys.rollback(table => 'db.t', tag => 'two')")
     t = catalog.get_table("db.t")
@@ -205,7 +205,6 @@ def test_branches(spark, catalog, lf_sql, tmp_path):
 def test_what_is_refused_by_name(spark, catalog, lf_sql):
     table_with_writes(catalog, writes=1)
     cases = {
-        f"CALL {lf_sql}.sys.expire_partitions(table => 'db.t')": "no procedure sys.expire_partitions",
         f"CALL {lf_sql}.sys.compact(table => 'db.t', where => 'dt > 1')": "does not take argument 'where'",
         f"CALL {lf_sql}.sys.compact(table => 'db.t', order_strategy => 'zorder', order_by => 'id')":
             "does not take argument 'order_by'",
@@ -224,4 +223,8 @@ def test_what_is_refused_by_name(spark, catalog, lf_sql):
             spark.sql(sql).collect()
     with pytest.raises(AnalysisException):
         spark.sql(f"CALL {lf_sql}.sys.compact()")   # table is required
+    with pytest.raises(AnalysisException, match="FAILED_TO_LOAD_ROUTINE") as refused:
+        spark.sql(f"CALL {lf_sql}.sys.expire_partitions(table => 'db.t')")
+    # Spark names the routine; why (lakeformat's own words) is the JVM cause
+    assert "lakeformat has no procedure sys.expire_partitions; it has" in refused.value._stackTrace
     assert catalog.get_table("db.t").latest_snapshot().id == 1   # nothing changed
