@@ -39,7 +39,7 @@ def batch(start: int, n: int, dt: str) -> pa.Table:
 def table_with_writes(catalog, writes: int = 3, **kw):
     t = catalog.create_table("db.t", SCHEMA, partition_keys=["dt"], **kw)
     for i in range(writes):
-        t.write(batch(i * 10, 10, "2024-06-0%d" % (1 + i % 2)))
+        t.write(batch(i * 10, 10, f"2024-06-0{1 + i % 2}"))
     return catalog.get_table("db.t")
 
 
@@ -132,9 +132,9 @@ def test_compact_runs_the_spark_compaction(spark, catalog, lf_sql, tmp_path):
 def test_expire_snapshots(spark, catalog, lf_sql, tmp_path):
     t = table_with_writes(catalog, writes=6)
     expected = t.read()
-    got = call(spark, f"CALL {lf_sql}.sys.expire_snapshots(table => 'db.t', retain_max => 2, retain_min => 1)")
-    assert got == [(4,)]
-    assert call(spark, f"CALL {lf_sql}.sys.expire_snapshots(table => 'db.t', retain_max => 2, retain_min => 1)") == [(0,)]
+    expire = f"CALL {lf_sql}.sys.expire_snapshots(table => 'db.t', retain_max => 2, retain_min => 1)"
+    assert call(spark, expire) == [(4,)]
+    assert call(spark, expire) == [(0,)]   # nothing more
     t = catalog.get_table("db.t")
     assert [s.id for s in t.snapshots()] == [5, 6]
     assert_same_rows(pypaimon_rows(tmp_path, catalog), expected, "id", "pypaimon after expiring")
