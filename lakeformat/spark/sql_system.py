@@ -11,8 +11,8 @@ through PySpark's callback server. Each procedure is the same façade call the C
 (``t.maintenance``, ``t.branches``); compaction runs as a Spark job
 (:func:`lakeformat.spark.compaction.compact_on_spark`, the Spark jobs' compaction). A system table
 is the library's own (``Table.system_table``) with Paimon's column names, sent as rows
-(metadata-sized, read on the driver). An argument lakeformat does not take (``where``,
-``order_strategy``, ``options``, ...), a procedure or a ``t$name`` it does not have, is refused
+(metadata-sized, read on the driver). An argument lakeformat does not take (``order_strategy``,
+``options``, ...), a procedure or a ``t$name`` it does not have, is refused
 by name.
 """
 from __future__ import annotations
@@ -219,12 +219,37 @@ def _compact(c: Call) -> dict:
         partitions = [parse_partition_spec(p) for p in (c.text("partitions") or "").split(";") if p.strip()]
     except DataError as e:
         raise OptionError(f"sys.compact: partitions {c.text('partitions')!r}: {e}") from None
+    if c.text("where"):
+        if partitions:
+            raise OptionError("sys.compact: give partitions or where, not both")
+        partitions = where_partitions(c.spark, c.table(), c.text("where") or "")
+        if not partitions:
+            return _done()   # no partition matches: nothing to compact
     ref = TableRef(warehouse=c.catalog.warehouse, identifier=c.identifier,
                    catalog_options=tuple(sorted(c.catalog_options.items())))
     _, report = compact_on_spark(c.spark, ref, full=strategy == "full", partitions=partitions or None)
     if report.expire_error is not None:
         raise LakeformatError(f"sys.compact {c.identifier}: {report.summary()}")
     return _done()
+
+
+def where_partitions(spark, t, where: str) -> list[dict]:
+    """The partitions of ``t``'s latest snapshot that Spark's predicate ``where`` (over the
+    partition columns, as Paimon's ``compact`` takes it) keeps, as {key: value}."""
+    from pyspark.errors import AnalysisException, ParseException
+
+    from lakeformat.spark.types import spark_schema
+    keys = list(t.partition_keys)
+    snap = t.latest_snapshot()
+    if not keys or snap is None:
+        raise OptionError(f"sys.compact: where {where!r} needs a partitioned table with a snapshot ({t.name})")
+    values = {t.partition_values(e.partition) for e in t.live_entries(snap)}
+    try:
+        df = spark.createDataFrame([list(v) for v in values], spark_schema(t.schema.partition_fields)).where(where)
+        return [dict(zip(keys, r)) for r in df.collect()]
+    except (AnalysisException, ParseException) as e:
+        raise OptionError(f"sys.compact: where {where!r} must be a predicate over the partition columns "
+                          f"{keys}: {e}") from None
 
 
 def _expire_snapshots(c: Call) -> dict:
@@ -299,7 +324,7 @@ PROCEDURES: dict[str, Procedure] = {p.name: p for p in (
                           Param("order_strategy", STRING), Param("order_by", STRING), Param("where", STRING),
                           Param("options", STRING), Param("partition_idle_time", STRING)), _compact,
               "compact buckets as a Spark job, one COMPACT snapshot ('full', the default, or 'minor')",
-              refused=("order_by", "where", "options", "partition_idle_time")),
+              refused=("order_by", "options", "partition_idle_time")),
     Procedure("expire_snapshots", (TABLE, Param("retain_max", INT), Param("retain_min", INT),
                                    Param("older_than", STRING), Param("max_deletes", INT), Param("options", STRING)),
               _expire_snapshots, "expire snapshots and the files only they use", refused=("options",)),

@@ -122,9 +122,13 @@ def test_compact_runs_the_spark_compaction(spark, catalog, lf_sql, tmp_path):
     assert t.latest_snapshot().commit_kind == "COMPACT"
     files = {r["partition"]: r["file_count"] for r in t.system_table("partitions").to_pylist()}
     assert files == {"dt=2024-06-01": 1, "dt=2024-06-02": 2}
-    assert call(spark, f"CALL {lf_sql}.sys.compact(table => 'db.t')") == [(True,)]
+    snapshot = t.latest_snapshot().id
+    assert call(spark, f"CALL {lf_sql}.sys.compact(table => 'db.t', where => 'dt > \\'2024-06-05\\'')") == [(True,)]
+    assert catalog.get_table("db.t").latest_snapshot().id == snapshot   # no partition matched
+    assert call(spark, f"CALL {lf_sql}.sys.compact(table => 'db.t', where => 'dt >= \\'2024-06-02\\'')") == [(True,)]
     files = {r["partition"]: r["file_count"] for r in catalog.get_table("db.t").system_table("partitions").to_pylist()}
     assert files == {"dt=2024-06-01": 1, "dt=2024-06-02": 1}
+    assert call(spark, f"CALL {lf_sql}.sys.compact(table => 'db.t', compact_strategy => 'minor')") == [(True,)]
     assert_same_rows(catalog.get_table("db.t").read(), before, "id", "library after compact")
     assert_same_rows(pypaimon_rows(tmp_path, catalog), before, "id", "pypaimon after compact")
 
@@ -205,7 +209,9 @@ def test_branches(spark, catalog, lf_sql, tmp_path):
 def test_what_is_refused_by_name(spark, catalog, lf_sql):
     table_with_writes(catalog, writes=1)
     cases = {
-        f"CALL {lf_sql}.sys.compact(table => 'db.t', where => 'dt > 1')": "does not take argument 'where'",
+        f"CALL {lf_sql}.sys.compact(table => 'db.t', where => 'id > 1')": "predicate over the partition columns",
+        f"CALL {lf_sql}.sys.compact(table => 'db.t', where => 'dt >', partitions => 'dt=x')":
+            "partitions or where, not both",
         f"CALL {lf_sql}.sys.compact(table => 'db.t', order_strategy => 'zorder', order_by => 'id')":
             "does not take argument 'order_by'",
         f"CALL {lf_sql}.sys.compact(table => 'db.t', order_strategy => 'zorder')": "does not sort",
