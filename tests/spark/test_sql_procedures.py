@@ -150,7 +150,7 @@ def test_tags_and_rollback(spark, catalog, lf_sql, tmp_path):
     assert call(spark, f"CALL {lf_sql}.sys.create_tag(table => 'db.t', tag => 'two', snapshot => '2', "
                        "time_retained => '1 h')") == [(True,)]
     spark.sql(f"CALL {lf_sql}.sys.create_tag(table => 'db.t', tag => 'latest')")
-    spark.sql(f"CALL {lf_sql}.sys.create_tag(table => 'db.t', tag => 'a')")
+    spark.sql(f"CALL {lf_sql}.sys.create_tag('db.t', 'a')")   # arguments by position, as Paimon's
     tags = {tag.name: tag for tag in catalog.get_table("db.t").tags.list()}
     assert sorted(tags) == ["a", "latest", "two"]
     assert tags["two"].snapshot.id == 2 and tags["latest"].snapshot.id == 4
