@@ -279,8 +279,10 @@ def _create_tag(c: Call) -> dict:
 
 def _delete_tag(c: Call) -> dict:
     t = c.table()
-    for name in c.names("tag"):
-        t.maintenance.tags.get(name)   # a missing tag fails by name
+    names = c.names("tag")
+    for name in names:
+        t.maintenance.tags.get(name)   # a missing tag fails by name, before any is deleted
+    for name in names:
         t.maintenance.delete_tag(name)
     return _done()
 
@@ -306,9 +308,11 @@ def _create_branch(c: Call) -> dict:
 
 def _delete_branch(c: Call) -> dict:
     t = c.table()
-    for name in c.names("branch"):
+    names = c.names("branch")
+    for name in names:   # a missing branch fails by name, before any is deleted
         if name not in t.branches:
             raise NotFoundError(f"branch {name!r} of {t.name} does not exist (branches: {t.branches.list()})")
+    for name in names:
         t.branches.delete(name)
     return _done()
 

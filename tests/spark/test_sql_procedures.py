@@ -219,11 +219,12 @@ def test_what_is_refused_by_name(spark, catalog, lf_sql):
         f"CALL {lf_sql}.sys.create_tag(table => 't', tag => 'x')": "must be 'database.table'",
         f"CALL {lf_sql}.sys.remove_orphan_files(table => 'db.*')": "must be 'database.table'",
         f"CALL {lf_sql}.sys.rollback(table => 'db.t')": "exactly one of version, snapshot, tag",
-        f"CALL {lf_sql}.sys.delete_tag(table => 'db.t', tag => 'nope')": "nope",
+        f"CALL {lf_sql}.sys.delete_tag(table => 'db.t', tag => 'kept,nope')": "nope",
         f"CALL {lf_sql}.sys.expire_snapshots(table => 'db.t', older_than => 'yesterday')": "is a timestamp",
         f"CALL {lf_sql}.sys.remove_orphan_files(table => 'db.t', older_than => '2999-01-01 00:00:00')":
             "refusing to remove orphan files",
     }
+    catalog.get_table("db.t").maintenance.create_tag("kept")
     for sql, message in cases.items():
         with pytest.raises(Exception, match=message):
             spark.sql(sql).collect()
@@ -233,4 +234,5 @@ def test_what_is_refused_by_name(spark, catalog, lf_sql):
         spark.sql(f"CALL {lf_sql}.sys.expire_partitions(table => 'db.t')")
     # Spark names the routine; why (lakeformat's own words) is the JVM cause
     assert "lakeformat has no procedure sys.expire_partitions; it has" in refused.value._stackTrace
-    assert catalog.get_table("db.t").latest_snapshot().id == 1   # nothing changed
+    t = catalog.get_table("db.t")
+    assert t.latest_snapshot().id == 1 and [tag.name for tag in t.tags.list()] == ["kept"]   # nothing changed
