@@ -19,7 +19,9 @@ object stores) is refused by name: ``lfs.read_table`` reads those tables.
 ``CREATE TABLE`` (``PARTITIONED BY``, ``TBLPROPERTIES`` for table options and ``primary-key``)
 creates the table through the library, and ``INSERT INTO`` hands its rows to ``lfs.write`` on the
 driver (Spark's Parquet writer for append tables), one commit per statement. ``DROP TABLE``,
-``CREATE DATABASE`` and ``DROP DATABASE [CASCADE]`` are the library's too.
+``CREATE DATABASE`` and ``DROP DATABASE [CASCADE]`` are the library's too; procedures
+(``CALL lf.sys.compact(...)``) and system tables (``lf.db.`t$snapshots```) are
+:mod:`lakeformat.spark.sql_system`'s.
 """
 from __future__ import annotations
 
@@ -253,6 +255,8 @@ def install(spark) -> bool:
     ensure_callback_server_started(gateway)
     planner = _INSTALLED[id(gateway)] = CatalogPlanner(spark)
     spark._jvm.lakeformat.spark.SparkCatalog.install(planner)
+    from lakeformat.spark import sql_system   # CALL lf.sys.<procedure>, lf.db.`t$snapshots`
+    sql_system.install(spark)
     return True
 
 

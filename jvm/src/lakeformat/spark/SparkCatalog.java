@@ -16,10 +16,12 @@ import org.apache.spark.sql.connector.catalog.CatalogV2Util;
 import org.apache.spark.sql.connector.catalog.Column;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
+import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
+import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
 import org.apache.spark.sql.connector.expressions.IdentityTransform;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.types.StructType;
@@ -39,8 +41,12 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * class decides nothing about the format. Reads are Spark's own Parquet scan ({@link LakeformatTable}).
  * {@code CREATE TABLE}, {@code INSERT INTO}, {@code DROP TABLE} and creating and dropping databases go
  * to the library too; altering and renaming tables and altering databases are refused for now.
+ *
+ * <p>Procedures ({@code CALL lf.sys.compact(table => 'db.t')}, ...) and system tables
+ * ({@code lf.db.`t$snapshots`}, ...) are the library's too, named as in Paimon's connector
+ * ({@link LakeformatProcedure}, {@link SystemTable}).
  */
-public class SparkCatalog implements TableCatalog, SupportsNamespaces {
+public class SparkCatalog implements TableCatalog, SupportsNamespaces, ProcedureCatalog {
   static final ObjectMapper JSON = new ObjectMapper();
   private static volatile Planner planner;
   private String name;
@@ -220,6 +226,12 @@ public class SparkCatalog implements TableCatalog, SupportsNamespaces {
     if (ident.namespace().length != 1) {
       throw new NoSuchTableException(ident);
     }
+    if (ident.name().contains("$")) {   // t$snapshots; t$branch_b is a table, below
+      Table system = SystemTable.load(options, ident, version, millis);
+      if (system != null) {
+        return system;
+      }
+    }
     String answer = planner().table(options, ident.namespace()[0], ident.name(), version, millis);
     if (answer == null || answer.isEmpty()) {
       throw new NoSuchTableException(ident);
@@ -281,6 +293,28 @@ public class SparkCatalog implements TableCatalog, SupportsNamespaces {
   @Override
   public void renameTable(Identifier oldIdent, Identifier newIdent) {
     throw refused("RENAME TABLE");
+  }
+
+  // -- procedures ---------------------------------------------------------------------------------
+
+  /** {@code CALL <catalog>.sys.<name>(...)}: Paimon's procedure names, run by the library. */
+  @Override
+  public UnboundProcedure loadProcedure(Identifier ident) {
+    if (ident.namespace().length != 1 || !ident.namespace()[0].equals("sys")) {
+      throw new UnsupportedOperationException("lakeformat catalog " + name + ": procedures are " + name
+          + ".sys.<name>, not " + ident);
+    }
+    return LakeformatProcedure.load(options, ident.name());
+  }
+
+  @Override
+  public Identifier[] listProcedures(String[] namespace) {
+    String[] names = LakeformatProcedure.names();
+    Identifier[] out = new Identifier[names.length];
+    for (int i = 0; i < names.length; i++) {
+      out[i] = Identifier.of(new String[] {"sys"}, names[i]);
+    }
+    return out;
   }
 
   private UnsupportedOperationException refused(String statement) {
