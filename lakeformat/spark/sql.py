@@ -18,8 +18,9 @@ object stores) is refused by name: ``lfs.read_table`` reads those tables.
 
 ``CREATE TABLE`` (``PARTITIONED BY``, ``TBLPROPERTIES`` for table options and ``primary-key``)
 creates the table through the library, and ``INSERT INTO`` hands its rows to ``lfs.write`` on the
-driver (Spark's Parquet writer for append tables), one commit per statement. ``DROP TABLE``,
-``CREATE DATABASE`` and ``DROP DATABASE [CASCADE]`` are the library's too.
+driver (Spark's Parquet writer for append tables), one commit per statement. ``INSERT OVERWRITE``
+(static and dynamic) and ``ALTER TABLE`` (columns, table options) are :mod:`lakeformat.spark.sql_ddl`'s.
+``DROP TABLE``, ``CREATE DATABASE`` and ``DROP DATABASE [CASCADE]`` are the library's too.
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from lakeformat.errors import LakeformatError
 from lakeformat.format import types as T
 from lakeformat.io.fileio import join
-from lakeformat.spark import deleted_rows, jar, source
+from lakeformat.spark import deleted_rows, jar, source, sql_ddl
 from lakeformat.spark.dataframe import write
 from lakeformat.spark.native_read import NativeFiles, _vectors, native_available, plan_read, spark_path
 from lakeformat.spark.tables import create_table
@@ -234,6 +235,16 @@ class CatalogPlanner:
         from pyspark.sql import DataFrame
         opts = dict(json.loads(catalog))
         write(DataFrame(data, self.spark), f"{database}.{name}", warehouse=opts.pop("warehouse"), **opts)
+        return {}
+
+    @_answer
+    def overwrite(self, catalog: str, database: str, name: str, data, mode: str) -> dict:
+        sql_ddl.overwrite(self.spark, catalog, database, name, data, mode)
+        return {}
+
+    @_answer
+    def alter(self, catalog: str, database: str, name: str, changes: str) -> dict:
+        sql_ddl.alter(catalog, database, name, changes)
         return {}
 
 

@@ -17,8 +17,6 @@ import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
-import org.apache.spark.sql.connector.write.V1Write;
-import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.expressions.Expressions;
@@ -38,7 +36,8 @@ import scala.Option;
  * files agree). A read asks the {@link Planner} for the snapshot's files and gives them to Spark's
  * own Parquet scan (DataSource V2): its vectorised reader, column pruning, filters pushed into row
  * groups, partition pruning by the planned partition values; files with deletion vectors go
- * through {@link DeletionVectorScan}.
+ * through {@link DeletionVectorScan}. Writes ({@code INSERT INTO}, {@code INSERT OVERWRITE}) go to the
+ * library through {@link OverwriteWriteBuilder}.
  */
 public class LakeformatTable implements SupportsRead, SupportsWrite {
   // as lakeformat's native read: Paimon's dates are proleptic Gregorian; a planned file that is
@@ -88,26 +87,18 @@ public class LakeformatTable implements SupportsRead, SupportsWrite {
 
   @Override
   public Set<TableCapability> capabilities() {
-    return EnumSet.of(TableCapability.BATCH_READ, TableCapability.V1_BATCH_WRITE);
+    return EnumSet.of(TableCapability.BATCH_READ, TableCapability.V1_BATCH_WRITE, TableCapability.TRUNCATE,
+                      TableCapability.OVERWRITE_BY_FILTER, TableCapability.OVERWRITE_DYNAMIC);
   }
 
   /**
-   * {@code INSERT INTO}: the rows reach the library on the driver as a DataFrame, which lakeformat
-   * writes (its native write where the table allows it) and commits once.
+   * {@code INSERT INTO} and {@code INSERT OVERWRITE} (static and dynamic): the rows reach the library
+   * on the driver as a DataFrame, which lakeformat writes (its native write where the table allows
+   * it) and commits once ({@link OverwriteWriteBuilder}).
    */
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-    return new WriteBuilder() {
-      @Override
-      public Write build() {
-        return (V1Write) () -> (data, overwrite) -> {
-          if (overwrite) {
-            throw new UnsupportedOperationException("lakeformat: INSERT OVERWRITE is not supported yet by the catalog");
-          }
-          SparkCatalog.parse(SparkCatalog.planner().insert(catalog, ident.namespace()[0], ident.name(), data));
-        };
-      }
-    };
+    return new OverwriteWriteBuilder(catalog, ident, partitionKeys);
   }
 
   private StructType partitionSchema() {

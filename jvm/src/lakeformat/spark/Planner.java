@@ -50,4 +50,18 @@ public interface Planner {
 
   /** Drops the table (its directory, as Paimon's filesystem catalog does): {@code {"dropped": <bool>}}. */
   String dropTable(String catalog, String database, String name);
+
+  /**
+   * Replaces with the rows of {@code data} (on the driver, as {@link #insert}) and commits once:
+   * {@code overwrite} is {@code "dynamic"} (the partitions the rows hold; the whole table when it has
+   * no partitions) or a JSON object of a static partition, values as text ({@code {}}: the whole table).
+   */
+  String overwrite(String catalog, String database, String name, org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> data,
+                   String overwrite);
+
+  /**
+   * Applies {@code ALTER TABLE}'s changes ({@link TableChanges}' JSON array) with the library's schema
+   * evolution, as one new schema: {@code {}}, or an error naming what the library refuses.
+   */
+  String alter(String catalog, String database, String name, String changes);
 }

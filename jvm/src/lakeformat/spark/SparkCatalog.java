@@ -37,8 +37,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * schema, its snapshots, which files a read needs) comes from the Python library through the
  * {@link Planner} that {@code lakeformat.spark.register(spark)} installs on the driver; this
  * class decides nothing about the format. Reads are Spark's own Parquet scan ({@link LakeformatTable}).
- * {@code CREATE TABLE}, {@code INSERT INTO}, {@code DROP TABLE} and creating and dropping databases go
- * to the library too; altering and renaming tables and altering databases are refused for now.
+ * {@code CREATE TABLE}, {@code INSERT INTO}, {@code INSERT OVERWRITE}, {@code ALTER TABLE} (columns and
+ * table options), {@code DROP TABLE} and creating and dropping databases go to the library too;
+ * renaming tables and altering databases are refused for now.
  */
 public class SparkCatalog implements TableCatalog, SupportsNamespaces {
   static final ObjectMapper JSON = new ObjectMapper();
@@ -78,6 +79,7 @@ public class SparkCatalog implements TableCatalog, SupportsNamespaces {
   @Override
   public void initialize(String catalogName, CaseInsensitiveStringMap conf) {
     name = catalogName;
+    DynamicOverwrite.install(org.apache.spark.sql.SparkSession.active());
     if (conf.get("warehouse") == null || conf.get("warehouse").isEmpty()) {
       throw new IllegalArgumentException("lakeformat catalog " + catalogName + " needs spark.sql.catalog."
           + catalogName + ".warehouse");
@@ -265,9 +267,15 @@ public class SparkCatalog implements TableCatalog, SupportsNamespaces {
       TableCatalog.PROP_COMMENT, TableCatalog.PROP_LOCATION, TableCatalog.PROP_EXTERNAL,
       TableCatalog.PROP_IS_MANAGED_LOCATION};
 
+  /**
+   * {@code ALTER TABLE ADD/RENAME/DROP COLUMN, ALTER COLUMN ... TYPE, SET/UNSET TBLPROPERTIES}: one new
+   * schema by the library's schema evolution ({@link TableChanges}); what it refuses, it names.
+   */
   @Override
-  public Table alterTable(Identifier ident, TableChange... changes) {
-    throw refused("ALTER TABLE");
+  public Table alterTable(Identifier ident, TableChange... changes) throws NoSuchTableException {
+    Table table = loadTable(ident);
+    parse(planner().alter(options, ident.namespace()[0], ident.name(), TableChanges.json(table.name(), changes)));
+    return loadTable(ident);
   }
 
   @Override
