@@ -39,7 +39,7 @@ final class DynamicOverwrite extends Rule<LogicalPlan> {
     if (plan instanceof OverwritePartitionsDynamic o && o.write().isDefined()
         && o.table() instanceof DataSourceV2Relation r && r.table() instanceof LakeformatTable) {
       return new OverwriteByExpression(o.table(), Literal.TrueLiteral(), o.query(), o.writeOptions(), o.isByName(),
-                                       o.withSchemaEvolution(), o.write(), Option.empty());
+                                       o.withSchemaEvolution(), o.write(), Option.apply(o.query()));
     }
     return plan;
   }

@@ -85,9 +85,11 @@ public class LakeformatTable implements SupportsRead, SupportsWrite {
     return properties;
   }
 
+  /** BATCH_WRITE: Spark's check for a dynamic overwrite asks for it; {@link DynamicOverwrite} runs it as V1. */
   @Override
   public Set<TableCapability> capabilities() {
-    return EnumSet.of(TableCapability.BATCH_READ, TableCapability.V1_BATCH_WRITE, TableCapability.TRUNCATE,
+    return EnumSet.of(TableCapability.BATCH_READ, TableCapability.V1_BATCH_WRITE, TableCapability.BATCH_WRITE,
+                      TableCapability.TRUNCATE,
                       TableCapability.OVERWRITE_BY_FILTER, TableCapability.OVERWRITE_DYNAMIC);
   }
 
