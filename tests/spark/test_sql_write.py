@@ -130,7 +130,7 @@ def test_write_to_overwrite_by_partition_equalities_only(spark, catalog, lf_sql)
     assert_same_rows(catalog.get_table("db.t").read(), table([1, 10, 3], ["a", "p", "c"], ["x", "y", "z"]),
                      ["id"], "overwrite(dt = y)")
     before = catalog.get_table("db.t").latest_snapshot().id
-    with pytest.raises(Exception, match="equalities on partition columns only.*id is not a partition column"):
+    with pytest.raises(Exception, match=r"equalities on partition columns only.*id is not a partition column"):
         df.writeTo(f"{lf_sql}.db.t").overwrite(F.col("id") == 1)
     with pytest.raises(Exception, match="equalities on partition columns only"):
         df.writeTo(f"{lf_sql}.db.t").overwrite(F.col("dt") > "a")
