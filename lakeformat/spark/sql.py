@@ -243,6 +243,11 @@ class CatalogPlanner:
         return {}
 
     @_answer
+    def truncate(self, catalog: str, database: str, name: str) -> dict:
+        sql_ddl.truncate(catalog, database, name)
+        return {}
+
+    @_answer
     def alter(self, catalog: str, database: str, name: str, changes: str) -> dict:
         sql_ddl.alter(catalog, database, name, changes)
         return {}

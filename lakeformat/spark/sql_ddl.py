@@ -5,7 +5,8 @@ does: ``INSERT OVERWRITE t SELECT ...`` (static mode, Spark's default) the whole
 ``INSERT OVERWRITE t PARTITION (dt='x') ...`` or ``df.writeTo(t).overwrite(col("dt") == "x")``
 that partition; dynamic mode (``spark.sql.sources.partitionOverwriteMode=dynamic``,
 ``df.writeTo(t).overwritePartitions()``) the partitions the rows hold. :func:`overwrite` hands the
-rows to ``lfs.write(mode="overwrite")`` on the driver, one commit per statement.
+rows to ``lfs.write(mode="overwrite")`` on the driver, one commit per statement. ``TRUNCATE TABLE``
+is ``Table.write`` of no rows over the whole table.
 
 ``ALTER TABLE`` changes (the jar's ``TableChanges`` JSON) become the library's schema changes
 (:class:`~lakeformat.format.schema.AddColumn` ...), applied by ``Table.alter`` as one new schema:
@@ -57,6 +58,13 @@ def overwrite(spark, catalog: str, database: str, name: str, data, mode: str) ->
         partition = static_partition(Catalog(warehouse, **opts).get_table(identifier), json.loads(mode))
     write(DataFrame(data, spark), identifier, warehouse=warehouse, mode="overwrite", overwrite_partition=partition,
           **opts)
+
+
+def truncate(catalog: str, database: str, name: str) -> None:
+    """``TRUNCATE TABLE``: the whole table overwritten with no rows (an OVERWRITE snapshot)."""
+    opts = dict(json.loads(catalog))
+    t = Catalog(opts.pop("warehouse"), **opts).get_table(f"{database}.{name}")
+    t.write(t.arrow_schema().empty_table(), overwrite={})
 
 
 def _arrow_type(spark_json: str, nullable: bool = True):

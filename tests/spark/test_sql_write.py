@@ -236,3 +236,17 @@ def test_spark_reads_as_current_follows_field_ids():
     assert not spark_reads_as_current(old, [old[0], T.DataField(2, "v", T.atomic("STRING"))])   # dropped, re-added
     assert not spark_reads_as_current(old, [T.DataField(0, "id", T.atomic("INT")), old[1]])    # retyped
     assert spark_reads_as_current(old, [old[0]])   # dropped: Spark does not ask for it
+
+
+def test_truncate_table(spark, catalog, lf_sql, tmp_path):
+    partitioned(spark, catalog, lf_sql)
+    spark.sql(f"TRUNCATE TABLE {lf_sql}.db.t")
+    t = catalog.get_table("db.t")
+    assert t.read().num_rows == 0 and kinds(t) == ["APPEND", "OVERWRITE"]
+    assert spark.table(f"{lf_sql}.db.t").count() == 0
+    with pytest.raises(Exception, match=r"PARTITION|partition"):
+        spark.sql(f"TRUNCATE TABLE {lf_sql}.db.t PARTITION (dt = 'x')")
+    spark.sql(f"INSERT INTO {lf_sql}.db.t VALUES (1, 'a', 'x')")
+    oracle = Oracle(tmp_path / "oracle")
+    i = oracle.read(catalog.warehouse, "db.t")
+    check_readers(oracle.run(), i, table([1], ["a"], ["x"]), ["id"], what="after TRUNCATE")

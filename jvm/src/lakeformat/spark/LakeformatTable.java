@@ -16,6 +16,7 @@ import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
+import org.apache.spark.sql.connector.catalog.TruncatableTable;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.connector.catalog.TableCapability;
@@ -37,9 +38,9 @@ import scala.Option;
  * own Parquet scan (DataSource V2): its vectorised reader, column pruning, filters pushed into row
  * groups, partition pruning by the planned partition values; files with deletion vectors go
  * through {@link DeletionVectorScan}. Writes ({@code INSERT INTO}, {@code INSERT OVERWRITE}) go to the
- * library through {@link OverwriteWriteBuilder}.
+ * library through {@link OverwriteWriteBuilder}; {@code TRUNCATE TABLE} too.
  */
-public class LakeformatTable implements SupportsRead, SupportsWrite {
+public class LakeformatTable implements SupportsRead, SupportsWrite, TruncatableTable {
   // as lakeformat's native read: Paimon's dates are proleptic Gregorian; a planned file that is
   // gone or corrupt fails the read; page checksums are verified
   private static final Map<String, String> SCAN_OPTIONS = Map.of(
@@ -101,6 +102,13 @@ public class LakeformatTable implements SupportsRead, SupportsWrite {
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
     return new OverwriteWriteBuilder(catalog, ident, partitionKeys);
+  }
+
+  /** {@code TRUNCATE TABLE}: the library's overwrite of the whole table with no rows, one commit. */
+  @Override
+  public boolean truncateTable() {
+    SparkCatalog.parse(SparkCatalog.planner().truncate(catalog, ident.namespace()[0], ident.name()));
+    return true;
   }
 
   private StructType partitionSchema() {

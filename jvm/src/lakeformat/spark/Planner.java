@@ -64,4 +64,7 @@ public interface Planner {
    * evolution, as one new schema: {@code {}}, or an error naming what the library refuses.
    */
   String alter(String catalog, String database, String name, String changes);
+
+  /** {@code TRUNCATE TABLE}: an overwrite of the whole table with no rows ({@code {}}). */
+  String truncate(String catalog, String database, String name);
 }
