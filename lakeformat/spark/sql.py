@@ -248,6 +248,11 @@ class CatalogPlanner:
         return {}
 
     @_answer
+    def rename(self, catalog: str, database: str, name: str, new_database: str, new_name: str) -> dict:
+        _catalog(catalog).rename_table(f"{database}.{name}", f"{new_database}.{new_name}")
+        return {}
+
+    @_answer
     def alter(self, catalog: str, database: str, name: str, changes: str) -> dict:
         sql_ddl.alter(catalog, database, name, changes)
         return {}

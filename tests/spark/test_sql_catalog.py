@@ -222,8 +222,8 @@ def test_create_insert_and_drop_go_through_the_library(spark, catalog, lf_sql):
     with pytest.raises(AnalysisException, match="TABLE_OR_VIEW_NOT_FOUND"):
         spark.sql(f"DROP TABLE {lf_sql}.db.n")
     spark.sql(f"DROP TABLE IF EXISTS {lf_sql}.db.n")
-    with pytest.raises(Exception, match="RENAME TABLE is not supported yet"):
-        spark.sql(f"ALTER TABLE {lf_sql}.db.k RENAME TO {lf_sql}.db.k2")
+    spark.sql(f"ALTER TABLE {lf_sql}.db.k RENAME TO db.k2")   # tests/spark/test_sql_write.py
+    assert catalog.table_exists("db.k2") and not catalog.table_exists("db.k")
     spark.sql(f"CREATE DATABASE {lf_sql}.more")
     spark.sql(f"CREATE TABLE {lf_sql}.more.t (id BIGINT)")
     assert catalog.table_exists("more.t")

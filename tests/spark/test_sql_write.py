@@ -217,7 +217,8 @@ def test_alter_table_options(spark, catalog, lf_sql):
      r"lakeformat \(UnsupportedOptionError\): ALTER TABLE db.t: 'primary-key' is not a table option"),
     ("ALTER TABLE {t} ADD COLUMN z INT FIRST", "column positions"),
     ("ALTER TABLE {t} ALTER COLUMN v COMMENT 'x'", "UpdateColumnComment"),
-    ("ALTER TABLE {t} RENAME TO {t}2", "RENAME TABLE is not supported yet"),
+    ("ALTER TABLE {t} RENAME TO db.t", r"lakeformat \(AlreadyExistsError\): table db.t exists already"),
+    ("ALTER TABLE {t} RENAME TO nodb.u", r"lakeformat \(NotFoundError\): database 'nodb' does not exist"),
 ])
 def test_alter_refusals_name_the_reason_and_change_nothing(spark, catalog, lf_sql, statement, error):
     t = partitioned(spark, catalog, lf_sql)
@@ -250,3 +251,22 @@ def test_truncate_table(spark, catalog, lf_sql, tmp_path):
     oracle = Oracle(tmp_path / "oracle")
     i = oracle.read(catalog.warehouse, "db.t")
     check_readers(oracle.run(), i, table([1], ["a"], ["x"]), ["id"], what="after TRUNCATE")
+
+
+def test_rename_table(spark, catalog, lf_sql, tmp_path):
+    partitioned(spark, catalog, lf_sql)
+    spark.sql(f"CREATE DATABASE {lf_sql}.other")
+    spark.sql(f"ALTER TABLE {lf_sql}.db.t RENAME TO other.u")   # the new name within the catalog
+    assert not catalog.table_exists("db.t") and catalog.list_tables("other") == ["u"]
+    expected = table([1, 2, 3], ["a", "b", "c"], ["x", "y", "z"])
+    assert_same_rows(catalog.get_table("other.u").read(), expected, ["id"], "renamed")
+    spark.sql(f"INSERT INTO {lf_sql}.other.u VALUES (4, 'd', 'x')")
+    assert spark.table(f"{lf_sql}.other.u").count() == 4
+    oracle = Oracle(tmp_path / "oracle")
+    i = oracle.read(catalog.warehouse, "other.u")
+    check_readers(oracle.run(), i, catalog.get_table("other.u").read(), ["id"], what="renamed table")
+    t = catalog.create_table("db.ice", pa.schema([("id", pa.int64())]),
+                             options={"metadata.iceberg.storage": "table-location"})
+    with pytest.raises(Exception, match=r"lakeformat \(UnsupportedOptionError\): renaming db.ice"):
+        spark.sql(f"ALTER TABLE {lf_sql}.db.ice RENAME TO db.ice2")
+    assert catalog.table_exists(t.name)

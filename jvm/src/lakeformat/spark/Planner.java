@@ -67,4 +67,7 @@ public interface Planner {
 
   /** {@code TRUNCATE TABLE}: an overwrite of the whole table with no rows ({@code {}}). */
   String truncate(String catalog, String database, String name);
+
+  /** Renames the table (the library's {@code Catalog.rename_table}): {@code {}}, or an error naming why not. */
+  String rename(String catalog, String database, String name, String newDatabase, String newName);
 }

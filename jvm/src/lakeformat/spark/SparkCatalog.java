@@ -38,8 +38,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * {@link Planner} that {@code lakeformat.spark.register(spark)} installs on the driver; this
  * class decides nothing about the format. Reads are Spark's own Parquet scan ({@link LakeformatTable}).
  * {@code CREATE TABLE}, {@code INSERT INTO}, {@code INSERT OVERWRITE}, {@code ALTER TABLE} (columns and
- * table options), {@code DROP TABLE} and creating and dropping databases go to the library too;
- * renaming tables and altering databases are refused for now.
+ * table options), {@code RENAME TO}, {@code DROP TABLE} and creating and dropping databases go to the
+ * library too; altering databases is refused for now.
  */
 public class SparkCatalog implements TableCatalog, SupportsNamespaces {
   static final ObjectMapper JSON = new ObjectMapper();
@@ -286,9 +286,18 @@ public class SparkCatalog implements TableCatalog, SupportsNamespaces {
     return parse(planner().dropTable(options, ident.namespace()[0], ident.name())).get("dropped").asBoolean();
   }
 
+  /**
+   * {@code ALTER TABLE c.db.t RENAME TO db2.u} (the new name within this catalog, as Spark and Paimon's
+   * connector take it): the library's {@code Catalog.rename_table}.
+   */
   @Override
-  public void renameTable(Identifier oldIdent, Identifier newIdent) {
-    throw refused("RENAME TABLE");
+  public void renameTable(Identifier oldIdent, Identifier newIdent) throws NoSuchTableException {
+    if (newIdent.namespace().length != 1) {
+      throw new UnsupportedOperationException("lakeformat catalog " + name + ": RENAME TO takes database.table "
+          + "within this catalog, not " + newIdent);
+    }
+    loadTable(oldIdent);
+    parse(planner().rename(options, oldIdent.namespace()[0], oldIdent.name(), newIdent.namespace()[0], newIdent.name()));
   }
 
   private UnsupportedOperationException refused(String statement) {
