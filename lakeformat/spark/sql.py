@@ -253,6 +253,15 @@ class CatalogPlanner:
         return {}
 
     @_answer
+    def partitions(self, catalog: str, database: str, name: str, snapshot: int) -> list:
+        t = _catalog(catalog).get_table(f"{database}.{name}")
+        return [[_text(v) for v in values] for values in sql_ddl.partitions(t, int(snapshot))]
+
+    @_answer
+    def dropPartition(self, catalog: str, database: str, name: str, partition: str) -> dict:
+        return {"dropped": sql_ddl.drop_partition(catalog, database, name, partition)}
+
+    @_answer
     def alter(self, catalog: str, database: str, name: str, changes: str) -> dict:
         sql_ddl.alter(catalog, database, name, changes)
         return {}

@@ -6,7 +6,8 @@ does: ``INSERT OVERWRITE t SELECT ...`` (static mode, Spark's default) the whole
 that partition; dynamic mode (``spark.sql.sources.partitionOverwriteMode=dynamic``,
 ``df.writeTo(t).overwritePartitions()``) the partitions the rows hold. :func:`overwrite` hands the
 rows to ``lfs.write(mode="overwrite")`` on the driver, one commit per statement. ``TRUNCATE TABLE``
-is ``Table.write`` of no rows over the whole table.
+is ``Table.write`` of no rows over the whole table; ``ALTER TABLE ... DROP PARTITION`` and ``TRUNCATE
+TABLE ... PARTITION`` the same over one partition; ``SHOW PARTITIONS`` lists the live ones.
 
 ``ALTER TABLE`` changes (the jar's ``TableChanges`` JSON) become the library's schema changes
 (:class:`~lakeformat.format.schema.AddColumn` ...), applied by ``Table.alter`` as one new schema:
@@ -65,6 +66,26 @@ def truncate(catalog: str, database: str, name: str) -> None:
     opts = dict(json.loads(catalog))
     t = Catalog(opts.pop("warehouse"), **opts).get_table(f"{database}.{name}")
     t.write(t.arrow_schema().empty_table(), overwrite={})
+
+
+def partitions(t, snapshot_id: int) -> list[tuple]:
+    """The values of the partitions that hold live files at ``snapshot_id``, sorted."""
+    live = {e.partition for e in t.live_entries(t.snapshot(snapshot_id))}
+    return sorted((t.partition_values(p) for p in live), key=lambda v: tuple((x is None, str(x)) for x in v))
+
+
+def drop_partition(catalog: str, database: str, name: str, partition: str) -> bool:
+    """``ALTER TABLE ... DROP PARTITION``: the partition overwritten with no rows; False when no
+    live file is in it (nothing is committed)."""
+    opts = dict(json.loads(catalog))
+    t = Catalog(opts.pop("warehouse"), **opts).get_table(f"{database}.{name}")
+    spec = static_partition(t, json.loads(partition))
+    snapshot = t.latest_snapshot()
+    matches = t.partition_matcher(spec)
+    if snapshot is None or not any(matches(e.partition) for e in t.live_entries(snapshot)):
+        return False
+    t.write(t.arrow_schema().empty_table(), overwrite=spec)
+    return True
 
 
 def _arrow_type(spark_json: str, nullable: bool = True):

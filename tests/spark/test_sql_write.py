@@ -245,8 +245,6 @@ def test_truncate_table(spark, catalog, lf_sql, tmp_path):
     t = catalog.get_table("db.t")
     assert t.read().num_rows == 0 and kinds(t) == ["APPEND", "OVERWRITE"]
     assert spark.table(f"{lf_sql}.db.t").count() == 0
-    with pytest.raises(Exception, match=r"PARTITION|partition"):
-        spark.sql(f"TRUNCATE TABLE {lf_sql}.db.t PARTITION (dt = 'x')")
     spark.sql(f"INSERT INTO {lf_sql}.db.t VALUES (1, 'a', 'x')")
     oracle = Oracle(tmp_path / "oracle")
     i = oracle.read(catalog.warehouse, "db.t")
@@ -270,3 +268,28 @@ def test_rename_table(spark, catalog, lf_sql, tmp_path):
     with pytest.raises(Exception, match=r"lakeformat \(UnsupportedOptionError\): renaming db.ice"):
         spark.sql(f"ALTER TABLE {lf_sql}.db.ice RENAME TO db.ice2")
     assert catalog.table_exists(t.name)
+
+
+def test_show_and_drop_partitions(spark, catalog, lf_sql, tmp_path):
+    spark.sql(f"CREATE TABLE {lf_sql}.db.p (id BIGINT, day DATE, h INT) PARTITIONED BY (day, h)")
+    spark.sql(f"INSERT INTO {lf_sql}.db.p VALUES (1, DATE'2024-06-01', 1), (2, DATE'2024-06-01', 2), "
+              "(3, DATE'2024-06-02', 1)")
+    shown = [r[0] for r in spark.sql(f"SHOW PARTITIONS {lf_sql}.db.p").collect()]
+    assert shown == ["day=2024-06-01/h=1", "day=2024-06-01/h=2", "day=2024-06-02/h=1"]
+    assert [r[0] for r in spark.sql(f"SHOW PARTITIONS {lf_sql}.db.p PARTITION (h = 1)").collect()] == \
+        ["day=2024-06-01/h=1", "day=2024-06-02/h=1"]
+    spark.sql(f"ALTER TABLE {lf_sql}.db.p DROP PARTITION (day = '2024-06-01', h = 2)")
+    t = catalog.get_table("db.p")
+    assert sorted(t.read()["id"].to_pylist()) == [1, 3] and kinds(t) == ["APPEND", "OVERWRITE"]
+    with pytest.raises(Exception, match="PARTITIONS_NOT_FOUND|not found"):
+        spark.sql(f"ALTER TABLE {lf_sql}.db.p DROP PARTITION (day = '2024-06-01', h = 2)")
+    spark.sql(f"ALTER TABLE {lf_sql}.db.p DROP IF EXISTS PARTITION (day = '2024-06-01', h = 2)")
+    spark.sql(f"TRUNCATE TABLE {lf_sql}.db.p PARTITION (day = '2024-06-02', h = 1)")
+    t = catalog.get_table("db.p")
+    assert t.read()["id"].to_pylist() == [1] and len(t.snapshots()) == 3
+    assert [r[0] for r in spark.sql(f"SHOW PARTITIONS {lf_sql}.db.p").collect()] == ["day=2024-06-01/h=1"]
+    with pytest.raises(Exception, match="ADD PARTITION is not supported"):
+        spark.sql(f"ALTER TABLE {lf_sql}.db.p ADD PARTITION (day = '2024-06-09', h = 1)")
+    oracle = Oracle(tmp_path / "oracle")
+    i = oracle.read(catalog.warehouse, "db.p")
+    check_readers(oracle.run(), i, t.read(), ["id"], what="after DROP PARTITION")

@@ -14,6 +14,7 @@ import org.apache.spark.sql.catalyst.expressions.Cast;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.SupportsPartitionManagement;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TruncatableTable;
@@ -38,9 +39,10 @@ import scala.Option;
  * own Parquet scan (DataSource V2): its vectorised reader, column pruning, filters pushed into row
  * groups, partition pruning by the planned partition values; files with deletion vectors go
  * through {@link DeletionVectorScan}. Writes ({@code INSERT INTO}, {@code INSERT OVERWRITE}) go to the
- * library through {@link OverwriteWriteBuilder}; {@code TRUNCATE TABLE} too.
+ * library through {@link OverwriteWriteBuilder}; {@code TRUNCATE TABLE} and the partition statements
+ * ({@link Partitions}) too.
  */
-public class LakeformatTable implements SupportsRead, SupportsWrite, TruncatableTable {
+public class LakeformatTable implements SupportsRead, SupportsWrite, TruncatableTable, SupportsPartitionManagement {
   // as lakeformat's native read: Paimon's dates are proleptic Gregorian; a planned file that is
   // gone or corrupt fails the read; page checksums are verified
   private static final Map<String, String> SCAN_OPTIONS = Map.of(
@@ -104,6 +106,39 @@ public class LakeformatTable implements SupportsRead, SupportsWrite, Truncatable
     return new OverwriteWriteBuilder(catalog, ident, partitionKeys);
   }
 
+  // -- SHOW PARTITIONS, ALTER TABLE ... DROP PARTITION, TRUNCATE TABLE ... PARTITION: see Partitions --
+
+  @Override
+  public InternalRow[] listPartitionIdentifiers(String[] names, InternalRow ident) {
+    return Partitions.list(catalog, this.ident, snapshot, partitionSchema(), names, ident);
+  }
+
+  @Override
+  public boolean dropPartition(InternalRow partition) {
+    return Partitions.drop(catalog, ident, partitionSchema(), partition);
+  }
+
+  @Override
+  public boolean truncatePartition(InternalRow partition) {
+    Partitions.drop(catalog, ident, partitionSchema(), partition);
+    return true;
+  }
+
+  @Override
+  public void createPartition(InternalRow partition, Map<String, String> metadata) {
+    throw Partitions.refused(ident, "ADD PARTITION");
+  }
+
+  @Override
+  public void replacePartitionMetadata(InternalRow partition, Map<String, String> metadata) {
+    throw Partitions.refused(ident, "partition metadata");
+  }
+
+  @Override
+  public Map<String, String> loadPartitionMetadata(InternalRow partition) {
+    return Map.of();
+  }
+
   /** {@code TRUNCATE TABLE}: the library's overwrite of the whole table with no rows, one commit. */
   @Override
   public boolean truncateTable() {
@@ -111,7 +146,8 @@ public class LakeformatTable implements SupportsRead, SupportsWrite, Truncatable
     return true;
   }
 
-  private StructType partitionSchema() {
+  @Override
+  public StructType partitionSchema() {
     List<StructField> fields = new ArrayList<>();
     for (String k : partitionKeys) {
       fields.add(schema.fields()[schema.fieldIndex(k)]);
@@ -156,7 +192,7 @@ public class LakeformatTable implements SupportsRead, SupportsWrite, Truncatable
   }
 
   /** The partition's values (text, as in its directory name) as a row of Spark's values. */
-  private static InternalRow partitionRow(StructType partitionSchema, JsonNode values, String zone) {
+  static InternalRow partitionRow(StructType partitionSchema, JsonNode values, String zone) {
     Object[] row = new Object[partitionSchema.length()];
     for (int i = 0; i < row.length; i++) {
       JsonNode v = values.get(i);

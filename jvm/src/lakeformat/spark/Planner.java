@@ -70,4 +70,13 @@ public interface Planner {
 
   /** Renames the table (the library's {@code Catalog.rename_table}): {@code {}}, or an error naming why not. */
   String rename(String catalog, String database, String name, String newDatabase, String newName);
+
+  /** The partitions of snapshot {@code snapshot} that hold live files: a JSON array of arrays of value texts. */
+  String partitions(String catalog, String database, String name, long snapshot);
+
+  /**
+   * Replaces the partition {@code partition} (a JSON object of value texts) with no rows:
+   * {@code {"dropped": <whether it held files>}}.
+   */
+  String dropPartition(String catalog, String database, String name, String partition);
 }
