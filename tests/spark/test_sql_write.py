@@ -281,7 +281,7 @@ def test_show_and_drop_partitions(spark, catalog, lf_sql, tmp_path):
     spark.sql(f"ALTER TABLE {lf_sql}.db.p DROP PARTITION (day = '2024-06-01', h = 2)")
     t = catalog.get_table("db.p")
     assert sorted(t.read()["id"].to_pylist()) == [1, 3] and kinds(t) == ["APPEND", "OVERWRITE"]
-    with pytest.raises(Exception, match="PARTITIONS_NOT_FOUND|not found"):
+    with pytest.raises(Exception, match=r"PARTITIONS_NOT_FOUND|not found"):
         spark.sql(f"ALTER TABLE {lf_sql}.db.p DROP PARTITION (day = '2024-06-01', h = 2)")
     spark.sql(f"ALTER TABLE {lf_sql}.db.p DROP IF EXISTS PARTITION (day = '2024-06-01', h = 2)")
     spark.sql(f"TRUNCATE TABLE {lf_sql}.db.p PARTITION (day = '2024-06-02', h = 1)")
