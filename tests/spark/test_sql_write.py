@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 from lakeformat.format import types as T
 from lakeformat.spark.sql import catalog_confs, spark_reads_as_current
 from tests.interop.helpers import Oracle, assert_same_rows, check_readers
+from tests.oracle import run_oracle
 
 pytestmark = pytest.mark.slow
 _names = itertools.count()
@@ -293,3 +294,37 @@ def test_show_and_drop_partitions(spark, catalog, lf_sql, tmp_path):
     oracle = Oracle(tmp_path / "oracle")
     i = oracle.read(catalog.warehouse, "db.p")
     check_readers(oracle.run(), i, t.read(), ["id"], what="after DROP PARTITION")
+
+
+PYPAIMON_ALTERS = r'''
+import json, sys
+from pypaimon import CatalogFactory
+from pypaimon.schema.data_types import AtomicType
+from pypaimon.schema.schema_change import SchemaChange
+cat = CatalogFactory.create({"warehouse": sys.argv[1]})
+cat.alter_table("db.t", [SchemaChange.add_column("score", AtomicType("DOUBLE"))])
+print(json.dumps({"fields": [f.name for f in cat.get_table("db.t").table_schema.fields]}))
+'''
+
+
+def test_what_pypaimon_overwrites_and_alters_the_catalog_reads_and_writes_on(spark, catalog, lf_sql, tmp_path):
+    """The other way round: pypaimon overwrites a partition and adds a column; SQL then reads the
+    table as the library does, and INSERT OVERWRITE / INSERT INTO write under pypaimon's schema."""
+    partitioned(spark, catalog, lf_sql)
+    oracle = Oracle(tmp_path / "oracle")
+    oracle.write(catalog.warehouse, "db.t", table([7], ["g"], ["x"]), overwrite={"dt": "x"})
+    oracle.run().check_all()
+    assert run_oracle(PYPAIMON_ALTERS, catalog.warehouse)["fields"] == ["id", "v", "dt", "score"]
+    t = catalog.get_table("db.t")
+    assert t.schema.names == ["id", "v", "dt", "score"]
+    expected = pa.table({"id": pa.array([7, 2, 3], pa.int64()), "v": ["g", "b", "c"], "dt": ["x", "y", "z"],
+                         "score": pa.array([None] * 3, pa.float64())})
+    assert_same_rows(t.read(), expected, ["id"], "library after pypaimon")
+    assert_same_rows(spark.table(f"{lf_sql}.db.t").toArrow(), expected, ["id"], "sql after pypaimon")
+    spark.sql(f"INSERT OVERWRITE {lf_sql}.db.t PARTITION (dt = 'y') VALUES (8, 'h', 1.5)")
+    spark.sql(f"INSERT INTO {lf_sql}.db.t VALUES (9, 'i', 'z', 2.5)")
+    expected = pa.table({"id": pa.array([7, 8, 3, 9], pa.int64()), "v": ["g", "h", "c", "i"],
+                         "dt": ["x", "y", "z", "z"], "score": [None, 1.5, None, 2.5]})
+    assert_same_rows(catalog.get_table("db.t").read(), expected, ["id"], "library after SQL")
+    i = oracle.read(catalog.warehouse, "db.t")
+    check_readers(oracle.run(), i, expected, ["id"], what="pypaimon's schema, SQL's rows")
