@@ -18,9 +18,10 @@ object stores) is refused by name: ``lfs.read_table`` reads those tables.
 
 ``CREATE TABLE`` (``PARTITIONED BY``, ``TBLPROPERTIES`` for table options and ``primary-key``)
 creates the table through the library, and ``INSERT INTO`` hands its rows to ``lfs.write`` on the
-driver (Spark's Parquet writer for append tables), one commit per statement. ``DROP TABLE``,
-``CREATE DATABASE`` and ``DROP DATABASE [CASCADE]`` are the library's too; procedures
-(``CALL lf.sys.compact(...)``) and system tables (``lf.db.`t$snapshots```) are
+driver (Spark's Parquet writer for append tables), one commit per statement. ``INSERT OVERWRITE``
+(static and dynamic) and ``ALTER TABLE`` (columns, table options) are :mod:`lakeformat.spark.sql_ddl`'s.
+``DROP TABLE``, ``CREATE DATABASE`` and ``DROP DATABASE [CASCADE]`` are the library's too;
+procedures (``CALL lf.sys.compact(...)``) and system tables (``lf.db.`t$snapshots```) are
 :mod:`lakeformat.spark.sql_system`'s.
 """
 from __future__ import annotations
@@ -35,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from lakeformat.errors import LakeformatError
 from lakeformat.format import types as T
 from lakeformat.io.fileio import join
-from lakeformat.spark import deleted_rows, jar, source
+from lakeformat.spark import deleted_rows, jar, source, sql_ddl
 from lakeformat.spark.dataframe import write
 from lakeformat.spark.native_read import NativeFiles, _vectors, native_available, plan_read, spark_path
 from lakeformat.spark.tables import create_table
@@ -236,6 +237,35 @@ class CatalogPlanner:
         from pyspark.sql import DataFrame
         opts = dict(json.loads(catalog))
         write(DataFrame(data, self.spark), f"{database}.{name}", warehouse=opts.pop("warehouse"), **opts)
+        return {}
+
+    @_answer
+    def overwrite(self, catalog: str, database: str, name: str, data, mode: str) -> dict:
+        sql_ddl.overwrite(self.spark, catalog, database, name, data, mode)
+        return {}
+
+    @_answer
+    def truncate(self, catalog: str, database: str, name: str) -> dict:
+        sql_ddl.truncate(catalog, database, name)
+        return {}
+
+    @_answer
+    def rename(self, catalog: str, database: str, name: str, new_database: str, new_name: str) -> dict:
+        _catalog(catalog).rename_table(f"{database}.{name}", f"{new_database}.{new_name}")
+        return {}
+
+    @_answer
+    def partitions(self, catalog: str, database: str, name: str, snapshot: int) -> list:
+        t = _catalog(catalog).get_table(f"{database}.{name}")
+        return [[_text(v) for v in values] for values in sql_ddl.partitions(t, int(snapshot))]
+
+    @_answer
+    def dropPartition(self, catalog: str, database: str, name: str, partition: str) -> dict:
+        return {"dropped": sql_ddl.drop_partition(catalog, database, name, partition)}
+
+    @_answer
+    def alter(self, catalog: str, database: str, name: str, changes: str) -> dict:
+        sql_ddl.alter(catalog, database, name, changes)
         return {}
 
 

@@ -8,11 +8,13 @@ from collections.abc import Mapping, Sequence
 import pyarrow as pa
 
 from lakeformat.commit.lock import LOCK_OPTION_KEYS, lock_from_options
-from lakeformat.errors import AlreadyExistsError, LakeformatError, NotFoundError, OptionError
+from lakeformat.errors import (AlreadyExistsError, LakeformatError, NotFoundError, OptionError, UnsupportedError,
+                               UnsupportedOptionError)
 from lakeformat.format.branch import MAIN as MAIN_BRANCH, branch_identifier, split_branch, validate_branch_name
 from lakeformat.format.row_tracking import check_schema as check_row_tracking
 from lakeformat.format.iceberg.schema import check_table
 from lakeformat.format.names import split_identifier, validate_name
+from lakeformat.format import options as O
 from lakeformat.format.options import validate
 from lakeformat.format.schema import new_schema
 from lakeformat.io.file_format import check_table_formats
@@ -150,6 +152,29 @@ class Catalog:
             raise NotFoundError(f"branch {branch!r} of {base} does not exist "
                                 f"(branches: {list_branches(self.io, path)})")
         return Table(self.io, path, branch_identifier(base, branch), None, self.lock, self.iceberg_cache, branch)
+
+    def rename_table(self, identifier: str, new_identifier: str) -> None:
+        """Rename ``"db.t"`` to ``"db2.u"`` (an existing database) by moving its directory, as
+        Paimon's filesystem catalog does: every file is named relative to the table. Local
+        warehouses only (an object store moves a table file by file, which a concurrent commit
+        could interleave with); tables publishing Iceberg metadata are refused (it names the old
+        paths)."""
+        for ident in (identifier, new_identifier):
+            if split_branch(ident)[1] is not None:
+                raise LakeformatError(f"{ident} names a branch: a table is renamed by its own name")
+        new_db, _ = split_identifier(new_identifier)
+        t = self.get_table(identifier)
+        if self.table_exists(new_identifier):
+            raise AlreadyExistsError(f"table {new_identifier} exists already")
+        if not self.database_exists(new_db):
+            raise NotFoundError(f"database {new_db!r} does not exist; create it first")
+        if self.io.scheme != "file":
+            raise UnsupportedError(f"renaming {identifier} in {self.warehouse}: a table on an object store would be "
+                                   "copied file by file, not renamed at once; create the new table and copy the rows")
+        if t.typed_options.get(O.ICEBERG_STORAGE) != "disabled":
+            raise UnsupportedOptionError(f"renaming {identifier}: its Iceberg metadata "
+                                         f"('{O.ICEBERG_STORAGE.key}') names the table's current paths")
+        self.io.move(self.table_path(identifier), self.table_path(new_identifier))
 
     def drop_table(self, identifier: str, ignore_if_not_exists: bool = False) -> None:
         if split_branch(identifier)[1] is not None:

@@ -14,11 +14,11 @@ import org.apache.spark.sql.catalyst.expressions.Cast;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.SupportsPartitionManagement;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
+import org.apache.spark.sql.connector.catalog.TruncatableTable;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
-import org.apache.spark.sql.connector.write.V1Write;
-import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.expressions.Expressions;
@@ -38,9 +38,11 @@ import scala.Option;
  * files agree). A read asks the {@link Planner} for the snapshot's files and gives them to Spark's
  * own Parquet scan (DataSource V2): its vectorised reader, column pruning, filters pushed into row
  * groups, partition pruning by the planned partition values; files with deletion vectors go
- * through {@link DeletionVectorScan}.
+ * through {@link DeletionVectorScan}. Writes ({@code INSERT INTO}, {@code INSERT OVERWRITE}) go to the
+ * library through {@link OverwriteWriteBuilder}; {@code TRUNCATE TABLE} and the partition statements
+ * ({@link Partitions}) too.
  */
-public class LakeformatTable implements SupportsRead, SupportsWrite {
+public class LakeformatTable implements SupportsRead, SupportsWrite, TruncatableTable, SupportsPartitionManagement {
   // as lakeformat's native read: Paimon's dates are proleptic Gregorian; a planned file that is
   // gone or corrupt fails the read; page checksums are verified
   private static final Map<String, String> SCAN_OPTIONS = Map.of(
@@ -86,31 +88,66 @@ public class LakeformatTable implements SupportsRead, SupportsWrite {
     return properties;
   }
 
+  /** BATCH_WRITE: Spark's check for a dynamic overwrite asks for it; {@link DynamicOverwrite} runs it as V1. */
   @Override
   public Set<TableCapability> capabilities() {
-    return EnumSet.of(TableCapability.BATCH_READ, TableCapability.V1_BATCH_WRITE);
+    return EnumSet.of(TableCapability.BATCH_READ, TableCapability.V1_BATCH_WRITE, TableCapability.BATCH_WRITE,
+                      TableCapability.TRUNCATE,
+                      TableCapability.OVERWRITE_BY_FILTER, TableCapability.OVERWRITE_DYNAMIC);
   }
 
   /**
-   * {@code INSERT INTO}: the rows reach the library on the driver as a DataFrame, which lakeformat
-   * writes (its native write where the table allows it) and commits once.
+   * {@code INSERT INTO} and {@code INSERT OVERWRITE} (static and dynamic): the rows reach the library
+   * on the driver as a DataFrame, which lakeformat writes (its native write where the table allows
+   * it) and commits once ({@link OverwriteWriteBuilder}).
    */
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-    return new WriteBuilder() {
-      @Override
-      public Write build() {
-        return (V1Write) () -> (data, overwrite) -> {
-          if (overwrite) {
-            throw new UnsupportedOperationException("lakeformat: INSERT OVERWRITE is not supported yet by the catalog");
-          }
-          SparkCatalog.parse(SparkCatalog.planner().insert(catalog, ident.namespace()[0], ident.name(), data));
-        };
-      }
-    };
+    return new OverwriteWriteBuilder(catalog, ident, partitionKeys);
   }
 
-  private StructType partitionSchema() {
+  // -- SHOW PARTITIONS, ALTER TABLE ... DROP PARTITION, TRUNCATE TABLE ... PARTITION: see Partitions --
+
+  @Override
+  public InternalRow[] listPartitionIdentifiers(String[] names, InternalRow ident) {
+    return Partitions.list(catalog, this.ident, snapshot, partitionSchema(), names, ident);
+  }
+
+  @Override
+  public boolean dropPartition(InternalRow partition) {
+    return Partitions.drop(catalog, ident, partitionSchema(), partition);
+  }
+
+  @Override
+  public boolean truncatePartition(InternalRow partition) {
+    Partitions.drop(catalog, ident, partitionSchema(), partition);
+    return true;
+  }
+
+  @Override
+  public void createPartition(InternalRow partition, Map<String, String> metadata) {
+    throw Partitions.refused(ident, "ADD PARTITION");
+  }
+
+  @Override
+  public void replacePartitionMetadata(InternalRow partition, Map<String, String> metadata) {
+    throw Partitions.refused(ident, "partition metadata");
+  }
+
+  @Override
+  public Map<String, String> loadPartitionMetadata(InternalRow partition) {
+    return Map.of();
+  }
+
+  /** {@code TRUNCATE TABLE}: the library's overwrite of the whole table with no rows, one commit. */
+  @Override
+  public boolean truncateTable() {
+    SparkCatalog.parse(SparkCatalog.planner().truncate(catalog, ident.namespace()[0], ident.name()));
+    return true;
+  }
+
+  @Override
+  public StructType partitionSchema() {
     List<StructField> fields = new ArrayList<>();
     for (String k : partitionKeys) {
       fields.add(schema.fields()[schema.fieldIndex(k)]);
@@ -155,7 +192,7 @@ public class LakeformatTable implements SupportsRead, SupportsWrite {
   }
 
   /** The partition's values (text, as in its directory name) as a row of Spark's values. */
-  private static InternalRow partitionRow(StructType partitionSchema, JsonNode values, String zone) {
+  static InternalRow partitionRow(StructType partitionSchema, JsonNode values, String zone) {
     Object[] row = new Object[partitionSchema.length()];
     for (int i = 0; i < row.length; i++) {
       JsonNode v = values.get(i);

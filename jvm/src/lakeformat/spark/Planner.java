@@ -50,4 +50,33 @@ public interface Planner {
 
   /** Drops the table (its directory, as Paimon's filesystem catalog does): {@code {"dropped": <bool>}}. */
   String dropTable(String catalog, String database, String name);
+
+  /**
+   * Replaces with the rows of {@code data} (on the driver, as {@link #insert}) and commits once:
+   * {@code overwrite} is {@code "dynamic"} (the partitions the rows hold; the whole table when it has
+   * no partitions) or a JSON object of a static partition, values as text ({@code {}}: the whole table).
+   */
+  String overwrite(String catalog, String database, String name, org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> data,
+                   String overwrite);
+
+  /**
+   * Applies {@code ALTER TABLE}'s changes ({@link TableChanges}' JSON array) with the library's schema
+   * evolution, as one new schema: {@code {}}, or an error naming what the library refuses.
+   */
+  String alter(String catalog, String database, String name, String changes);
+
+  /** {@code TRUNCATE TABLE}: an overwrite of the whole table with no rows ({@code {}}). */
+  String truncate(String catalog, String database, String name);
+
+  /** Renames the table (the library's {@code Catalog.rename_table}): {@code {}}, or an error naming why not. */
+  String rename(String catalog, String database, String name, String newDatabase, String newName);
+
+  /** The partitions of snapshot {@code snapshot} that hold live files: a JSON array of arrays of value texts. */
+  String partitions(String catalog, String database, String name, long snapshot);
+
+  /**
+   * Replaces the partition {@code partition} (a JSON object of value texts) with no rows:
+   * {@code {"dropped": <whether it held files>}}.
+   */
+  String dropPartition(String catalog, String database, String name, String partition);
 }

@@ -39,8 +39,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * schema, its snapshots, which files a read needs) comes from the Python library through the
  * {@link Planner} that {@code lakeformat.spark.register(spark)} installs on the driver; this
  * class decides nothing about the format. Reads are Spark's own Parquet scan ({@link LakeformatTable}).
- * {@code CREATE TABLE}, {@code INSERT INTO}, {@code DROP TABLE} and creating and dropping databases go
- * to the library too; altering and renaming tables and altering databases are refused for now.
+ * {@code CREATE TABLE}, {@code INSERT INTO}, {@code INSERT OVERWRITE}, {@code ALTER TABLE} (columns and
+ * table options), {@code RENAME TO}, {@code DROP TABLE} and creating and dropping databases go to the
+ * library too; altering databases is refused for now.
  *
  * <p>Procedures ({@code CALL lf.sys.compact(table => 'db.t')}, ...) and system tables
  * ({@code lf.db.`t$snapshots`}, ...) are the library's too, named as in Paimon's connector
@@ -84,6 +85,7 @@ public class SparkCatalog implements TableCatalog, SupportsNamespaces, Procedure
   @Override
   public void initialize(String catalogName, CaseInsensitiveStringMap conf) {
     name = catalogName;
+    DynamicOverwrite.install(org.apache.spark.sql.SparkSession.active());
     if (conf.get("warehouse") == null || conf.get("warehouse").isEmpty()) {
       throw new IllegalArgumentException("lakeformat catalog " + catalogName + " needs spark.sql.catalog."
           + catalogName + ".warehouse");
@@ -277,9 +279,15 @@ public class SparkCatalog implements TableCatalog, SupportsNamespaces, Procedure
       TableCatalog.PROP_COMMENT, TableCatalog.PROP_LOCATION, TableCatalog.PROP_EXTERNAL,
       TableCatalog.PROP_IS_MANAGED_LOCATION};
 
+  /**
+   * {@code ALTER TABLE ADD/RENAME/DROP COLUMN, ALTER COLUMN ... TYPE, SET/UNSET TBLPROPERTIES}: one new
+   * schema by the library's schema evolution ({@link TableChanges}); what it refuses, it names.
+   */
   @Override
-  public Table alterTable(Identifier ident, TableChange... changes) {
-    throw refused("ALTER TABLE");
+  public Table alterTable(Identifier ident, TableChange... changes) throws NoSuchTableException {
+    Table table = loadTable(ident);
+    parse(planner().alter(options, ident.namespace()[0], ident.name(), TableChanges.json(table.name(), changes)));
+    return loadTable(ident);
   }
 
   @Override
@@ -290,9 +298,18 @@ public class SparkCatalog implements TableCatalog, SupportsNamespaces, Procedure
     return parse(planner().dropTable(options, ident.namespace()[0], ident.name())).get("dropped").asBoolean();
   }
 
+  /**
+   * {@code ALTER TABLE c.db.t RENAME TO db2.u} (the new name within this catalog, as Spark and Paimon's
+   * connector take it): the library's {@code Catalog.rename_table}.
+   */
   @Override
-  public void renameTable(Identifier oldIdent, Identifier newIdent) {
-    throw refused("RENAME TABLE");
+  public void renameTable(Identifier oldIdent, Identifier newIdent) throws NoSuchTableException {
+    if (newIdent.namespace().length != 1) {
+      throw new UnsupportedOperationException("lakeformat catalog " + name + ": RENAME TO takes database.table "
+          + "within this catalog, not " + newIdent);
+    }
+    loadTable(oldIdent);
+    parse(planner().rename(options, oldIdent.namespace()[0], oldIdent.name(), newIdent.namespace()[0], newIdent.name()));
   }
 
   // -- procedures ---------------------------------------------------------------------------------
