@@ -38,7 +38,8 @@ import scala.Option;
  * files agree). A read asks the {@link Planner} for the snapshot's files and gives them to Spark's
  * own Parquet scan (DataSource V2): its vectorised reader, column pruning, filters pushed into row
  * groups, partition pruning by the planned partition values; files with deletion vectors go
- * through {@link DeletionVectorScan}.
+ * through {@link DeletionVectorScan}. Tables Spark's reader cannot reach (object stores) are read
+ * by lakeformat's Python data source ({@link SourceScan}).
  */
 public class LakeformatTable implements SupportsRead, SupportsWrite {
   // as lakeformat's native read: Paimon's dates are proleptic Gregorian; a planned file that is
@@ -137,6 +138,9 @@ public class LakeformatTable implements SupportsRead, SupportsWrite {
     if (snapshot >= 0) {
       JsonNode plan = SparkCatalog.parse(SparkCatalog.planner().plan(catalog, ident.namespace()[0], ident.name(),
                                                                       snapshot, schemaId));
+      if (plan.has("source")) {   // not readable by Spark's Parquet reader here: lakeformat's reader
+        return SourceScan.builder(catalog, plan.get("source"), schema, options);
+      }
       String zone = spark.sessionState().conf().sessionLocalTimeZone();
       for (JsonNode f : plan.get("files")) {
         files.add(new PlannedFileIndex.PlannedFile(f.get("path").asText(), f.get("size").asLong(),
