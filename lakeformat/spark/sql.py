@@ -9,7 +9,8 @@
 The catalog (Java) decides nothing about the format: it asks :class:`CatalogPlanner`, through
 PySpark's Py4J callback server (as ``foreachBatch`` calls back), for databases, tables, a table's
 Spark schema at a snapshot, and the files a read of that snapshot needs; Spark's own Parquet scan
-then reads them (column pruning, filters in row groups, partition pruning on the planned values).
+then reads them (column pruning, filters in row groups, partition pruning on the planned values;
+files whose statistics exclude the query's data filters are not listed: :mod:`lakeformat.spark.sql_pruning`).
 Planning is lakeformat's own: :func:`~lakeformat.spark.native_read.plan_read`, the same as
 ``lfs.read_table``. What that read would hand to lakeformat's merge-on-read (overlapping sorted
 runs of a primary-key bucket, files that hold delete rows) and what Spark cannot read as the
@@ -39,6 +40,7 @@ from lakeformat.secrets import mask
 from lakeformat.spark import deleted_rows, jar, source
 from lakeformat.spark.dataframe import write
 from lakeformat.spark.native_read import NativeFiles, _vectors, native_available, plan_read, spark_path
+from lakeformat.spark.sql_pruning import prune_answer
 from lakeformat.spark.sql_remote import source_answer
 from lakeformat.spark.tables import create_table
 from lakeformat.spark.types import spark_schema, spark_type
@@ -201,6 +203,11 @@ class CatalogPlanner:
         t = _catalog(catalog).get_table(f"{database}.{name}")
         remote = source_answer(t, f"{database}.{name}", int(snapshot))
         return remote or plan_answer(t, t.snapshot(int(snapshot)), int(schema_id))
+
+    @_answer
+    def prune(self, catalog: str, database: str, name: str, snapshot: int, schema_id: int, filters: str) -> dict:
+        t = _catalog(catalog).get_table(f"{database}.{name}")
+        return prune_answer(t, t.snapshot(int(snapshot)), int(schema_id), json.loads(filters))
 
     @_answer
     def create(self, catalog: str, database: str, name: str, schema: str, partition_keys: str,

@@ -37,7 +37,8 @@ import scala.Option;
  * A lakeformat table at one snapshot (pinned when the table is loaded, so a query's schema and its
  * files agree). A read asks the {@link Planner} for the snapshot's files and gives them to Spark's
  * own Parquet scan (DataSource V2): its vectorised reader, column pruning, filters pushed into row
- * groups, partition pruning by the planned partition values; files with deletion vectors go
+ * groups, partition pruning by the planned partition values, file pruning by the data filters
+ * and the files' statistics ({@link DataFilterPruner}); files with deletion vectors go
  * through {@link DeletionVectorScan}. Tables Spark's reader cannot reach (object stores) are read
  * by lakeformat's Python data source ({@link SourceScan}).
  */
@@ -148,7 +149,8 @@ public class LakeformatTable implements SupportsRead, SupportsWrite {
       }
       vectors = plan.get("vectors").asText();
     }
-    PlannedFileIndex index = new PlannedFileIndex(spark, partitionSchema, files);
+    PlannedFileIndex index = new PlannedFileIndex(spark, partitionSchema, files,
+        snapshot >= 0 ? new DataFilterPruner(catalog, ident, snapshot, schemaId) : null);
     Map<String, String> opts = new HashMap<>(options.asCaseSensitiveMap());
     opts.putAll(SCAN_OPTIONS);
     CaseInsensitiveStringMap scanOptions = new CaseInsensitiveStringMap(opts);
