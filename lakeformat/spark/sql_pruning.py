@@ -28,12 +28,14 @@ _COMPARE = {"EqualTo": D.EqualTo, "EqualNullSafe": D.EqualNullSafe, "GreaterThan
 
 
 def _value(v: Mapping[str, Any]) -> Any:
-    kind, x = v["type"], v.get("value")
+    kind = v["type"]
+    if kind == "null":
+        return None
     if kind == "date":
-        return dt.date.fromisoformat(x)
+        return dt.date.fromisoformat(str(v["value"]))
     if kind == "decimal":
-        return decimal.Decimal(x)
-    return None if kind == "null" else x
+        return decimal.Decimal(str(v["value"]))
+    return v["value"]
 
 
 def predicate(f: Mapping[str, Any], schema: TableSchema) -> Optional[P.Predicate]:
@@ -43,7 +45,7 @@ def predicate(f: Mapping[str, Any], schema: TableSchema) -> Optional[P.Predicate
     if op in ("And", "Or"):
         kids = [predicate(c, schema) for c in f["children"]]
         if op == "Or":
-            return None if any(k is None for k in kids) else P.Or(tuple(kids))   # type: ignore[arg-type]
+            return None if any(k is None for k in kids) else P.Or(tuple(kids))
         known = [k for k in kids if k is not None]
         return None if not known else known[0] if len(known) == 1 else P.And(tuple(known))
     spark_filter = _filter(f)
