@@ -12,6 +12,7 @@ loads those files into memory before any timer starts. See ``benchmarks/README.m
     .venv/bin/python benchmarks/run.py --only dv       # deletion vectors (deletion_vectors.py)
     .venv/bin/python benchmarks/run.py --only de       # data evolution (data_evolution.py)
     .venv/bin/python benchmarks/run.py --only spark    # Spark data source vs Spark's Parquet (spark.py)
+    .venv/bin/python benchmarks/run.py --only sql      # the Spark SQL catalog vs Spark's Parquet (spark_sql_catalog.py)
     .venv/bin/python benchmarks/run.py --only checksums  # Parquet page checksums on vs off (checksums.py)
     .venv/bin/python benchmarks/run.py --only cold     # first call in a fresh process vs warm; import times (cold.py)
     .venv/bin/python benchmarks/run.py --only fresh    # first calls side by side, fresh processes (fresh.py)
@@ -48,6 +49,7 @@ import data_evolution as deb
 import deletion_vectors as dvb
 import primary_key as pk
 import spark as spark_bench  # benchmarks/spark.py; pyspark is imported only when it runs
+import spark_sql_catalog as sql_bench  # benchmarks/spark_sql_catalog.py (the `sql` section)
 import growth  # benchmarks/growth.py: how costs grow with history and size
 import cold as cold_bench  # benchmarks/cold.py: cold-process costs, import times
 import fresh  # benchmarks/fresh.py: first calls side by side, a fresh process per contender
@@ -518,6 +520,7 @@ def goals(res: dict) -> list[dict]:
     dvb.goals(res.get("dv"), add)
     deb.goals(res.get("de"), add)
     spark_bench.goals(res.get("spark"), add)
+    sql_bench.goals(res.get("sql"), add)
     cold_bench.goals(res.get("cold"), add)
     fresh.goals(res.get("fresh"), add)
     checksums.goals(res.get("checksums"), add)
@@ -569,7 +572,7 @@ def _oracle_pkg(name: str) -> Optional[str]:
 
 # ------------------------------------------------------------------------------- main
 
-ALL = "write,planning,commits,throughput,growth,pk,dv,de,spark,checksums,cold,fresh"
+ALL = "write,planning,commits,throughput,growth,pk,dv,de,spark,sql,checksums,cold,fresh"
 
 def default_out(only: str, quick: bool) -> Path:
     """Only a full run replaces latest.json: the committed figures of every benchmark."""
@@ -599,7 +602,7 @@ def main() -> int:
                     help="comma list of: write (benchmarks 1 and 2), planning, commits, throughput, growth "
                          "(how costs grow: growth.py), pk (primary-key tables: primary_key.py), dv (deletion "
                          "vectors: deletion_vectors.py), de (data evolution: data_evolution.py), spark (the Spark "
-                         "data source: spark.py), checksums "
+                         "data source: spark.py), sql (the Spark SQL catalog: spark_sql_catalog.py), checksums "
                          "(Parquet page checksums on vs off: checksums.py), cold (first call in a fresh process vs "
                          "warm, import times: cold.py)")
     ap.add_argument("--growth-commits", type=int, default=5000, help="growth: commits (= retained snapshots)")
@@ -613,6 +616,7 @@ def main() -> int:
     dvb.add_args(ap)
     deb.add_args(ap)
     spark_bench.add_args(ap)
+    sql_bench.add_args(ap)
     cold_bench.add_args(ap)
     fresh.add_args(ap)
     checksums.add_args(ap)
@@ -625,6 +629,7 @@ def main() -> int:
         dvb.quick(args)
         deb.quick(args)
         spark_bench.quick(args)
+        sql_bench.quick(args)
         cold_bench.quick(args)
         fresh.quick(args)
         checksums.quick(args)
@@ -678,6 +683,9 @@ def main() -> int:
         if "spark" in only:
             console.print("[bold]spark. the lakeformat data source vs Spark's Parquet source[/]")
             res["spark"] = spark_bench.bench(tmp, args, profiles)
+        if "sql" in only:
+            console.print("[bold]sql. lakeformat's SQL catalog vs Spark's Parquet source[/]")
+            res["sql"] = sql_bench.bench(tmp, args)
         if "cold" in only:
             res["cold"] = cold_bench.bench(tmp, args)
         if "fresh" in only:
@@ -714,6 +722,8 @@ def main() -> int:
         deb.print_results(res["de"])
     if "spark" in res:
         spark_bench.print_results(res["spark"])
+    if "sql" in res:
+        sql_bench.print_results(res["sql"])
     if "cold" in res:
         cold_bench.print_results(res["cold"])
     if "fresh" in res:

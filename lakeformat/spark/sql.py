@@ -9,12 +9,15 @@
 The catalog (Java) decides nothing about the format: it asks :class:`CatalogPlanner`, through
 PySpark's Py4J callback server (as ``foreachBatch`` calls back), for databases, tables, a table's
 Spark schema at a snapshot, and the files a read of that snapshot needs; Spark's own Parquet scan
-then reads them (column pruning, filters in row groups, partition pruning on the planned values).
+then reads them (column pruning, filters in row groups, partition pruning on the planned values;
+files whose statistics exclude the query's data filters are not listed: :mod:`lakeformat.spark.sql_pruning`).
 Planning is lakeformat's own: :func:`~lakeformat.spark.native_read.plan_read`, the same as
 ``lfs.read_table``. What that read would hand to lakeformat's merge-on-read (overlapping sorted
 runs of a primary-key bucket, files that hold delete rows) and what Spark cannot read as the
-current schema (files of an older schema whose columns were renamed or retyped, other formats,
-object stores) is refused by name: ``lfs.read_table`` reads those tables.
+current schema (files of an older schema whose columns were renamed or retyped, other formats)
+is refused by name: ``lfs.read_table`` reads those tables. Tables on object stores (``warehouse =
+s3://...`` with the ``s3.*`` options as :class:`~lakeformat.table.catalog.Catalog` takes them) are
+read by lakeformat's reader in Spark's Python workers (:mod:`lakeformat.spark.sql_remote`).
 
 ``CREATE TABLE`` (``PARTITIONED BY``, ``TBLPROPERTIES`` for table options and ``primary-key``)
 creates the table through the library, and ``INSERT INTO`` hands its rows to ``lfs.write`` on the
@@ -36,9 +39,12 @@ from collections.abc import Callable, Mapping, Sequence
 from lakeformat.errors import LakeformatError
 from lakeformat.format import types as T
 from lakeformat.io.fileio import join
+from lakeformat.secrets import mask
 from lakeformat.spark import deleted_rows, jar, source, sql_ddl
 from lakeformat.spark.dataframe import write
 from lakeformat.spark.native_read import NativeFiles, _vectors, native_available, plan_read, spark_path
+from lakeformat.spark.sql_pruning import prune_answer
+from lakeformat.spark.sql_remote import source_answer
 from lakeformat.spark.tables import create_table
 from lakeformat.spark.types import spark_schema, spark_type
 from lakeformat.table.catalog import Catalog
@@ -162,8 +168,8 @@ def _answer(method: Callable[..., Any]) -> Callable[..., str]:
     def call(*args: Any) -> str:
         try:
             return json.dumps(method(*args))
-        except LakeformatError as e:
-            return json.dumps({"error": str(e), "kind": type(e).__name__})
+        except LakeformatError as e:   # masked: the catalog's options hold the storage credentials
+            return json.dumps({"error": mask(str(e)), "kind": type(e).__name__})
     return call
 
 
@@ -198,7 +204,13 @@ class CatalogPlanner:
     @_answer
     def plan(self, catalog: str, database: str, name: str, snapshot: int, schema_id: int) -> dict:
         t = _catalog(catalog).get_table(f"{database}.{name}")
-        return plan_answer(t, t.snapshot(int(snapshot)), int(schema_id))
+        remote = source_answer(t, f"{database}.{name}", int(snapshot))
+        return remote or plan_answer(t, t.snapshot(int(snapshot)), int(schema_id))
+
+    @_answer
+    def prune(self, catalog: str, database: str, name: str, snapshot: int, schema_id: int, filters: str) -> dict:
+        t = _catalog(catalog).get_table(f"{database}.{name}")
+        return prune_answer(t, t.snapshot(int(snapshot)), int(schema_id), json.loads(filters))
 
     @_answer
     def create(self, catalog: str, database: str, name: str, schema: str, partition_keys: str,

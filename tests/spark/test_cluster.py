@@ -118,3 +118,45 @@ def test_ingest_compact_expire_on_a_standalone_cluster(tmp_path, s3_endpoint):
     i = oracle.read(str(local), "demo.user_behavior")
     check_readers(oracle.run(), i, rows, KEY, what="cluster output")
     assert_same_rows(lf.Catalog(str(local)).get_table("demo.user_behavior").read(), rows, KEY, "local copy")
+
+
+def test_sql_catalog_on_s3_on_a_standalone_cluster(tmp_path, s3_endpoint):
+    """The SQL catalog over an S3 warehouse, driven by a job submitted to the cluster: CREATE
+    TABLE, INSERT INTO (rows computed on the executors), SELECT with a filter; the table then
+    read by lakeformat and pypaimon. The credentials travel in the job's environment only."""
+    import json
+
+    import lakeformat.spark as lfs
+
+    prefix = f"cluster-sql-{uuid.uuid4().hex[:8]}"
+    wh = f"s3://{BUCKET}/{prefix}"
+    secret = f"cluster-sql-secret-{uuid.uuid4().hex}"
+    creds = {"s3.access-key": "cluster-key", "s3.secret-key": secret}
+    options = {**creds, "s3.endpoint": s3_endpoint, "s3.region": "us-east-1"}
+    zipped = make_pyfiles(tmp_path / "dist" / "lakeformat.zip")
+    with standalone_cluster(tmp_path / "cluster") as cluster:
+        p = cluster.submit(ROOT / "tests" / "spark" / "sql_cluster_app.py", ["db.sales"], py_files=zipped,
+                           env=CatalogSettings(wh, options).to_env(), conf={"spark.jars": lfs.jar_path()},
+                           timeout=300)
+        assert secret not in " ".join(p.args), "a credential on spark-submit's command line"
+        assert p.returncode == 0, f"the SQL job failed ({p.returncode}):\n{p.stderr[-4000:]}\n{cluster.logs()[-4000:]}"
+        apps = cluster.state()["completedapps"]
+        logs = cluster.logs()
+    assert [a["name"] for a in apps] == ["lakeformat-sql-catalog"] and apps[0]["state"] == "FINISHED", apps
+    assert secret not in logs and secret not in p.stdout + p.stderr
+    answer = json.loads(p.stdout.strip().splitlines()[-1])
+
+    t = lf.Catalog(wh, **options).get_table("db.sales")
+    rows = t.read()
+    assert [s.commit_kind for s in t.snapshots()] == ["APPEND", "APPEND"]
+    expected = t.read(columns=["id"], filter=(lf.col("dt") == "2024-06-01") & (lf.col("k") == "3")
+                      & (lf.col("price") > 50.0))
+    assert answer["filtered"] == sorted(expected["id"].to_pylist()) and len(answer["filtered"]) > 10
+    assert answer["filtered"] == [i for i in range(0, 4000, 2) if i % 7 == 3 and i / 10 > 50]
+    assert answer["count"] == rows.num_rows == 4001 and answer["sum"] == sum(range(4000)) + 100000
+    assert answer["tables"] == ["sales"]
+    local = tmp_path / "copy"
+    download(s3_client(s3_endpoint, creds), prefix, local)
+    oracle = Oracle(tmp_path / "oracle")
+    i = oracle.read(str(local), "db.sales")
+    check_readers(oracle.run(), i, rows, ["id"], what="SQL on the cluster")

@@ -37,8 +37,10 @@ import scala.Option;
  * A lakeformat table at one snapshot (pinned when the table is loaded, so a query's schema and its
  * files agree). A read asks the {@link Planner} for the snapshot's files and gives them to Spark's
  * own Parquet scan (DataSource V2): its vectorised reader, column pruning, filters pushed into row
- * groups, partition pruning by the planned partition values; files with deletion vectors go
- * through {@link DeletionVectorScan}. Writes ({@code INSERT INTO}, {@code INSERT OVERWRITE}) go to the
+ * groups, partition pruning by the planned partition values, file pruning by the data filters
+ * and the files' statistics ({@link DataFilterPruner}); files with deletion vectors go
+ * through {@link DeletionVectorScan}. Tables Spark's reader cannot reach (object stores) are read
+ * by lakeformat's Python data source ({@link SourceScan}). Writes ({@code INSERT INTO}, {@code INSERT OVERWRITE}) go to the
  * library through {@link OverwriteWriteBuilder}; {@code TRUNCATE TABLE} and the partition statements
  * ({@link Partitions}) too.
  */
@@ -174,6 +176,9 @@ public class LakeformatTable implements SupportsRead, SupportsWrite, Truncatable
     if (snapshot >= 0) {
       JsonNode plan = SparkCatalog.parse(SparkCatalog.planner().plan(catalog, ident.namespace()[0], ident.name(),
                                                                       snapshot, schemaId));
+      if (plan.has("source")) {   // not readable by Spark's Parquet reader here: lakeformat's reader
+        return SourceScan.builder(catalog, plan.get("source"), schema, options);
+      }
       String zone = spark.sessionState().conf().sessionLocalTimeZone();
       for (JsonNode f : plan.get("files")) {
         files.add(new PlannedFileIndex.PlannedFile(f.get("path").asText(), f.get("size").asLong(),
@@ -181,7 +186,8 @@ public class LakeformatTable implements SupportsRead, SupportsWrite, Truncatable
       }
       vectors = plan.get("vectors").asText();
     }
-    PlannedFileIndex index = new PlannedFileIndex(spark, partitionSchema, files);
+    PlannedFileIndex index = new PlannedFileIndex(spark, partitionSchema, files,
+        snapshot >= 0 ? new DataFilterPruner(catalog, ident, snapshot, schemaId) : null);
     Map<String, String> opts = new HashMap<>(options.asCaseSensitiveMap());
     opts.putAll(SCAN_OPTIONS);
     CaseInsensitiveStringMap scanOptions = new CaseInsensitiveStringMap(opts);

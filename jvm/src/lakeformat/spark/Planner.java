@@ -32,6 +32,13 @@ public interface Planner {
   String plan(String catalog, String database, String name, long snapshot, long schemaId);
 
   /**
+   * The files of that plan whose statistics may hold rows matching every one of {@code filters}
+   * (a JSON array of Spark's simple filters, see {@link DataFilterPruner}):
+   * {@code {"files": [<Hadoop path>, ...]}}, or {@code {"files": null}} when the filters prune nothing.
+   */
+  String prune(String catalog, String database, String name, long snapshot, long schemaId, String filters);
+
+  /**
    * Creates the table (and its database when missing): {@code schema} a Spark StructType as JSON,
    * {@code partitionKeys} a JSON array, {@code properties} a JSON object (table options, and
    * {@code primary-key} as Paimon's connector takes it); answers as {@link #table} does.

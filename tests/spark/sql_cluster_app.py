@@ -1,0 +1,37 @@
+"""A driver for the cluster test of the SQL catalog (submitted with spark-submit): the catalog
+over the warehouse of ``$LAKEFORMAT_CATALOG`` (credentials from the environment, set on the
+session at run time, never on the command line), then CREATE TABLE, INSERT INTO and SELECT with
+a filter in SQL; prints one JSON line of what the queries answered."""
+from __future__ import annotations
+
+import json
+import sys
+
+from pyspark.sql import SparkSession
+
+import lakeformat.spark as lfs
+from lakeformat.spark.sql import catalog_confs
+from lakeformat.table.settings import from_environment
+
+
+def main(table: str) -> None:
+    warehouse, options = from_environment()
+    spark = SparkSession.builder.appName("lakeformat-sql-catalog").config("spark.log.level", "WARN").getOrCreate()
+    for k, v in catalog_confs("lf", warehouse or "", **options).items():
+        spark.conf.set(k, v)
+    lfs.register(spark)
+    spark.sql(f"CREATE TABLE lf.{table} (id BIGINT, k STRING, price DOUBLE, dt STRING) PARTITIONED BY (dt) "
+              "TBLPROPERTIES ('bucket' = '2', 'bucket-key' = 'id')")
+    spark.sql(f"INSERT INTO lf.{table} SELECT id, CAST(id % 7 AS STRING), id / 10.0, "
+              "IF(id % 2 = 0, '2024-06-01', '2024-06-02') FROM range(0, 4000, 1, 4)")
+    spark.sql(f"INSERT INTO lf.{table} VALUES (100000, 'z', 1.5, '2024-06-03')")
+    filtered = spark.sql(f"SELECT id, k, price, dt FROM lf.{table} WHERE dt = '2024-06-01' AND k = '3' AND price > 50")
+    rows = sorted(r.id for r in filtered.collect())
+    total = spark.sql(f"SELECT count(*) AS n, sum(id) AS s FROM lf.{table}").collect()[0]
+    tables = [r.tableName for r in spark.sql(f"SHOW TABLES IN lf.{table.split('.')[0]}").collect()]
+    print(json.dumps({"filtered": rows, "count": total.n, "sum": total.s, "tables": tables}))
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
