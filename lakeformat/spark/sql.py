@@ -14,7 +14,8 @@ Planning is lakeformat's own: :func:`~lakeformat.spark.native_read.plan_read`, t
 ``lfs.read_table``. What that read would hand to lakeformat's merge-on-read (overlapping sorted
 runs of a primary-key bucket, files that hold delete rows) and what Spark cannot read as the
 current schema (files of an older schema whose columns were renamed or retyped, other formats,
-object stores) is refused by name: ``lfs.read_table`` reads those tables.
+object stores) is read by the Python data source instead (the jar's ``LakeformatTable`` hands that
+snapshot's read to ``format("lakeformat_python")``, see :mod:`lakeformat.spark.format_native`).
 
 ``CREATE TABLE`` (``PARTITIONED BY``, ``TBLPROPERTIES`` for table options and ``primary-key``)
 creates the table through the library, and ``INSERT INTO`` hands its rows to ``lfs.write`` on the
@@ -125,6 +126,26 @@ def _check_native(t, plan, groups: Sequence[NativeFiles]) -> None:
         raise NotNativeError(f"lakeformat's Spark catalog cannot read {t.name} with Spark's Parquet scan: {why}")
 
 
+def _remembered(plan: Callable[..., dict]) -> Callable[..., dict]:
+    """``plan`` answering again from its last answer for the same table, commit and schema (a
+    snapshot's files never change; its manifest lists' names are unique per commit):
+    ``format("lakeformat")`` plans a read to choose its scan, then Spark's scan asks again."""
+    last: dict[tuple, dict] = {}
+
+    @functools.wraps(plan)
+    def remembered(t, snapshot, schema_id: int) -> dict:
+        key = (t.path, t.branch, snapshot.id, snapshot.base_manifest_list, snapshot.delta_manifest_list,
+               snapshot.index_manifest, int(schema_id))
+        answer = last.get(key)
+        if answer is None or "scan.fallback-branch" in t.schema.options:   # another branch's latest too
+            answer = plan(t, snapshot, schema_id)
+            last.clear()
+            last[key] = answer
+        return answer
+    return remembered
+
+
+@_remembered
 def plan_answer(t, snapshot, schema_id: int) -> dict:
     """The files of ``snapshot`` Spark reads as the columns of schema ``schema_id`` (the one the
     catalog described the table with: the latest schema, or a snapshot's when travelling; a

@@ -1,6 +1,7 @@
 package lakeformat.spark;
 
 import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 
@@ -42,6 +43,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  *   <li>{@code df.write} goes to {@code lakeformat.spark.write} on the driver (its native write where
  *   the table allows it), one commit per save.</li>
  * </ul>
+ *
+ * <p>The SQL catalog's {@link LakeformatTable} reads what needs the merge through the same Python
+ * data source ({@link #pythonScan}).
  *
  * <p>Spark asks a provider for a table the same way for a batch read and for a stream, and the
  * scan Spark's Parquet builder builds cannot be a stream: a stream is told apart by who asks
@@ -127,6 +131,32 @@ public final class LakeformatSource implements TableProvider, DataSourceRegister
       return table;
     }
     return new Given(table, properties);
+  }
+
+  /**
+   * The Python data source's scan of a catalog table at {@code snapshot}: the read the SQL catalog
+   * hands to lakeformat's merge-on-read (the planner answered {@code NotNativeError}). The catalog's
+   * options name the table as the data source's options do.
+   */
+  static ScanBuilder pythonScan(String catalog, Identifier ident, long snapshot, StructType schema) {
+    Map<String, String> options = new HashMap<>();
+    SparkCatalog.parse(catalog).properties().forEach(e -> options.put(e.getKey(), e.getValue().asText()));
+    options.put("table", ident.namespace()[0] + "." + ident.name());
+    options.put("snapshot-id", Long.toString(snapshot));
+    PythonDataSourceV2 source = new PythonDataSourceV2();
+    source.setShortName(PYTHON_SOURCE);
+    Table table = source.getTable(schema, new Transform[0], options);
+    return ((SupportsRead) table).newScanBuilder(new CaseInsensitiveStringMap(options));
+  }
+
+  /** Whether the planner's answer is that the read needs lakeformat's merge (or casts), not an error. */
+  static boolean needsPython(String answer) {
+    try {
+      JsonNode node = SparkCatalog.JSON.readTree(answer);
+      return node.isObject() && node.has("error") && "NotNativeError".equals(node.get("kind").asText());
+    } catch (JsonProcessingException e) {
+      return false;   // parse names it
+    }
   }
 
   /**

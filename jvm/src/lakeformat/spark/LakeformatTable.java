@@ -38,7 +38,9 @@ import scala.Option;
  * files agree). A read asks the {@link Planner} for the snapshot's files and gives them to Spark's
  * own Parquet scan (DataSource V2): its vectorised reader, column pruning, filters pushed into row
  * groups, partition pruning by the planned partition values; files with deletion vectors go
- * through {@link DeletionVectorScan}.
+ * through {@link DeletionVectorScan}. A snapshot that needs lakeformat's merge-on-read (or files
+ * Spark cannot read as the table's columns) is read by the Python data source instead
+ * ({@link LakeformatSource#pythonScan}).
  */
 public class LakeformatTable implements SupportsRead, SupportsWrite {
   // as lakeformat's native read: Paimon's dates are proleptic Gregorian; a planned file that is
@@ -135,8 +137,11 @@ public class LakeformatTable implements SupportsRead, SupportsWrite {
     List<PlannedFileIndex.PlannedFile> files = new ArrayList<>();
     String vectors = "";
     if (snapshot >= 0) {
-      JsonNode plan = SparkCatalog.parse(SparkCatalog.planner().plan(catalog, ident.namespace()[0], ident.name(),
-                                                                      snapshot, schemaId));
+      String answer = SparkCatalog.planner().plan(catalog, ident.namespace()[0], ident.name(), snapshot, schemaId);
+      if (LakeformatSource.needsPython(answer)) {
+        return LakeformatSource.pythonScan(catalog, ident, snapshot, schema);   // lakeformat's merge-on-read
+      }
+      JsonNode plan = SparkCatalog.parse(answer);
       String zone = spark.sessionState().conf().sessionLocalTimeZone();
       for (JsonNode f : plan.get("files")) {
         files.add(new PlannedFileIndex.PlannedFile(f.get("path").asText(), f.get("size").asLong(),
