@@ -25,9 +25,9 @@ from lakeformat.spark.sql import catalog_confs
 QUERY = "SELECT dt, sum(price) AS s, count(item_id) AS n FROM {} GROUP BY dt"
 
 
-def loaded(spark, wh: str) -> str:
-    """``spark.read.format("lakeformat")`` of the table, loaded afresh, as a view the query names."""
-    spark.read.format("lakeformat").option("warehouse", wh).option("table", "db.t").load() \
+def loaded(spark, wh: str, source: str = "lakeformat") -> str:
+    """``spark.read.format(source)`` of the table, loaded afresh, as a view the query names."""
+    spark.read.format(source).option("warehouse", wh).option("table", "db.t").load() \
         .createOrReplaceTempView("fmt")
     return "fmt"
 
@@ -64,6 +64,8 @@ def main(rows: int, runs: int) -> None:
     readers = {
         "spark.sql over lf.db.t (catalog)": lambda: spark.sql(QUERY.format("lf.db.t")),
         'spark.read.format("lakeformat")': lambda: spark.sql(QUERY.format(loaded(spark, wh))),
+        'format("lakeformat_python") (the Python source)':
+            lambda: spark.sql(QUERY.format(loaded(spark, wh, "lakeformat_python"))),
         "lfs.read_table": lambda: lfs.read_table(spark, "db.t", warehouse=wh).groupBy("dt").agg(
             {"price": "sum", "item_id": "count"}),
         "spark.read.parquet (Spark's default codec)": lambda: spark.sql(QUERY.format("snappy")),
