@@ -46,6 +46,18 @@ def test_the_name_is_the_jars_provider_and_the_python_source_has_its_own(spark):
         "lakeformat.spark.LakeformatSource"
 
 
+def test_a_session_without_the_jar_is_told_once(spark, monkeypatch, caplog):
+    """Where the provider's class is not loadable, the name stays the Python source's, said once."""
+    monkeypatch.setattr(lfs.source, "NATIVE_SOURCE", "lakeformat.spark.NoSuchSource")
+    monkeypatch.setattr(lfs.source, "_SAID", set())
+    with caplog.at_level("INFO", logger="lakeformat.spark.source"):
+        assert not lfs.source._has_jar(spark) and not lfs.source._has_jar(spark)
+    said = [r.getMessage() for r in caplog.records if "no lakeformat jar" in r.getMessage()]
+    assert len(said) == 1 and "Python data source" in said[0]
+    monkeypatch.undo()
+    assert lfs.source._has_jar(spark)
+
+
 def test_partitioned_append_table_reads_natively(spark, catalog):
     wh = catalog.warehouse
     t = catalog.create_table("db.ub", UB_SCHEMA, partition_keys=["dt"])
