@@ -9,6 +9,7 @@ PYFILES ?= dist/lakeformat.zip
 # of the native write, compiled against the Spark the venv's pyspark ships.
 JAR := lakeformat/spark/lakeformat-spark.jar
 JAVA_SOURCES := $(wildcard jvm/src/lakeformat/spark/*.java)
+JAVA_RESOURCES := $(wildcard jvm/resources/META-INF/services/*)
 # The installer: uv, pinned, put into the venv with pip. The venvs are installed from lock files
 # that pin the whole resolved set (requirements.lock, oracle-requirements.lock): `make lock`
 # writes them after a dependency change in pyproject.toml or oracle-requirements.txt, and setup
@@ -34,12 +35,12 @@ java:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless; }
 
 jar: $(JAR)
-$(JAR): $(JAVA_SOURCES) $(VENV)/.installed | java
+$(JAR): $(JAVA_SOURCES) $(JAVA_RESOURCES) $(VENV)/.installed | java
 	rm -rf build/jvm && mkdir -p build/jvm
 	javac --release 17 -Xlint:all,-path -Werror -d build/jvm \
 	  -cp "$$($(PY) -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')/*" \
 	  $(JAVA_SOURCES)
-	jar --create --file $@ -C build/jvm .
+	jar --create --file $@ -C build/jvm . -C jvm/resources .
 
 # The lock tests start their own throwaway server from these binaries (tests/pg.py).
 postgres:

@@ -1,8 +1,8 @@
 """``main``: a measurement, not part of ``make bench``: an aggregate over 2 of 5 columns of a 5M-row append
 table in 4 partitions, read through lakeformat's SQL catalog (``spark.sql``), through
-``lfs.read_table``, and by ``spark.read.parquet`` of the same rows written by Spark (its default
-codec, and zstd level 1: the table's) and of the table's own data files, in one local[2]
-SparkSession; medians of alternating runs.
+``spark.read.format("lakeformat")`` (the jar's provider), through ``lfs.read_table``, and by
+``spark.read.parquet`` of the same rows written by Spark (its default codec, and zstd level 1: the
+table's) and of the table's own data files, in one local[2] SparkSession; medians of alternating runs.
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/spark_sql_catalog.py [rows] [runs]
 
@@ -26,6 +26,13 @@ import lakeformat.spark as lfs
 from lakeformat.spark.sql import catalog_confs
 
 QUERY = "SELECT dt, sum(price) AS s, count(item_id) AS n FROM {} GROUP BY dt"
+
+
+def loaded(spark, wh: str, source: str = "lakeformat") -> str:
+    """``spark.read.format(source)`` of the table, loaded afresh, as a view the query names."""
+    spark.read.format(source).option("warehouse", wh).option("table", "db.t").load() \
+        .createOrReplaceTempView("fmt")
+    return "fmt"
 
 
 def main(rows: int, runs: int) -> None:
@@ -59,6 +66,9 @@ def main(rows: int, runs: int) -> None:
     spark.read.parquet(*own).createOrReplaceTempView("own")
     readers = {
         "spark.sql over lf.db.t (catalog)": lambda: spark.sql(QUERY.format("lf.db.t")),
+        'spark.read.format("lakeformat")': lambda: spark.sql(QUERY.format(loaded(spark, wh))),
+        'format("lakeformat_python") (the Python source)':
+            lambda: spark.sql(QUERY.format(loaded(spark, wh, "lakeformat_python"))),
         "lfs.read_table": lambda: lfs.read_table(spark, "db.t", warehouse=wh).groupBy("dt").agg(
             {"price": "sum", "item_id": "count"}),
         "spark.read.parquet (Spark's default codec)": lambda: spark.sql(QUERY.format("snappy")),

@@ -18,7 +18,7 @@ from lakeformat.spark.dataframe import prepare, write
 from lakeformat.spark.jar import jar_path
 from lakeformat.spark.native_read import read_table
 from lakeformat.spark.source import NAME, LakeformatDataSource
-from lakeformat.spark.sql import register
+from lakeformat.spark.format_native import register
 from lakeformat.spark.tables import create_table
 
 __all__ = ["register", "jar_path", "write", "prepare", "read_table", "create_table", "LakeformatDataSource", "NAME"]

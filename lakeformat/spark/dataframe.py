@@ -23,7 +23,7 @@ from lakeformat.format import types as T
 from lakeformat.format.bucket import bucket_ids
 from lakeformat.spark.native_write import native_write_refusal, quoted, write_native
 from lakeformat.spark.options import BUCKETS_BY_TASK, parse
-from lakeformat.spark.source import register
+from lakeformat.spark.source import PYTHON_NAME, register
 from lakeformat.spark.tables import open_or_create
 from lakeformat.spark.types import _timestamp_to_table, spark_type
 
@@ -126,17 +126,25 @@ def write(df, table: str, *, warehouse: Optional[str] = None, mode: str = "appen
     driver (:mod:`lakeformat.spark.native_write`); ``native=False`` writes them through the
     Python data source instead, as every other table kind is.
     """
-    if mode not in ("append", "overwrite"):
-        raise LakeformatError(f"mode must be 'append' or 'overwrite', not {mode!r}")
-    opts = open_or_create(source_options(table, warehouse, options, catalog_options), df.schema)
+    opts = source_options(table, warehouse, options, catalog_options)
     if overwrite_partition is not None:
         opts["overwrite-partition"] = ",".join(f"{k}={v}" for k, v in overwrite_partition.items())
-        if mode != "overwrite":
-            raise LakeformatError("overwrite_partition needs mode='overwrite'")
+    write_options(df, opts, mode, native=native)
+
+
+def write_options(df, options: Mapping[str, str], mode: str = "append", *, native: bool = True) -> None:
+    """:func:`write` with the data source's options (``df.write.format("lakeformat")`` in a
+    session with lakeformat's jar comes here: :mod:`lakeformat.spark.format_native`)."""
+    if mode not in ("append", "overwrite"):
+        raise LakeformatError(f"mode must be 'append' or 'overwrite', not {mode!r}")
+    opts = open_or_create(dict(options), df.schema)
     parsed = parse(opts)
+    static = parsed.write.static_partition
+    if static is not None and mode != "overwrite":
+        raise LakeformatError("option 'overwrite-partition' replaces a partition: use it with mode('overwrite')")
     t = parsed.table.open()
-    if overwrite_partition is not None:
-        t.partition_matcher(dict(overwrite_partition))   # unknown keys fail before any work
+    if static is not None:
+        t.partition_matcher(dict(static))   # unknown keys fail before any work
     if native and native_write_refusal(t) is None:
         # one projection: the table's columns, field ids, truncated timestamps, partition copies
         write_native(df, aligned_columns(df, t), t, parsed, mode == "overwrite")
@@ -145,5 +153,6 @@ def write(df, table: str, *, warehouse: Optional[str] = None, mode: str = "appen
     if t.schema.num_buckets > 0:
         opts[BUCKETS_BY_TASK] = "true"   # shaped: each bucket's rows in one task
     register(df.sparkSession)
-    # static overwrite: the rows go in as an append-shaped write, the option names the partition
-    shaped.write.format("lakeformat").options(**opts).mode(mode).save()
+    # static overwrite: the rows go in as an append-shaped write, the option names the partition;
+    # the Python data source by the name it has with or without the jar
+    shaped.write.format(PYTHON_NAME).options(**opts).mode(mode).save()

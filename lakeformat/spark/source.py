@@ -1,6 +1,12 @@
 """The ``lakeformat`` data source: ``spark.read``/``readStream``/``write``/``writeStream``
 ``.format("lakeformat")``, built on PySpark's Python Data Source API.
 
+In a session with lakeformat's jar, ``format("lakeformat")`` is the jar's provider
+(``lakeformat.spark.LakeformatSource``, :mod:`lakeformat.spark.format_native`): Spark refuses a
+name that both a JVM provider and a Python data source have, so there this source is registered as
+:data:`PYTHON_NAME` only, and the provider hands it the reads Spark's Parquet scan cannot do and
+every stream. Without the jar it is ``format("lakeformat")`` too.
+
 Planning (``schema``, ``pushFilters``, ``partitions``, ``commit``) runs in Python processes the
 driver starts; ``read`` and ``write`` run in executors' Python workers. Everything handed between
 them is pickled, so readers and writers carry parsed options and planned units, never open
@@ -12,6 +18,7 @@ the ``columns`` option; without either, every column is read.
 """
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from typing import Optional
@@ -21,6 +28,7 @@ from pyspark.sql.types import StructType
 
 from lakeformat.errors import LakeformatError
 from lakeformat.format import predicate as P
+from lakeformat.spark import jar
 from lakeformat.spark import scan as S
 from lakeformat.spark.filters import push
 from lakeformat.spark.options import SourceOptions, parse
@@ -31,6 +39,9 @@ from lakeformat.spark.tables import open_or_create
 from lakeformat.spark.types import spark_arrow_schema, spark_schema
 
 NAME = "lakeformat"
+PYTHON_NAME = "lakeformat_python"   # always this source, with or without the jar
+NATIVE_SOURCE = "lakeformat.spark.LakeformatSource"
+log = logging.getLogger(__name__)
 
 
 class BatchReader(DataSourceReader):
@@ -137,7 +148,8 @@ def _worker_python(spark) -> None:
 
 
 def register(spark) -> None:
-    """Make ``format("lakeformat")`` available in ``spark`` and let Spark push filters into it.
+    """Make this source available in ``spark`` as :data:`PYTHON_NAME`, and as ``lakeformat`` when
+    the session has no lakeformat jar (said once in the log), and let Spark push filters into it.
     The registered class carries the session's default parallelism (the planning processes
     cannot ask the session), so reads of a few files still use every core."""
     _worker_python(spark)
@@ -146,6 +158,25 @@ def register(spark) -> None:
         parallelism = spark.sparkContext.defaultParallelism
     except Exception:   # Spark Connect: no SparkContext
         parallelism = None
-    # a class of its own (pickled by value) so the setting travels with it
-    source = type("LakeformatSessionSource", (LakeformatDataSource,), {"default_parallelism": parallelism})
-    spark.dataSource.register(source)
+    names = [PYTHON_NAME] if _has_jar(spark) else [PYTHON_NAME, NAME]
+    for name in names:
+        # a class of its own (pickled by value) so the settings travel with it
+        source = type("LakeformatSessionSource", (LakeformatDataSource,),
+                      {"default_parallelism": parallelism, "name": classmethod(lambda cls, n=name: n)})
+        spark.dataSource.register(source)
+
+
+_SAID: set = set()
+
+
+def _has_jar(spark) -> bool:
+    """Whether ``format("lakeformat")`` is the jar's provider in ``spark`` (classic Spark only)."""
+    try:
+        found = jar.loadable(spark, NATIVE_SOURCE)
+    except Exception:   # Spark Connect: the driver's JVM is not this process's to ask
+        found = False
+    if not found and "jar" not in _SAID:
+        _SAID.add("jar")
+        log.info("lakeformat: the Spark session has no lakeformat jar (lakeformat.spark.jar_path()): "
+                 "format('lakeformat') is the Python data source (rows cross into Python workers)")
+    return found

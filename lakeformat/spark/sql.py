@@ -14,10 +14,11 @@ files whose statistics exclude the query's data filters are not listed: :mod:`la
 Planning is lakeformat's own: :func:`~lakeformat.spark.native_read.plan_read`, the same as
 ``lfs.read_table``. What that read would hand to lakeformat's merge-on-read (overlapping sorted
 runs of a primary-key bucket, files that hold delete rows) and what Spark cannot read as the
-current schema (files of an older schema whose columns were renamed or retyped, other formats)
-is refused by name: ``lfs.read_table`` reads those tables. Tables on object stores (``warehouse =
-s3://...`` with the ``s3.*`` options as :class:`~lakeformat.table.catalog.Catalog` takes them) are
-read by lakeformat's reader in Spark's Python workers (:mod:`lakeformat.spark.sql_remote`).
+current schema (files of an older schema whose columns were renamed or retyped, other formats,
+object stores: ``warehouse = s3://...`` with the ``s3.*`` options as
+:class:`~lakeformat.table.catalog.Catalog` takes them, since PySpark ships no Hadoop S3 connector)
+is read by the Python data source instead (the jar's ``LakeformatTable`` hands that snapshot's
+read to ``format("lakeformat_python")``, see :mod:`lakeformat.spark.format_native`).
 
 ``CREATE TABLE`` (``PARTITIONED BY``, ``TBLPROPERTIES`` for table options and ``primary-key``)
 creates the table through the library, and ``INSERT INTO`` hands its rows to ``lfs.write`` on the
@@ -44,7 +45,6 @@ from lakeformat.spark import deleted_rows, jar, source, sql_ddl
 from lakeformat.spark.dataframe import write
 from lakeformat.spark.native_read import NativeFiles, _vectors, native_available, plan_read, spark_path
 from lakeformat.spark.sql_pruning import prune_answer
-from lakeformat.spark.sql_remote import source_answer
 from lakeformat.spark.tables import create_table
 from lakeformat.spark.types import spark_schema, spark_type
 from lakeformat.table.catalog import Catalog
@@ -134,6 +134,26 @@ def _check_native(t, plan, groups: Sequence[NativeFiles]) -> None:
         raise NotNativeError(f"lakeformat's Spark catalog cannot read {t.name} with Spark's Parquet scan: {why}")
 
 
+def _remembered(plan: Callable[..., dict]) -> Callable[..., dict]:
+    """``plan`` answering again from its last answer for the same table, commit and schema (a
+    snapshot's files never change; its manifest lists' names are unique per commit):
+    ``format("lakeformat")`` plans a read to choose its scan, then Spark's scan asks again."""
+    last: dict[tuple, dict] = {}
+
+    @functools.wraps(plan)
+    def remembered(t, snapshot, schema_id: int) -> dict:
+        key = (t.path, t.branch, snapshot.id, snapshot.base_manifest_list, snapshot.delta_manifest_list,
+               snapshot.index_manifest, int(schema_id))
+        answer = last.get(key)
+        if answer is None or "scan.fallback-branch" in t.schema.options:   # another branch's latest too
+            answer = plan(t, snapshot, schema_id)
+            last.clear()
+            last[key] = answer
+        return answer
+    return remembered
+
+
+@_remembered
 def plan_answer(t, snapshot, schema_id: int) -> dict:
     """The files of ``snapshot`` Spark reads as the columns of schema ``schema_id`` (the one the
     catalog described the table with: the latest schema, or a snapshot's when travelling; a
@@ -204,8 +224,7 @@ class CatalogPlanner:
     @_answer
     def plan(self, catalog: str, database: str, name: str, snapshot: int, schema_id: int) -> dict:
         t = _catalog(catalog).get_table(f"{database}.{name}")
-        remote = source_answer(t, f"{database}.{name}", int(snapshot))
-        return remote or plan_answer(t, t.snapshot(int(snapshot)), int(schema_id))
+        return plan_answer(t, t.snapshot(int(snapshot)), int(schema_id))
 
     @_answer
     def prune(self, catalog: str, database: str, name: str, snapshot: int, schema_id: int, filters: str) -> dict:

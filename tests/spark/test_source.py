@@ -93,11 +93,19 @@ def test_filters_and_columns_are_pushed_into_the_scan(spark, catalog):
     everything = src(spark, wh, "db.ub").load()
     q = everything.filter(f"dt = '{DAYS[1]}' AND user_id < 30000 AND behavior IN ('buy', 'cart')")
     plan = q._jdf.queryExecution().executedPlan().toString()
+    # with the jar: Spark's Parquet scan, the partition pruned, the rest pushed into row groups
+    assert "ParquetScan" in plan and "PartitionFilters: [isnotnull(dt" in plan, plan
+    assert "PushedFilters: [IsNotNull(user_id), LessThan(user_id,30000), In(behavior, [buy,cart])]" in plan, plan
+    # the Python data source (the name's meaning without the jar) takes the filters it answers exactly
+    python = spark.read.format(lfs.source.PYTHON_NAME).option("warehouse", wh).option("table", "db.ub").load()
+    q_py = python.filter(f"dt = '{DAYS[1]}' AND user_id < 30000 AND behavior IN ('buy', 'cart')")
+    plan = q_py._jdf.queryExecution().executedPlan().toString()
     assert "Filter" not in plan.replace("RuntimeFilters", ""), plan   # exact: Spark does not filter again
     expected = t.read(filter=(lf.col("dt") == DAYS[1]) & (lf.col("user_id") < 30000)
                       & lf.col("behavior").isin(["buy", "cart"]))
     assert expected.num_rows > 0
     assert_same_rows(q.toArrow(), expected, ["user_id", "item_id", "ts"], "filtered")
+    assert_same_rows(q_py.toArrow(), expected, ["user_id", "item_id", "ts"], "filtered by the Python source")
     # NOT, NULL-safe and string filters: pushed where exact, left to Spark otherwise
     n = everything.filter("NOT (user_id <=> 5) AND behavior LIKE 'p%' AND price > 10.5").count()
     assert n == sum(1 for r in rows.to_pylist() if r["user_id"] != 5 and r["behavior"].startswith("p")
@@ -128,11 +136,12 @@ def test_primary_key_tables_through_spark(spark, catalog, oracle):
     # the changelog of the second write, with row kinds
     changes = src(spark, wh, "db.people", **{"start-snapshot": 1, "read.changelog": "true"}).load().toArrow()
     assert changes.num_rows == update.num_rows and set(changes.column("_row_kind").to_pylist()) == {"+I"}
-    # a plain DataFrame write spreads a bucket over several tasks: each writes a level-0 run with
-    # its own sequence numbers, above the table's, and the runs commit together
+    # through the Python data source, a plain DataFrame write spreads a bucket over several tasks: each
+    # writes a level-0 run with its own sequence numbers, above the table's, and the runs commit together
+    # (format("lakeformat") with the jar is lfs.write, which shuffles by bucket first: test_format_native)
     plain = people(range(250, 450), tag="v3")
     spark.createDataFrame(plain).repartition(4) \
-        .write.format("lakeformat").option("warehouse", wh).option("table", "db.people").mode("append").save()
+        .write.format(lfs.source.PYTHON_NAME).option("warehouse", wh).option("table", "db.people").mode("append").save()
     latest.update({(r["dt"], r["user_id"]): r for r in plain.to_pylist()})
     expected = pa.Table.from_pylist(list(latest.values()), schema=PK_SCHEMA)
     t = catalog.get_table("db.people")
@@ -141,11 +150,12 @@ def test_primary_key_tables_through_spark(spark, catalog, oracle):
     assert t.latest_snapshot().id == 3 and len(added) > 2 and all(f.level == 0 for f in added)
     i = oracle.read(wh, "db.people")
     check_readers(oracle.run(), i, expected, PK_KEYS, what="oracles after a plain write")
-    # a write that says every bucket is in one task but is not shuffled: refused, nothing left behind
+    # a write to the Python data source that says every bucket is in one task but is not shuffled:
+    # refused, nothing left behind
     before = data_files(t)
     with pytest.raises(Exception, match="more than one Spark task"):
         spark.createDataFrame(people(range(1000, 1400), tag="v4")).repartition(4) \
-            .write.format("lakeformat").option("warehouse", wh).option("table", "db.people") \
+            .write.format(lfs.source.PYTHON_NAME).option("warehouse", wh).option("table", "db.people") \
             .option("buckets-by-task", "true").mode("append").save()
     assert data_files(t) == before and t.latest_snapshot().id == 3
 

@@ -39,8 +39,10 @@ import scala.Option;
  * own Parquet scan (DataSource V2): its vectorised reader, column pruning, filters pushed into row
  * groups, partition pruning by the planned partition values, file pruning by the data filters
  * and the files' statistics ({@link DataFilterPruner}); files with deletion vectors go
- * through {@link DeletionVectorScan}. Tables Spark's reader cannot reach (object stores) are read
- * by lakeformat's Python data source ({@link SourceScan}). Writes ({@code INSERT INTO}, {@code INSERT OVERWRITE}) go to the
+ * through {@link DeletionVectorScan}. A snapshot that needs lakeformat's merge-on-read, files
+ * Spark cannot read as the table's columns, and tables Spark's reader cannot reach (object stores:
+ * PySpark ships no Hadoop S3 connector) are read by the Python data source instead
+ * ({@link LakeformatSource#pythonScan}). Writes ({@code INSERT INTO}, {@code INSERT OVERWRITE}) go to the
  * library through {@link OverwriteWriteBuilder}; {@code TRUNCATE TABLE} and the partition statements
  * ({@link Partitions}) too.
  */
@@ -174,11 +176,11 @@ public class LakeformatTable implements SupportsRead, SupportsWrite, Truncatable
     List<PlannedFileIndex.PlannedFile> files = new ArrayList<>();
     String vectors = "";
     if (snapshot >= 0) {
-      JsonNode plan = SparkCatalog.parse(SparkCatalog.planner().plan(catalog, ident.namespace()[0], ident.name(),
-                                                                      snapshot, schemaId));
-      if (plan.has("source")) {   // not readable by Spark's Parquet reader here: lakeformat's reader
-        return SourceScan.builder(catalog, plan.get("source"), schema, options);
+      String answer = SparkCatalog.planner().plan(catalog, ident.namespace()[0], ident.name(), snapshot, schemaId);
+      if (LakeformatSource.needsPython(answer)) {
+        return LakeformatSource.pythonScan(catalog, ident, snapshot, schema);   // lakeformat's reader
       }
+      JsonNode plan = SparkCatalog.parse(answer);
       String zone = spark.sessionState().conf().sessionLocalTimeZone();
       for (JsonNode f : plan.get("files")) {
         files.add(new PlannedFileIndex.PlannedFile(f.get("path").asText(), f.get("size").asLong(),
