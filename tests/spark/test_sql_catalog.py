@@ -4,7 +4,6 @@ checked against the library's ``t.read()``: append tables, partitions pruned by 
 vectors, time travel; what needs lakeformat's merge is read by the Python data source."""
 from __future__ import annotations
 
-import itertools
 import time
 
 import pyarrow as pa
@@ -16,23 +15,13 @@ from pyspark.errors import AnalysisException
 import lakeformat as lf
 import lakeformat.spark as lfs
 from lakeformat.pipeline.demo_data import SCHEMA as UB_SCHEMA, user_behavior
-from lakeformat.spark.sql import catalog_confs
 from tests.interop.helpers import assert_same_rows
 from tests.spark.tables import deletion_vector_table
 
 pytestmark = pytest.mark.slow
 DAYS = ["2024-06-01", "2024-06-02", "2024-06-03"]
 KEY = ["user_id", "item_id", "ts"]
-_names = itertools.count()
 
-
-@pytest.fixture
-def lf_sql(spark, catalog):
-    """A catalog of its own name over this test's warehouse (Spark keeps a catalog it loaded)."""
-    name = f"lf{next(_names)}"
-    for k, v in catalog_confs(name, catalog.warehouse).items():
-        spark.conf.set(k, v)
-    return name
 
 
 def plan_text(df) -> str:

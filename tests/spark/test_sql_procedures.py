@@ -4,7 +4,6 @@ CALL's effect checked with the library (snapshots, tags, branches, files) and, w
 what a read returns, with pypaimon; each system table's rows against the library's own."""
 from __future__ import annotations
 
-import itertools
 import os
 import time
 
@@ -12,23 +11,13 @@ import pyarrow as pa
 import pytest
 from pyspark.errors import AnalysisException
 
-from lakeformat.spark.sql import catalog_confs
 from lakeformat.spark.sql_system import java_duration
 from lakeformat.table.system_tables import SYSTEM_TABLES
 from tests.interop.helpers import Oracle, assert_same_rows
 
 pytestmark = pytest.mark.slow
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("dt", pa.string())])
-_names = itertools.count()
 
-
-@pytest.fixture
-def lf_sql(spark, catalog):
-    """A catalog of its own name over this test's warehouse (Spark keeps a catalog it loaded)."""
-    name = f"lfp{next(_names)}"
-    for k, v in catalog_confs(name, catalog.warehouse).items():
-        spark.conf.set(k, v)
-    return name
 
 
 def batch(start: int, n: int, dt: str) -> pa.Table:

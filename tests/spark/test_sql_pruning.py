@@ -3,27 +3,17 @@ are not partition keys reach lakeformat's planner, which drops the files whose m
 statistics exclude them (counted in the executed plan's scan); the rows are still the library's."""
 from __future__ import annotations
 
-import itertools
 
 import pyarrow as pa
 import pytest
 
 import lakeformat as lf
-from lakeformat.spark.sql import catalog_confs
 from tests.interop.helpers import assert_same_rows
 from tests.spark.test_sql_catalog import scan_files
 
 pytestmark = pytest.mark.slow
-_names = itertools.count()
 FILES, ROWS = 8, 500
 
-
-@pytest.fixture
-def lf_sql(spark, catalog):
-    name = f"lfprune{next(_names)}"
-    for k, v in catalog_confs(name, catalog.warehouse).items():
-        spark.conf.set(k, v)
-    return name
 
 
 def test_data_filters_on_a_sorted_column_read_fewer_files(spark, catalog, lf_sql):

@@ -4,7 +4,6 @@ library (``t.read()``, ``t.schema``, the snapshots: one commit per statement) an
 paimon-rust reading the same warehouse; what the library refuses is refused by its named error."""
 from __future__ import annotations
 
-import itertools
 
 import pyarrow as pa
 import pytest
@@ -12,22 +11,13 @@ from py4j.protocol import Py4JJavaError
 from pyspark.sql import functions as F
 
 from lakeformat.format import types as T
-from lakeformat.spark.sql import catalog_confs, spark_reads_as_current
+from lakeformat.spark.sql import spark_reads_as_current
 from tests.interop.helpers import Oracle, assert_same_rows, check_readers
 from tests.oracle import run_oracle
 
 pytestmark = pytest.mark.slow
-_names = itertools.count()
 SCHEMA = "id BIGINT, v STRING, dt STRING"
 
-
-@pytest.fixture
-def lf_sql(spark, catalog):
-    """A catalog of its own name over this test's warehouse (Spark keeps a catalog it loaded)."""
-    name = f"lfw{next(_names)}"
-    for k, v in catalog_confs(name, catalog.warehouse).items():
-        spark.conf.set(k, v)
-    return name
 
 
 @pytest.fixture
