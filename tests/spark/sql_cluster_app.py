@@ -1,7 +1,9 @@
 """A driver for the cluster test of the SQL catalog (submitted with spark-submit): the catalog
 over the warehouse of ``$LAKEFORMAT_CATALOG`` (credentials from the environment, set on the
-session at run time, never on the command line), then CREATE TABLE, INSERT INTO and SELECT with
-a filter in SQL; prints one JSON line of what the queries answered."""
+session at run time, never on the command line), then the catalog's statements in SQL: CREATE
+TABLE, INSERT INTO, SELECT with a filter, a tag (CALL), INSERT OVERWRITE of a partition, ALTER
+TABLE ADD COLUMN, compaction (CALL: a Spark job on the cluster), a system table and time travel;
+prints one JSON line of what the queries answered."""
 from __future__ import annotations
 
 import json
@@ -29,7 +31,18 @@ def main(table: str) -> None:
     rows = sorted(r.id for r in filtered.collect())
     total = spark.sql(f"SELECT count(*) AS n, sum(id) AS s FROM lf.{table}").collect()[0]
     tables = [r.tableName for r in spark.sql(f"SHOW TABLES IN lf.{table.split('.')[0]}").collect()]
-    print(json.dumps({"filtered": rows, "count": total.n, "sum": total.s, "tables": tables}))
+    spark.sql(f"CALL lf.sys.create_tag(table => '{table}', tag => 'loaded', snapshot => 2)")
+    spark.sql(f"INSERT OVERWRITE lf.{table} PARTITION (dt = '2024-06-03') VALUES (100001, 'y', 2.5)")
+    spark.sql(f"ALTER TABLE lf.{table} ADD COLUMN note STRING")
+    spark.sql(f"INSERT INTO lf.{table} VALUES (100002, 'x', 3.5, '2024-06-03', 'new')")
+    spark.sql(f"CALL lf.sys.compact(table => '{table}')")
+    kinds = [r.commit_kind for r in spark.sql(
+        f"SELECT snapshot_id, commit_kind FROM lf.`{table.split('.')[0]}`.`{table.split('.')[1]}$snapshots` "
+        "ORDER BY snapshot_id").collect()]
+    as_of = spark.sql(f"SELECT count(*) AS n FROM lf.{table} VERSION AS OF 'loaded'").collect()[0].n
+    final = spark.sql(f"SELECT count(*) AS n, sum(id) AS s, count(note) AS notes FROM lf.{table}").collect()[0]
+    print(json.dumps({"filtered": rows, "count": total.n, "sum": total.s, "tables": tables, "kinds": kinds,
+                      "as_of": as_of, "final": [final.n, final.s, final.notes]}))
     spark.stop()
 
 

@@ -10,6 +10,7 @@ import subprocess
 import uuid
 
 import boto3
+import pyarrow.compute as pc
 import pytest
 
 import lakeformat as lf
@@ -122,8 +123,10 @@ def test_ingest_compact_expire_on_a_standalone_cluster(tmp_path, s3_endpoint):
 
 def test_sql_catalog_on_s3_on_a_standalone_cluster(tmp_path, s3_endpoint):
     """The SQL catalog over an S3 warehouse, driven by a job submitted to the cluster: CREATE
-    TABLE, INSERT INTO (rows computed on the executors), SELECT with a filter; the table then
-    read by lakeformat and pypaimon. The credentials travel in the job's environment only."""
+    TABLE, INSERT INTO (rows computed on the executors), SELECT with a filter, CALL create_tag,
+    INSERT OVERWRITE of a partition, ALTER TABLE ADD COLUMN, CALL compact, a system table and
+    VERSION AS OF a tag; the table then read by lakeformat and pypaimon. The credentials travel in
+    the job's environment only."""
     import json
 
     import lakeformat.spark as lfs
@@ -148,12 +151,17 @@ def test_sql_catalog_on_s3_on_a_standalone_cluster(tmp_path, s3_endpoint):
 
     t = lf.Catalog(wh, **options).get_table("db.sales")
     rows = t.read()
-    assert [s.commit_kind for s in t.snapshots()] == ["APPEND", "APPEND"]
+    kinds = ["APPEND", "APPEND", "OVERWRITE", "APPEND", "COMPACT"]
+    assert [s.commit_kind for s in t.snapshots()] == kinds == answer["kinds"]
+    assert t.tags.names() == ["loaded"] and answer["as_of"] == 4001
+    assert rows.num_rows == 4002 and answer["final"] == [4002, sum(range(4000)) + 100001 + 100002, 1]
+    assert rows.filter(pc.field("dt") == "2024-06-03").sort_by("id").select(["id", "note"]).to_pylist() == [
+        {"id": 100001, "note": None}, {"id": 100002, "note": "new"}]
     expected = t.read(columns=["id"], filter=(lf.col("dt") == "2024-06-01") & (lf.col("k") == "3")
                       & (lf.col("price") > 50.0))
     assert answer["filtered"] == sorted(expected["id"].to_pylist()) and len(answer["filtered"]) > 10
     assert answer["filtered"] == [i for i in range(0, 4000, 2) if i % 7 == 3 and i / 10 > 50]
-    assert answer["count"] == rows.num_rows == 4001 and answer["sum"] == sum(range(4000)) + 100000
+    assert answer["count"] == 4001 and answer["sum"] == sum(range(4000)) + 100000
     assert answer["tables"] == ["sales"]
     local = tmp_path / "copy"
     download(s3_client(s3_endpoint, creds), prefix, local)
