@@ -320,6 +320,7 @@ def install(spark) -> bool:
     ensure_callback_server_started(gateway)
     planner = _INSTALLED[id(gateway)] = CatalogPlanner(spark)
     spark._jvm.lakeformat.spark.SparkCatalog.install(planner)
+    spark._jvm.lakeformat.spark.DeleteStrategy.install(spark._jsparkSession)   # DELETE FROM: see DeleteStrategy
     from lakeformat.spark import sql_system   # CALL lf.sys.<procedure>, lf.db.`t$snapshots`
     sql_system.install(spark)
     return True

@@ -102,7 +102,11 @@ def test_refused_by_name_before_anything_is_written(spark, catalog, lf_sql):
     message = refusal(spark, f"DELETE FROM {lf_sql}.db.k WHERE id = 1 AND v LIKE 'a%'")
     assert "no exact lakeformat form" in message, message
     t = catalog.get_table("db.k")
-    assert t.latest_snapshot().id == 2 and t.read().num_rows == len(ROWS)   # the insert, ALTER adds no snapshot
+    assert t.latest_snapshot().id == 1 and t.read().num_rows == len(ROWS)   # the insert only (ALTER: no snapshot)
+    # the same table deletes by what converts exactly (its partition column is no longer last:
+    # Spark's scan reorders the columns, see DeleteStrategy)
+    spark.sql(f"DELETE FROM {lf_sql}.db.k WHERE score IS NULL AND id <=> 1")
+    assert sorted(catalog.get_table("db.k").read()["id"].to_pylist()) == list(range(2, 9))
 
     spark.sql(f"CREATE TABLE {lf_sql}.db.a (id BIGINT, v STRING)")
     spark.sql(f"INSERT INTO {lf_sql}.db.a VALUES (1, 'a'), (2, 'b')")
