@@ -33,8 +33,8 @@ ROWS = [(1, "a", 10, "x"), (2, "b", 20, "x"), (3, "c", 30, "x"), (4, "d", 40, "x
 
 def rows(ids) -> pa.Table:
     keep = [r for r in ROWS if r[0] in ids]
-    return pa.table({"id": pa.array([r[0] for r in keep], pa.int64()), "v": pa.array([r[1] for r in keep], pa.string()),
-                     "n": pa.array([r[2] for r in keep], pa.int32()), "dt": pa.array([r[3] for r in keep], pa.string())})
+    types = {"id": pa.int64(), "v": pa.string(), "n": pa.int32(), "dt": pa.string()}
+    return pa.table({name: pa.array([r[i] for r in keep], ty) for i, (name, ty) in enumerate(types.items())})
 
 
 def pk_table(spark, catalog, lf_sql, name="k"):
