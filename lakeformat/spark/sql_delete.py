@@ -7,7 +7,9 @@ the whole table is overwritten with no rows (as ``TRUNCATE TABLE``). The jar's `
 sends Spark's conjuncts as JSON; each must become a lakeformat predicate giving exactly Spark's
 answer (:func:`lakeformat.spark.filters.translate` with ``exact``), or the statement is refused
 naming it: deleting by a weaker predicate would delete rows the user kept. Append tables are
-refused (the library deletes by key only).
+refused (the library deletes by key only). One difference from Paimon's connector: a predicate
+on partition columns only is deleted by key here too (Paimon drops the partitions, an OVERWRITE
+commit; the façade has no multi-partition drop in one commit): the same rows remain.
 """
 from __future__ import annotations
 
