@@ -26,7 +26,7 @@ driver (Spark's Parquet writer for append tables), one commit per statement. ``I
 (static and dynamic) and ``ALTER TABLE`` (columns, table options) are :mod:`lakeformat.spark.sql_ddl`'s.
 ``DROP TABLE``, ``CREATE DATABASE`` and ``DROP DATABASE [CASCADE]`` are the library's too;
 procedures (``CALL lf.sys.compact(...)``) and system tables (``lf.db.`t$snapshots```) are
-:mod:`lakeformat.spark.sql_system`'s.
+:mod:`lakeformat.spark.sql_system`'s. ``DELETE FROM`` (primary-key tables) is :mod:`lakeformat.spark.sql_delete`'s.
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ from lakeformat.errors import LakeformatError
 from lakeformat.format import types as T
 from lakeformat.io.fileio import join
 from lakeformat.secrets import mask
-from lakeformat.spark import deleted_rows, jar, source, sql_ddl
+from lakeformat.spark import deleted_rows, jar, source, sql_ddl, sql_delete
 from lakeformat.spark.dataframe import write
 from lakeformat.spark.native_read import NativeFiles, _vectors, native_available, plan_read, spark_path
 from lakeformat.spark.sql_pruning import prune_answer
@@ -299,6 +299,10 @@ class CatalogPlanner:
         sql_ddl.alter(catalog, database, name, changes)
         return {}
 
+    @_answer
+    def delete(self, catalog: str, database: str, name: str, filters: str) -> dict:
+        return {"deleted": sql_delete.delete_where(catalog, database, name, json.loads(filters))}
+
 
 def install(spark) -> bool:
     """Install :class:`CatalogPlanner` in the driver's JVM for ``spark.sql.catalog.<name>`` =
@@ -316,6 +320,7 @@ def install(spark) -> bool:
     ensure_callback_server_started(gateway)
     planner = _INSTALLED[id(gateway)] = CatalogPlanner(spark)
     spark._jvm.lakeformat.spark.SparkCatalog.install(planner)
+    spark._jvm.lakeformat.spark.DeleteStrategy.install(spark._jsparkSession)   # DELETE FROM: see DeleteStrategy
     from lakeformat.spark import sql_system   # CALL lf.sys.<procedure>, lf.db.`t$snapshots`
     sql_system.install(spark)
     return True

@@ -14,6 +14,7 @@ import org.apache.spark.sql.catalyst.expressions.Cast;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.SupportsDelete;
 import org.apache.spark.sql.connector.catalog.SupportsPartitionManagement;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
@@ -23,8 +24,10 @@ import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScanBuilder;
+import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StringType$;
 import org.apache.spark.sql.types.StructField;
@@ -44,9 +47,11 @@ import scala.Option;
  * PySpark ships no Hadoop S3 connector) are read by the Python data source instead
  * ({@link LakeformatSource#pythonScan}). Writes ({@code INSERT INTO}, {@code INSERT OVERWRITE}) go to the
  * library through {@link OverwriteWriteBuilder}; {@code TRUNCATE TABLE} and the partition statements
- * ({@link Partitions}) too.
+ * ({@link Partitions}) too. {@code DELETE FROM ... WHERE} deletes the matching rows of a primary-key
+ * table by key through the library ({@link DeleteWhere}).
  */
-public class LakeformatTable implements SupportsRead, SupportsWrite, TruncatableTable, SupportsPartitionManagement {
+public class LakeformatTable implements SupportsRead, SupportsWrite, TruncatableTable, SupportsPartitionManagement,
+                                        SupportsDelete {
   // as lakeformat's native read: Paimon's dates are proleptic Gregorian; a planned file that is
   // gone or corrupt fails the read; page checksums are verified
   private static final Map<String, String> SCAN_OPTIONS = Map.of(
@@ -148,6 +153,24 @@ public class LakeformatTable implements SupportsRead, SupportsWrite, Truncatable
   public boolean truncateTable() {
     SparkCatalog.parse(SparkCatalog.planner().truncate(catalog, ident.namespace()[0], ident.name()));
     return true;
+  }
+
+  /** {@code DELETE FROM}: a predicate with no exact lakeformat form is refused here, by name. */
+  @Override
+  public boolean canDeleteWhere(Predicate[] predicates) {
+    return canDeleteWhere(DeleteWhere.filters(ident, predicates));
+  }
+
+  @Override
+  public boolean canDeleteWhere(Filter[] filters) {
+    DeleteWhere.json(ident, filters);
+    return true;
+  }
+
+  /** {@code DELETE FROM ... [WHERE ...]}: the library deletes the matching rows by key, one commit. */
+  @Override
+  public void deleteWhere(Filter[] filters) {
+    DeleteWhere.delete(catalog, ident, filters);
   }
 
   @Override

@@ -86,4 +86,11 @@ public interface Planner {
    * {@code {"dropped": <whether it held files>}}.
    */
   String dropPartition(String catalog, String database, String name, String partition);
+
+  /**
+   * {@code DELETE FROM}: deletes the rows of the latest snapshot matching every one of {@code filters}
+   * (a JSON array as {@link DataFilterPruner} writes them, with AND, OR, NOT, AlwaysTrue, AlwaysFalse)
+   * by primary key, one commit: {@code {"deleted": <rows>}}, or an error naming what is refused.
+   */
+  String delete(String catalog, String database, String name, String filters);
 }
