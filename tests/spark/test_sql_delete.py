@@ -5,26 +5,15 @@ with pypaimon and paimon-rust reading each snapshot; append tables and predicate
 lakeformat form are refused by name, before anything is written."""
 from __future__ import annotations
 
-import itertools
 
 import pyarrow as pa
 import pytest
 from py4j.protocol import Py4JJavaError
 
-from lakeformat.spark.sql import catalog_confs
 from tests.interop.helpers import Oracle, assert_same_rows, check_readers
 
 pytestmark = pytest.mark.slow
-_names = itertools.count()
 
-
-@pytest.fixture
-def lf_sql(spark, catalog):
-    """A catalog of its own name over this test's warehouse (Spark keeps a catalog it loaded)."""
-    name = f"lfd{next(_names)}"
-    for k, v in catalog_confs(name, catalog.warehouse).items():
-        spark.conf.set(k, v)
-    return name
 
 
 ROWS = [(1, "a", 10, "x"), (2, "b", 20, "x"), (3, "c", 30, "x"), (4, "d", 40, "x"),
