@@ -35,6 +35,9 @@ def main(table: str) -> None:
     spark.sql(f"INSERT OVERWRITE lf.{table} PARTITION (dt = '2024-06-03') VALUES (100001, 'y', 2.5)")
     spark.sql(f"ALTER TABLE lf.{table} ADD COLUMN note STRING")
     spark.sql(f"INSERT INTO lf.{table} VALUES (100002, 'x', 3.5, '2024-06-03', 'new')")
+    # a second file in each bucket of 2024-06-01, for the compaction to rewrite
+    spark.sql(f"INSERT INTO lf.{table} SELECT id + 200000, 'w', 0.5, '2024-06-01', CAST(NULL AS STRING) "
+              "FROM range(0, 10)")
     spark.sql(f"CALL lf.sys.compact(table => '{table}')")
     kinds = [r.commit_kind for r in spark.sql(
         f"SELECT snapshot_id, commit_kind FROM lf.`{table.split('.')[0]}`.`{table.split('.')[1]}$snapshots` "
