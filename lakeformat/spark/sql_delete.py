@@ -22,7 +22,7 @@ from lakeformat.format import predicate as P
 from lakeformat.format.schema import TableSchema
 from lakeformat.spark import sql_ddl
 from lakeformat.spark.filters import translate
-from lakeformat.spark.sql_pruning import _filter
+from lakeformat.spark.sql_pruning import data_source_filter
 from lakeformat.table.catalog import Catalog
 
 _ALWAYS = {"AlwaysTrue": True, "AlwaysFalse": False}
@@ -53,7 +53,7 @@ def exact_predicate(f: Mapping[str, Any], t, negated: bool = False) -> P.Predica
         if not preds:
             return conj
         return preds[0] if len(preds) == 1 else P.And(tuple(preds)) if conj else P.Or(tuple(preds))
-    leaf = _filter({"op": "Not", "child": f} if negated else f)
+    leaf = data_source_filter({"op": "Not", "child": f} if negated else f)
     tr = None if leaf is None else translate(leaf, schema)
     if tr is None or not tr.exact:
         raise _refused(t, f)

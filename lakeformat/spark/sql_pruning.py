@@ -48,15 +48,17 @@ def predicate(f: Mapping[str, Any], schema: TableSchema) -> Optional[P.Predicate
             return None if any(k is None for k in kids) else P.Or(tuple(kids))
         known = [k for k in kids if k is not None]
         return None if not known else known[0] if len(known) == 1 else P.And(tuple(known))
-    spark_filter = _filter(f)
+    spark_filter = data_source_filter(f)
     tr = None if spark_filter is None else translate(spark_filter, schema)
     return None if tr is None else tr.predicate
 
 
-def _filter(f: Mapping[str, Any]) -> Optional[D.Filter]:
+def data_source_filter(f: Mapping[str, Any]) -> Optional[D.Filter]:
+    """One filter of the jar's JSON (a leaf or a NOT of one) as PySpark's data source filter, the
+    form :func:`lakeformat.spark.filters.translate` takes; None for one it does not know."""
     op = f["op"]
     if op == "Not":
-        child = _filter(f["child"])
+        child = data_source_filter(f["child"])
         return None if child is None else D.Not(child)
     attr = (f["attribute"],)
     if op == "IsNull":
