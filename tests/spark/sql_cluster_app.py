@@ -2,7 +2,8 @@
 over the warehouse of ``$LAKEFORMAT_CATALOG`` (credentials from the environment, set on the
 session at run time, never on the command line), then the catalog's statements in SQL: CREATE
 TABLE, INSERT INTO, SELECT with a filter, a tag (CALL), INSERT OVERWRITE of a partition, ALTER
-TABLE ADD COLUMN, compaction (CALL: a Spark job on the cluster), a system table and time travel;
+TABLE ADD COLUMN, compaction (CALL: a Spark job on the cluster), a system table, time travel,
+DELETE FROM a primary-key table and snapshot expiration (CALL);
 prints one JSON line of what the queries answered."""
 from __future__ import annotations
 
@@ -44,8 +45,18 @@ def main(table: str) -> None:
         "ORDER BY snapshot_id").collect()]
     as_of = spark.sql(f"SELECT count(*) AS n FROM lf.{table} VERSION AS OF 'loaded'").collect()[0].n
     final = spark.sql(f"SELECT count(*) AS n, sum(id) AS s, count(note) AS notes FROM lf.{table}").collect()[0]
+    # a primary-key table beside it: DELETE by a predicate, then expiration
+    users = f"lf.{table.split('.')[0]}.users"
+    spark.sql(f"CREATE TABLE {users} (id BIGINT NOT NULL, name STRING) "
+              "TBLPROPERTIES ('primary-key' = 'id', 'bucket' = '2')")
+    spark.sql(f"INSERT INTO {users} SELECT id, CONCAT('u', id) FROM range(0, 100, 1, 2)")
+    spark.sql(f"DELETE FROM {users} WHERE id < 10 OR id = 50")
+    expired = spark.sql(f"CALL lf.sys.expire_snapshots(table => '{users[3:]}', retain_max => 1, "
+                        "retain_min => 1)").collect()[0][0]
+    users_left = spark.sql(f"SELECT count(*) AS n FROM {users}").collect()[0].n
     print(json.dumps({"filtered": rows, "count": total.n, "sum": total.s, "tables": tables, "kinds": kinds,
-                      "as_of": as_of, "final": [final.n, final.s, final.notes]}))
+                      "as_of": as_of, "final": [final.n, final.s, final.notes], "expired": expired,
+                      "users": users_left}))
     spark.stop()
 
 

@@ -124,9 +124,9 @@ def test_ingest_compact_expire_on_a_standalone_cluster(tmp_path, s3_endpoint):
 def test_sql_catalog_on_s3_on_a_standalone_cluster(tmp_path, s3_endpoint):
     """The SQL catalog over an S3 warehouse, driven by a job submitted to the cluster: CREATE
     TABLE, INSERT INTO (rows computed on the executors), SELECT with a filter, CALL create_tag,
-    INSERT OVERWRITE of a partition, ALTER TABLE ADD COLUMN, CALL compact, a system table and
-    VERSION AS OF a tag; the table then read by lakeformat and pypaimon. The credentials travel in
-    the job's environment only."""
+    INSERT OVERWRITE of a partition, ALTER TABLE ADD COLUMN, CALL compact, a system table,
+    VERSION AS OF a tag, DELETE FROM a primary-key table and CALL expire_snapshots; the tables
+    then read by lakeformat and pypaimon. The credentials travel in the job's environment only."""
     import json
 
     import lakeformat.spark as lfs
@@ -164,8 +164,15 @@ def test_sql_catalog_on_s3_on_a_standalone_cluster(tmp_path, s3_endpoint):
     assert answer["filtered"] == [i for i in range(0, 4000, 2) if i % 7 == 3 and i / 10 > 50]
     assert answer["count"] == 4001 and answer["sum"] == sum(range(4000)) + 100000
     assert answer["tables"] == ["sales"]
+    users = lf.Catalog(wh, **options).get_table("db.users")
+    kept = users.read()
+    assert sorted(kept["id"].to_pylist()) == [i for i in range(100) if i >= 10 and i != 50] and answer["users"] == 89
+    assert answer["expired"] == 1 and [s.commit_kind for s in users.snapshots()] == ["APPEND"]   # the delete's
     local = tmp_path / "copy"
     download(s3_client(s3_endpoint, creds), prefix, local)
     oracle = Oracle(tmp_path / "oracle")
     i = oracle.read(str(local), "db.sales")
-    check_readers(oracle.run(), i, rows, ["id"], what="SQL on the cluster")
+    j = oracle.read(str(local), "db.users")
+    results = oracle.run()
+    check_readers(results, i, rows, ["id"], what="SQL on the cluster")
+    check_readers(results, j, kept, ["id"], what="DELETE FROM on the cluster")
