@@ -45,9 +45,8 @@ from lakeformat.spark import deleted_rows, jar, source, sql_ddl, sql_delete
 from lakeformat.spark.dataframe import write
 from lakeformat.spark.native_read import NativeFiles, _vectors, native_available, plan_read, spark_path
 from lakeformat.spark.sql_pruning import prune_answer
-from lakeformat.spark.tables import create_table
+from lakeformat.spark.tables import catalog_of, create_table
 from lakeformat.spark.types import spark_schema, spark_type
-from lakeformat.table.catalog import Catalog
 
 log = logging.getLogger(__name__)
 CATALOG_CLASS = "lakeformat.spark.SparkCatalog"
@@ -57,12 +56,6 @@ _PARTITION_ROOTS = ("CHAR", "VARCHAR", "BOOLEAN", "TINYINT", "SMALLINT", "INT", 
 
 class NotNativeError(LakeformatError):
     """A read the SQL catalog would need lakeformat's merge-on-read or casts for."""
-
-
-def _catalog(options: str) -> Catalog:
-    opts = dict(json.loads(options))
-    warehouse = opts.pop("warehouse")
-    return Catalog(warehouse, **opts)
 
 
 def _snapshot(t, version: str, millis: int):
@@ -204,31 +197,31 @@ class CatalogPlanner:
 
     @_answer
     def namespaces(self, catalog: str) -> list[str]:
-        return _catalog(catalog).list_databases()
+        return catalog_of(catalog).list_databases()
 
     @_answer
     def tables(self, catalog: str, database: str) -> list[str]:
-        return _catalog(catalog).list_tables(database)
+        return catalog_of(catalog).list_tables(database)
 
     def table(self, catalog: str, database: str, name: str, version: str, millis: int) -> str:
-        if not _catalog(catalog).table_exists(f"{database}.{name}"):
+        if not catalog_of(catalog).table_exists(f"{database}.{name}"):
             return ""   # the catalog says so as Spark does (TABLE_OR_VIEW_NOT_FOUND)
         return self._table(catalog, database, name, version, millis)
 
     @_answer
     def _table(self, catalog: str, database: str, name: str, version: str, millis: int) -> dict:
-        t = _catalog(catalog).get_table(f"{database}.{name}")
+        t = catalog_of(catalog).get_table(f"{database}.{name}")
         snapshot, travel = _snapshot(t, version, int(millis))
         return table_answer(t, snapshot, travel)
 
     @_answer
     def plan(self, catalog: str, database: str, name: str, snapshot: int, schema_id: int) -> dict:
-        t = _catalog(catalog).get_table(f"{database}.{name}")
+        t = catalog_of(catalog).get_table(f"{database}.{name}")
         return plan_answer(t, t.snapshot(int(snapshot)), int(schema_id))
 
     @_answer
     def prune(self, catalog: str, database: str, name: str, snapshot: int, schema_id: int, filters: str) -> dict:
-        t = _catalog(catalog).get_table(f"{database}.{name}")
+        t = catalog_of(catalog).get_table(f"{database}.{name}")
         return prune_answer(t, t.snapshot(int(snapshot)), int(schema_id), json.loads(filters))
 
     @_answer
@@ -244,12 +237,12 @@ class CatalogPlanner:
 
     @_answer
     def createDatabase(self, catalog: str, database: str) -> dict:   # camelCase: the Java interface names these
-        _catalog(catalog).create_database(database)
+        catalog_of(catalog).create_database(database)
         return {}
 
     @_answer
     def dropDatabase(self, catalog: str, database: str, cascade: bool) -> dict:
-        c = _catalog(catalog)
+        c = catalog_of(catalog)
         if not c.database_exists(database):
             return {"dropped": False}
         c.drop_database(database, cascade=bool(cascade))
@@ -257,7 +250,7 @@ class CatalogPlanner:
 
     @_answer
     def dropTable(self, catalog: str, database: str, name: str) -> dict:
-        c = _catalog(catalog)
+        c = catalog_of(catalog)
         if not c.table_exists(f"{database}.{name}"):
             return {"dropped": False}
         c.drop_table(f"{database}.{name}")
@@ -282,12 +275,12 @@ class CatalogPlanner:
 
     @_answer
     def rename(self, catalog: str, database: str, name: str, new_database: str, new_name: str) -> dict:
-        _catalog(catalog).rename_table(f"{database}.{name}", f"{new_database}.{new_name}")
+        catalog_of(catalog).rename_table(f"{database}.{name}", f"{new_database}.{new_name}")
         return {}
 
     @_answer
     def partitions(self, catalog: str, database: str, name: str, snapshot: int) -> list:
-        t = _catalog(catalog).get_table(f"{database}.{name}")
+        t = catalog_of(catalog).get_table(f"{database}.{name}")
         return [[_text(v) for v in values] for values in sql_ddl.partitions(t, int(snapshot))]
 
     @_answer

@@ -24,6 +24,7 @@ from lakeformat.errors import DataError, UnsupportedError, UnsupportedOptionErro
 from lakeformat.format import schema as S
 from lakeformat.format import types as T
 from lakeformat.spark.dataframe import write
+from lakeformat.spark.tables import catalog_of
 from lakeformat.table.catalog import Catalog
 
 # partition types whose value text (Spark's cast to string) compares as the library's matcher does
@@ -63,8 +64,7 @@ def overwrite(spark, catalog: str, database: str, name: str, data, mode: str) ->
 
 def truncate(catalog: str, database: str, name: str) -> None:
     """``TRUNCATE TABLE``: the whole table overwritten with no rows (an OVERWRITE snapshot)."""
-    opts = dict(json.loads(catalog))
-    t = Catalog(opts.pop("warehouse"), **opts).get_table(f"{database}.{name}")
+    t = catalog_of(catalog).get_table(f"{database}.{name}")
     t.write(t.arrow_schema().empty_table(), overwrite={})
 
 
@@ -77,8 +77,7 @@ def partitions(t, snapshot_id: int) -> list[tuple]:
 def drop_partition(catalog: str, database: str, name: str, partition: str) -> bool:
     """``ALTER TABLE ... DROP PARTITION``: the partition overwritten with no rows; False when no
     live file is in it (nothing is committed)."""
-    opts = dict(json.loads(catalog))
-    t = Catalog(opts.pop("warehouse"), **opts).get_table(f"{database}.{name}")
+    t = catalog_of(catalog).get_table(f"{database}.{name}")
     spec = static_partition(t, json.loads(partition))
     snapshot = t.latest_snapshot()
     matches = t.partition_matcher(spec)
@@ -122,8 +121,7 @@ def schema_changes(t, changes: Sequence[Mapping[str, Any]]) -> list:
 
 def alter(catalog: str, database: str, name: str, changes: str) -> None:
     """Apply ``ALTER TABLE``'s changes (JSON) to the table as one new schema."""
-    opts = dict(json.loads(catalog))
-    t = Catalog(opts.pop("warehouse"), **opts).get_table(f"{database}.{name}")
+    t = catalog_of(catalog).get_table(f"{database}.{name}")
     todo = schema_changes(t, json.loads(changes))
     if todo:
         t.alter(*todo)

@@ -23,7 +23,7 @@ from lakeformat.format.schema import TableSchema
 from lakeformat.spark import sql_ddl
 from lakeformat.spark.filters import translate
 from lakeformat.spark.sql_pruning import data_source_filter
-from lakeformat.table.catalog import Catalog
+from lakeformat.spark.tables import catalog_of
 
 _ALWAYS = {"AlwaysTrue": True, "AlwaysFalse": False}
 
@@ -63,8 +63,7 @@ def exact_predicate(f: Mapping[str, Any], t, negated: bool = False) -> P.Predica
 def delete_where(catalog: str, database: str, name: str, filters: Sequence[Mapping[str, Any]]) -> int:
     """Delete the latest snapshot's rows matching every one of ``filters``; the rows deleted
     (-1: the whole table, overwritten with no rows)."""
-    opts = dict(json.loads(catalog))
-    t = Catalog(opts.pop("warehouse"), **opts).get_table(f"{database}.{name}")
+    t = catalog_of(catalog).get_table(f"{database}.{name}")
     if not t.schema.primary_keys:
         raise UnsupportedError(f"DELETE FROM needs a primary-key table: {t.name} has no primary key "
                                "(TRUNCATE TABLE or INSERT OVERWRITE replace an append table's rows)")

@@ -29,6 +29,7 @@ from lakeformat.errors import DataError, LakeformatError, NotFoundError, OptionE
 from lakeformat.format import options as O
 from lakeformat.format.partition import parse_partition_spec
 from lakeformat.spark.options import TableRef
+from lakeformat.spark.tables import catalog_of
 from lakeformat.table.catalog import Catalog
 from lakeformat.table.system_tables import SYSTEM_TABLES
 
@@ -374,18 +375,16 @@ class SystemAnswers:
 
     def call(self, catalog: str, name: str, args: str) -> str:
         def run() -> dict:
-            from lakeformat.spark.sql import _catalog
             p = procedure(name)
             opts = dict(json.loads(catalog))
             opts.pop("warehouse")
-            return p.run(Call(p, _catalog(catalog), opts, json.loads(args), self.spark))
+            return p.run(Call(p, catalog_of(catalog), opts, json.loads(args), self.spark))
         return _answer(run)
 
     def systemTable(self, catalog: str, database: str, name: str, version: str,   # camelCase: Java
                     millis: int) -> str:
-        from lakeformat.spark.sql import _catalog
         try:
-            answer = system_table_answer(_catalog(catalog), database, name, version, int(millis))
+            answer = system_table_answer(catalog_of(catalog), database, name, version, int(millis))
         except LakeformatError as e:
             return json.dumps({"error": str(e), "kind": type(e).__name__})
         return "" if answer is None else json.dumps(answer)

@@ -15,6 +15,7 @@ Spark types map as Paimon's Spark connector maps them: ``TimestampType`` is
 """
 from __future__ import annotations
 
+import json
 from typing import Optional
 from collections.abc import Mapping, Sequence
 
@@ -28,6 +29,13 @@ from lakeformat.spark.options import FIXED_TABLE_KEYS, PATH, TABLE, WAREHOUSE, p
 from lakeformat.table.catalog import Catalog
 
 PRIMARY_KEY, PARTITION = "primary-key", "partition"
+
+
+def catalog_of(options: str) -> Catalog:
+    """The catalog of a Spark SQL catalog's options (JSON: ``warehouse`` and storage options), as
+    the jar hands them to every planner call."""
+    opts = dict(json.loads(options))
+    return Catalog(opts.pop("warehouse"), **opts)
 _CREATE_KEYS = (PRIMARY_KEY, PARTITION) + tuple(k for k in FIXED_TABLE_KEYS if k != PATH)   # "path": the source option
 
 
