@@ -28,6 +28,7 @@ import pyarrow as pa
 from lakeformat.errors import DataError, LakeformatError, NotFoundError, OptionError, UnsupportedError
 from lakeformat.format import options as O
 from lakeformat.format.partition import parse_partition_spec
+from lakeformat.secrets import mask
 from lakeformat.spark.options import TableRef
 from lakeformat.spark.tables import catalog_of
 from lakeformat.table.catalog import Catalog
@@ -386,7 +387,7 @@ class SystemAnswers:
         try:
             answer = system_table_answer(catalog_of(catalog), database, name, version, int(millis))
         except LakeformatError as e:
-            return json.dumps({"error": str(e), "kind": type(e).__name__})
+            return _error(e)
         return "" if answer is None else json.dumps(answer)
 
 
@@ -395,7 +396,12 @@ def _answer(fn: Callable[[], dict]) -> str:
     try:
         return json.dumps(fn())
     except LakeformatError as e:
-        return json.dumps({"error": str(e), "kind": type(e).__name__})
+        return _error(e)
+
+
+def _error(e: LakeformatError) -> str:
+    """An error answer, masked: the catalog's options hold the storage credentials."""
+    return json.dumps({"error": mask(str(e)), "kind": type(e).__name__})
 
 
 _INSTALLED: dict[int, SystemAnswers] = {}   # one per gateway, kept alive while it is installed
