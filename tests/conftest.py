@@ -47,6 +47,18 @@ def _short_in_flight_grace(monkeypatch):
     monkeypatch.setattr(orphans, "IN_FLIGHT_GRACE", 0.05)
 
 
+@pytest.fixture(autouse=True)
+def _own_secrets():
+    """Each test starts with the secrets registered before it and leaves none behind: a process
+    masks every value it was given as a credential, so one test's secret (a word like the
+    project's name) would mask another test's expected message."""
+    from lakeformat import secrets
+    before = set(secrets._registered)
+    yield
+    with secrets._lock:
+        secrets._registered.intersection_update(before)
+
+
 @pytest.fixture
 def catalog(tmp_path):
     cat = lf.Catalog(str(tmp_path / "wh"))
