@@ -70,7 +70,11 @@ def to_spark(data: pa.Table, target: pa.Schema) -> pa.Table:
         return data
     cols = []
     for arr, f in zip(data.columns, target):
-        cols.append(arr if arr.type.equals(f.type) else arr.cast(f.type))
+        try:
+            cols.append(arr if arr.type.equals(f.type) else arr.cast(f.type))
+        except pa.ArrowInvalid as e:   # e.g. nanoseconds, which Spark's timestamps do not hold
+            raise UnsupportedTypeError(f"column {f.name!r}: its {arr.type} values do not fit Spark's {f.type} "
+                                       f"without loss ({e}); read it with the library") from None
     return pa.Table.from_arrays(cols, schema=target)
 
 
